@@ -1,0 +1,7 @@
+"""Run Arxiu with ``python -m app``."""
+
+import sys
+
+from app.cli import main
+
+sys.exit(main())

@@ -1,0 +1,74 @@
+"""The terminal front end: ``arxiu`` opens the app; ``arxiu COMMAND`` works headless.
+
+Subcommands live in :mod:`app.commands`, one module per family; each registers itself on the
+parser. Known errors (:class:`~app.core.errors.ArxiuError`) print their code, message and hint
+and exit with a non-zero code; anything else is a bug and shows its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from app import __version__
+from app.commands import COMMAND_MODULES
+from app.core.errors import ArxiuError
+
+EXIT_OK = 0
+EXIT_INPUT = 2
+EXIT_ENVIRONMENT = 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``arxiu`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="arxiu",
+        description="Arxiu: a local-first assistant for archivists. "
+        "With no command it opens the desktop app.",
+    )
+    parser.add_argument("--version", action="version", version=f"arxiu {__version__}")
+    parser.add_argument("--archive", metavar="DIR", help="archive folder (default: the demo archive)")
+    parser.add_argument(
+        "--screenshot", metavar="PNG", help="open the window, wait until idle, save a PNG, exit"
+    )
+    parser.add_argument(
+        "--show",
+        choices=["main", "conversation", "confirm-card", "record"],
+        default="main",
+        help="with --screenshot: the state to render",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def print_error(error: ArxiuError) -> None:
+    """Print a coded error for a person on stderr."""
+    print(f"error [{error.code}]: {error.message}", file=sys.stderr)
+    if error.hint:
+        print(f"hint: {error.hint}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``arxiu`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            from app.main import run_app
+
+            return run_app(args)
+        code: int = args.func(args)
+        return code
+    except ArxiuError as error:
+        print_error(error)
+        return EXIT_INPUT if error.category == "input" else EXIT_ENVIRONMENT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""``arxiu records list|show``: browse records from the terminal."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.commands.common import open_current, print_json
+from app.core.archive import Archive, Record, RecordKey
+from app.core.archive.records import locators
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``records`` commands."""
+    parser = sub.add_parser("records", help="list and show records")
+    commands = parser.add_subparsers(dest="records_command", metavar="ACTION", required=True)
+    listing = commands.add_parser("list", help="list a section's records")
+    listing.add_argument("section", metavar="SECTION")
+    listing.add_argument("--offset", type=int, default=0)
+    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    listing.set_defaults(func=run_list)
+    show = commands.add_parser("show", help="show one record with its links")
+    show.add_argument("section", metavar="SECTION")
+    show.add_argument("id", metavar="ID", type=int)
+    show.add_argument("--lang", default="lg-eng", help="preferred language (lg-cat, lg-spa...)")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    show.set_defaults(func=run_show)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print a page of a section's records."""
+    with open_current(args) as archive:
+        section = archive.section(args.section)
+        total = archive.count_records(section.tipo)
+        records = archive.list_records(section.tipo, offset=args.offset, limit=args.limit)
+        rows = [
+            {"section_tipo": r.section_tipo, "section_id": r.section_id, "label": archive.label_of(r)}
+            for r in records
+        ]
+    if args.json:
+        print_json({"section": section.tipo, "total": total, "offset": args.offset, "records": rows})
+        return 0
+    print(f"{section.label()} ({section.tipo}): {total} records")
+    for row in rows:
+        print(f"  {row['section_id']:>6}  {row['label']}")
+    if args.offset + len(rows) < total:
+        print(f"  … {total - args.offset - len(rows)} more (use --offset)")
+    return 0
+
+
+def record_view(archive: Archive, record: Record, lang: str) -> dict[str, Any]:
+    """A record with field labels, values and both directions of links."""
+    fields = []
+    for field in archive.fields(record.section_tipo):
+        items = record.items(field.tipo)
+        if not items:
+            continue
+        values: list[Any] = []
+        for item in items:
+            if field.kind == "relation":
+                for key in locators([item]):
+                    values.append({"record": str(key), "label": archive.record_label(key, lang)})
+            else:
+                values.append({"lang": item["lang"], "value": item["value"]})
+        fields.append({"tipo": field.tipo, "label": field.label(lang), "kind": field.kind, "values": values})
+    key = record.key
+    return {
+        "section_tipo": key.section_tipo,
+        "section_id": key.section_id,
+        "label": archive.label_of(record, lang),
+        "version": record.version,
+        "restricted": archive.is_restricted(key),
+        "fields": fields,
+        "linked_from": [
+            {"record": str(link.source), "field": link.field_tipo,
+             "label": archive.record_label(link.source, lang)}
+            for link in archive.links_to(key)
+        ],
+    }
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print one record."""
+    with open_current(args) as archive:
+        record = archive.get_record(RecordKey(args.section, args.id))
+        view = record_view(archive, record, args.lang)
+    if args.json:
+        print_json(view)
+        return 0
+    flag = "  [restricted]" if view["restricted"] else ""
+    print(f"{view['label']} ({view['section_tipo']}/{view['section_id']}) v{view['version']}{flag}")
+    for field in view["fields"]:
+        print(f"\n{field['label']} [{field['tipo']}]")
+        for value in field["values"]:
+            if "record" in value:
+                print(f"  → {value['label']} ({value['record']})")
+            else:
+                print(f"  {value['lang']}: {value['value']}")
+    if view["linked_from"]:
+        print("\nLinked from")
+        for link in view["linked_from"]:
+            print(f"  ← {link['label']} ({link['record']}) via {link['field']}")
+    return 0

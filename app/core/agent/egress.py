@@ -1,0 +1,204 @@
+"""The egress gate: no restricted record ever reaches an external model.
+
+For a run on an ``external`` model:
+
+* ``structure`` tools pass;
+* ``content`` tools are refused with ``mcp.egress_restricted`` unless external content is
+  allowed by setting — and even then never when the call names a restricted (or unknown)
+  section or record anywhere in its arguments (filter paths included), nor when the result
+  refers to one (hits, portal targets, contributors, any locator in the data);
+* ``write`` tools never run in the loop (only a confirmed plan's apply runs them);
+* a tool without a known class is refused: unknown means refused.
+
+For a run on a ``local`` model everything passes, and the gate notes whether the run touched
+restricted content, so the answer can be marked *tainted*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from app.core.archive.model import RecordKey
+from app.core.errors import ToolError
+from app.core.tools.base import EGRESS_CLASSES, Tool, ToolResult
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+
+FREE_TEXT_KEYS = frozenset({"query", "text", "q", "question", "value", "values", "summary"})
+PATH_SEPARATORS = (">", "→", ".")
+LOCAL_HINT = "Switch to a model badged local / private and ask again."
+
+
+class SectionNamer(Protocol):
+    """What the gate needs from the tool registry."""
+
+    def sections_named(self, name: str, args: dict[str, Any]) -> Iterable[str]:
+        """Every section tipo the call ``name(args)`` names, labels and filter paths resolved."""
+        ...
+
+
+def refused(message: str, *, details: dict[str, Any] | None = None) -> ToolError:
+    """The ``mcp.egress_restricted`` error."""
+    return ToolError(
+        "mcp.egress_restricted",
+        message,
+        hint=LOCAL_HINT,
+        category="permission",
+        details=details,
+    )
+
+
+@dataclass
+class EgressGate:
+    """The gate for one run.
+
+    Args:
+        archive: the open archive (section and record flags).
+        egress: the run's model class, ``local`` or ``external``.
+        external_content: whether the setting allows record content to reach external models.
+    """
+
+    archive: Archive
+    egress: str
+    external_content: bool = False
+    touched_restricted: bool = field(default=False, init=False)
+    _sections: dict[str, bool] | None = field(default=None, init=False, repr=False)
+    _fields: dict[str, tuple[str, str | None]] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def external(self) -> bool:
+        """Whether the gate guards an external run (anything but ``local`` is external)."""
+        return self.egress != "local"
+
+    def check_call(
+        self, tool: Tool | None, args: dict[str, Any], registry: SectionNamer
+    ) -> ToolError | None:
+        """The refusal for calling ``tool`` with ``args`` on this run, or ``None``."""
+        if tool is None or tool.egress not in EGRESS_CLASSES:
+            return refused("This tool has no egress class, so it is refused.")
+        if tool.egress == "write":
+            return ToolError(
+                "mcp.write_requires_plan",
+                f"{tool.name} changes the archive and only runs from a confirmed change plan.",
+                hint="Propose a change plan instead.",
+                category="permission",
+            )
+        if not self.external or tool.egress == "structure":
+            return None
+        if not self.external_content:
+            return refused(
+                "Record content is not sent to external models.",
+                details={"tool": tool.name},
+            )
+        try:
+            named = set(registry.sections_named(tool.name, args))
+        except ToolError as error:
+            return refused(f"The call cannot be classified: {error.message}")
+        named |= self._sections_in(args)
+        return self._check_keys(named, set(_locators(args)), where="call")
+
+    def check_result(self, tool: Tool, result: ToolResult) -> ToolError | None:
+        """The refusal for sending ``result`` to this run's model, or ``None``."""
+        keys = set(result.records) | set(_locators(result.data))
+        sections = set(result.sections) | {k.section_tipo for k in keys}
+        if not self.external:
+            if any(self._restricted_section(s) for s in sections) or any(
+                self._restricted_record(k) for k in keys
+            ):
+                self.touched_restricted = True
+            return None
+        if tool.egress == "structure" or not result.ok:
+            return None
+        return self._check_keys(sections, keys, where="result")
+
+    def note_context(self, key: RecordKey) -> bool:
+        """Whether the context record is restricted (marks a local run as touching it)."""
+        restricted = self._restricted_record(key)
+        if restricted and not self.external:
+            self.touched_restricted = True
+        return restricted
+
+    # -- internals --------------------------------------------------------------------------
+    def _check_keys(self, sections: set[str], keys: set[RecordKey], where: str) -> ToolError | None:
+        for tipo in sorted(sections):
+            if self._restricted_section(tipo):
+                return refused(
+                    f"The {where} refers to the restricted section {tipo}.",
+                    details={"section_tipo": tipo},
+                )
+        for key in sorted(keys):
+            if self._restricted_record(key):
+                return refused(
+                    f"The {where} refers to a restricted record.",
+                    details={"section_tipo": key.section_tipo},
+                )
+        return None
+
+    def _restricted_section(self, tipo: str) -> bool:
+        """Restricted, or unknown (unknown means refused)."""
+        return self._section_flags().get(tipo, True)
+
+    def _restricted_record(self, key: RecordKey) -> bool:
+        return self._restricted_section(key.section_tipo) or self.archive.is_restricted(key)
+
+    def _section_flags(self) -> dict[str, bool]:
+        if self._sections is None:
+            self._sections = {s.tipo: s.restricted for s in self.archive.sections()}
+        return self._sections
+
+    def _field_map(self) -> dict[str, tuple[str, str | None]]:
+        if self._fields is None:
+            self._fields = {f.tipo: (f.section_tipo, f.target_section) for f in self.archive.fields()}
+        return self._fields
+
+    def _sections_in(self, args: Any) -> set[str]:
+        """Sections a tipo anywhere in ``args`` points at (fields count for their section
+        and their portal's target), free-text values excepted."""
+        found: set[str] = set()
+        sections, fields = self._section_flags(), self._field_map()
+        for text in _strings(args):
+            for piece in _split_path(text):
+                if piece in sections:
+                    found.add(piece)
+                if piece in fields:
+                    owner, target = fields[piece]
+                    found.add(owner)
+                    if target:
+                        found.add(target)
+        return found
+
+
+def _strings(value: Any, key: str = "") -> Iterator[str]:
+    if key in FREE_TEXT_KEYS:
+        return
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, str(k))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item, key)
+
+
+def _split_path(text: str) -> list[str]:
+    pieces = [text.strip()]
+    for sep in PATH_SEPARATORS:
+        pieces = [p.strip() for piece in pieces for p in piece.split(sep)]
+    return [p for p in pieces if p] + ([text.strip()] if len(pieces) > 1 else [])
+
+
+def _locators(value: Any) -> Iterator[RecordKey]:
+    """Every ``{section_tipo, section_id}`` pair anywhere in ``value``."""
+    if isinstance(value, dict):
+        tipo, sid = value.get("section_tipo"), value.get("section_id")
+        if isinstance(tipo, str) and isinstance(sid, int) and not isinstance(sid, bool):
+            yield RecordKey(tipo, sid)
+        for item in value.values():
+            yield from _locators(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _locators(item)

@@ -1,0 +1,188 @@
+"""SQLite connections of one archive: WAL, busy timeout, one writer thread, coded errors.
+
+Reads run on a connection per calling thread. Every write runs on the single writer thread,
+inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any error), so sqlite3's same-thread
+rule holds and writers never interleave.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from app.core.archive.migrations import MIGRATIONS, Migration
+from app.core.errors import ArchiveError
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def translate(exc: sqlite3.Error, path: Path) -> ArchiveError:
+    """Map a sqlite3 error to a coded archive error."""
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return ArchiveError(
+            "archive.locked",
+            f"The archive {path} is locked by another program.",
+            hint="Close the other program using it, then try again.",
+            retryable=True,
+        )
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return ArchiveError(
+            "archive.read_only",
+            f"The archive {path} cannot be written (read-only location or missing permission).",
+            hint="Copy the archive folder somewhere writable, or fix its permissions.",
+        )
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return ArchiveError(
+            "archive.corrupt",
+            f"The archive database {path} is damaged or is not an Arxiu archive.",
+            hint="Restore the archive folder from a backup; the file was left as it is.",
+        )
+    if "append-only" in text:
+        return ArchiveError(
+            "archive.audit_append_only",
+            "The audit log is append-only: its rows cannot be changed or deleted.",
+            category="permission",
+        )
+    if "disk" in text and "full" in text:
+        return ArchiveError("archive.disk_full", "The disk is full.", hint="Free some space.")
+    return ArchiveError("archive.sqlite", f"SQLite error on {path}: {exc}", category="internal")
+
+
+class Database:
+    """The connections of one ``archive.db``."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.read_only = read_only
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arxiu-writer")
+        self._closed = False
+
+    # -- connections ---------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            uri = self.path.resolve().as_uri() + "?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        else:
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def conn(self) -> sqlite3.Connection:
+        """This thread's read connection."""
+        if self._closed:
+            raise ArchiveError("archive.closed", "The archive is closed.", category="internal")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A read connection; sqlite errors become coded errors."""
+        try:
+            yield self.conn()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
+
+    # -- writes ------------------------------------------------------------------------------
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the writer thread."""
+        if self.read_only:
+            raise ArchiveError(
+                "archive.read_only",
+                f"The archive {self.path} was opened read-only.",
+                hint="Open it again with write access.",
+            )
+        return self._writer.submit(self._write_now, fn).result()
+
+    def _write_now(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self.conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+            return result
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise translate(exc, self.path) from exc
+            raise
+
+    # -- schema ------------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        """How many migrations this database has applied."""
+        with self.reading() as conn:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def check_readable(self) -> None:
+        """Fail with ``archive.corrupt`` if the file is not a readable SQLite database."""
+        with self.reading() as conn:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            row = conn.execute("PRAGMA quick_check(1)").fetchone()
+            if row is None or row[0] != "ok":
+                raise sqlite3.DatabaseError("database disk image is malformed")
+
+    def migrate(self) -> list[str]:
+        """Apply pending migrations in order; returns the names applied."""
+        current = self.schema_version()
+        if current > len(MIGRATIONS):
+            raise ArchiveError(
+                "archive.schema_newer",
+                f"The archive {self.path} was written by a newer Arxiu "
+                f"(schema {current}, this version knows {len(MIGRATIONS)}).",
+                hint="Update Arxiu to open this archive; it was not modified.",
+                category="input",
+            )
+        applied: list[str] = []
+        for number, migration in enumerate(MIGRATIONS[current:], start=current + 1):
+
+            def step(conn: sqlite3.Connection, m: Migration = migration, n: int = number) -> None:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS _migrations "
+                    "(name TEXT PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP)"
+                )
+                m.apply(conn)
+                conn.execute("INSERT INTO _migrations(name) VALUES (?)", (m.name,))
+                conn.execute(f"PRAGMA user_version = {n}")
+
+            self.write(step)
+            applied.append(migration.name)
+        return applied
+
+    def enable_wal(self) -> None:
+        """Switch the journal to WAL (persistent; a no-op when already on)."""
+        with self.reading() as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+
+    def close(self) -> None:
+        """Finish pending writes and close every connection."""
+        if self._closed:
+            return
+        self._writer.shutdown(wait=True)
+        self._closed = True
+        with self._lock:
+            for conn in self._all:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._all.clear()

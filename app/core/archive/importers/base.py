@@ -1,0 +1,276 @@
+"""What every importer shares: the summary, batched idempotent writes, the schema, the row loop.
+
+An importer turns each row of a dataset into a :class:`Built` record; :func:`import_rows`
+reads the file, skips (and reports) the bad lines and duplicates, and hands the records to an
+:class:`ImportRun`, which writes them in batches through
+:meth:`~app.core.archive.store.Archive.upsert_records` under one ``source`` so that importing
+the same file again updates records instead of creating them twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.archive.importers.reading import BadRow, JsonlReader, count_lines
+from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
+from app.core.archive.records import NewRecord
+from app.core.errors import ImportFailed
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+
+ProgressFn = Callable[[int, int], None]
+"""``progress(done, total)``: lines handled so far and lines in the file(s)."""
+
+BATCH_SIZE = 500
+MAX_UNRESOLVED_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A line that was not imported, and why."""
+
+    line: int
+    reason: str
+    file: str = ""
+
+
+@dataclass
+class ImportSummary:
+    """What one import did: records, links, media, skipped lines and a possible stream error."""
+
+    kind: str
+    path: str
+    read: int = 0
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    links: int = 0
+    unresolved: int = 0
+    unresolved_targets: Counter[str] = field(default_factory=Counter)
+    media: int = 0
+    media_missing: int = 0
+    sections: Counter[str] = field(default_factory=Counter)
+    skipped: list[Skip] = field(default_factory=list)
+    error: ImportFailed | None = None
+    seconds: float = 0.0
+
+    @property
+    def records(self) -> int:
+        """Records written or confirmed by this import."""
+        return self.created + self.updated + self.unchanged
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON-ready data."""
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "read": self.read,
+            "records": self.records,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "sections": dict(sorted(self.sections.items())),
+            "links": self.links,
+            "unresolved": self.unresolved,
+            "unresolved_targets": dict(self.unresolved_targets.most_common(MAX_UNRESOLVED_SHOWN)),
+            "media": self.media,
+            "media_missing": self.media_missing,
+            "skipped": [s.__dict__ for s in self.skipped],
+            "error": self.error.to_dict() if self.error else None,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class Built:
+    """A record made from one row, with its resolved link count and unresolved targets."""
+
+    record: NewRecord
+    links: int = 0
+    unresolved: tuple[str, ...] = ()
+
+
+AfterFlush = Callable[[list[tuple[NewRecord, RecordKey]]], None]
+
+
+class ImportRun:
+    """Buffers built records and writes them ``batch_size`` at a time, counting what happened."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        summary: ImportSummary,
+        source: str,
+        *,
+        batch_size: int = BATCH_SIZE,
+        after_flush: AfterFlush | None = None,
+    ) -> None:
+        self.archive = archive
+        self.summary = summary
+        self.source = source
+        self.batch_size = batch_size
+        self.after_flush = after_flush
+        self._batch: list[NewRecord] = []
+
+    def add(self, built: Built) -> None:
+        """Queue one record (written when the batch is full)."""
+        self._batch.append(built.record)
+        self.summary.links += built.links
+        self.summary.unresolved += len(built.unresolved)
+        self.summary.unresolved_targets.update(built.unresolved)
+        if len(self._batch) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the queued records in one transaction."""
+        if not self._batch:
+            return
+        batch, self._batch = self._batch, []
+        result = self.archive.upsert_records(batch, source=self.source)
+        self.summary.created += result.created
+        self.summary.updated += result.updated
+        self.summary.unchanged += result.unchanged
+        self.summary.sections.update(r.section_tipo for r in batch)
+        if self.after_flush is not None:
+            self.after_flush(list(zip(batch, result.keys, strict=True)))
+
+
+def import_rows(
+    run: ImportRun,
+    path: Path,
+    build: Callable[[dict[str, Any]], Built],
+    *,
+    progress: ProgressFn | None = None,
+    offset: int = 0,
+    total: int | None = None,
+) -> None:
+    """Read ``path`` and import every usable row through ``build`` (which may raise BadRow).
+
+    ``offset``/``total`` place this file's progress inside a larger import (several files).
+    """
+    total = total if total is not None else count_lines(path)
+    reader = JsonlReader(path)
+    seen: dict[str, int] = {}
+    summary = run.summary
+    for number, row in reader:
+        summary.read += 1
+        built = _build(row, build)
+        if isinstance(built, str):
+            summary.skipped.append(Skip(number, built, path.name))
+        elif (first := seen.get(built.record.external_id or "")) is not None:
+            reason = f"duplicate id {built.record.external_id!r} (first on line {first})"
+            summary.skipped.append(Skip(number, reason, path.name))
+        else:
+            seen[built.record.external_id or ""] = number
+            run.add(built)
+        if progress is not None and number % run.batch_size == 0:
+            progress(offset + number, max(total, offset + number))
+    run.flush()
+    if reader.error is not None and summary.error is None:
+        summary.error = reader.error
+    if progress is not None:
+        progress(offset + reader.last_line, max(total, offset + reader.last_line))
+
+
+def _build(row: dict[str, Any] | str, build: Callable[[dict[str, Any]], Built]) -> Built | str:
+    if isinstance(row, str):
+        return row
+    try:
+        return build(row)
+    except BadRow as exc:
+        return str(exc)
+
+
+# -- schema ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The sections and fields one importer needs."""
+
+    sections: tuple[Section, ...]
+    fields: tuple[Field, ...]
+
+
+def labels(en: str, ca: str, es: str) -> dict[str, str]:
+    """Labels in English, Catalan and Spanish."""
+    return {"lg-eng": en, "lg-cat": ca, "lg-spa": es}
+
+
+def ensure_schema(archive: Archive, schema: Schema) -> None:
+    """Create the sections and fields that are missing; existing ones are left as they are.
+
+    A person may have changed a section's flags (``restricted``, ``writable``) since the last
+    import; a re-import must not undo that.
+    """
+    for section in schema.sections:
+        if not archive.has_section(section.tipo):
+            archive.put_section(section)
+    known = {f.tipo for s in schema.sections for f in archive.fields(s.tipo)}
+    for item in schema.fields:
+        if item.tipo not in known:
+            archive.put_field(item)
+
+
+def external_keys(archive: Archive, source: str) -> dict[str, RecordKey]:
+    """Every ``external_id → record key`` imported under ``source`` (records that still exist)."""
+    with archive.db.reading() as conn:
+        rows = conn.execute(
+            "SELECT e.external_id, e.section_tipo, e.section_id FROM external_ids e "
+            "JOIN records r ON r.section_tipo = e.section_tipo AND r.section_id = e.section_id "
+            "WHERE e.source = ?",
+            (source,),
+        ).fetchall()
+    return {row[0]: RecordKey(row[1], row[2]) for row in rows}
+
+
+def reserve_keys(
+    archive: Archive, source: str, section_tipo: str, ids: Iterable[str]
+) -> dict[str, RecordKey]:
+    """Keys for ``ids``: the existing record of each, else a new id after the section's last.
+
+    Importers whose rows link to rows later in the same file reserve every key first, so that
+    the links can be written with the records in one pass.
+    """
+    keys = external_keys(archive, source)
+    with archive.db.reading() as conn:
+        row = conn.execute(
+            "SELECT coalesce(max(section_id), 0) FROM records WHERE section_tipo = ?",
+            (section_tipo,),
+        ).fetchone()
+    next_id = int(row[0]) + 1
+    for external_id in ids:
+        if external_id not in keys:
+            keys[external_id] = RecordKey(section_tipo, next_id)
+            next_id += 1
+    return keys
+
+
+# -- values --------------------------------------------------------------------------------------
+
+
+Values = dict[str, list[dict[str, Any]]]
+
+
+def put(values: Values, field_tipo: str, value: Any, lang: str = NEUTRAL_LANG) -> None:
+    """Add one item to ``values[field_tipo]`` unless ``value`` is ``None``."""
+    if value is not None:
+        values.setdefault(field_tipo, []).append({"lang": lang, "value": value})
+
+
+def put_many(values: Values, field_tipo: str, items: Iterable[Any], lang: str = NEUTRAL_LANG) -> None:
+    """Add several items (``None`` ones are left out)."""
+    for value in items:
+        put(values, field_tipo, value, lang)
+
+
+def geo(lat: float | None, lon: float | None) -> dict[str, float] | None:
+    """A ``geo`` field value ``{"lat", "lon"}``, or ``None`` when either is missing."""
+    if lat is None or lon is None:
+        return None
+    return {"lat": lat, "lon": lon}

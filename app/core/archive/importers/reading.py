@@ -1,0 +1,218 @@
+"""Reading JSON Lines datasets (gzip or plain) line by line, and checking the rows' fields.
+
+A file that cannot be opened raises a coded :class:`~app.core.errors.ImportFailed`
+(``import.file_missing``, ``import.unreadable``). A bad line never raises: the reader yields its
+line number with the reason, and the importer records it as skipped. A gzip stream that ends
+early (truncated download) stops the reading; :attr:`JsonlReader.error` then says after which
+line, and everything before it is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from app.core.errors import ImportFailed
+
+GZIP_MAGIC = b"\x1f\x8b"
+STREAM_ERRORS = (EOFError, OSError, zlib.error)
+
+
+class BadRow(ValueError):
+    """A row that parses as JSON but lacks a required key or has a value of the wrong type."""
+
+
+def dataset_file(path: Path, default_name: str) -> Path:
+    """``path`` itself, or ``path/default_name`` when ``path`` is a folder.
+
+    Raises:
+        ImportFailed: ``import.file_missing`` when the file does not exist.
+    """
+    path = Path(path).expanduser()
+    candidate = path / default_name if path.is_dir() else path
+    if not candidate.exists():
+        raise missing(candidate, default_name)
+    return candidate
+
+
+def missing(path: Path, default_name: str) -> ImportFailed:
+    """The ``import.file_missing`` error for ``path``."""
+    return ImportFailed(
+        "import.file_missing",
+        f"There is no dataset file at {path}.",
+        hint=f"Check the path; a dataset folder must hold {default_name}.",
+        details={"path": str(path)},
+    )
+
+
+def _unreadable(path: Path, why: str) -> ImportFailed:
+    return ImportFailed(
+        "import.unreadable",
+        f"The dataset file {path} cannot be read: {why}.",
+        hint="Check that it is a JSON Lines file (optionally gzip-compressed) you may read.",
+        category="environment",
+        details={"path": str(path)},
+    )
+
+
+def open_stream(path: Path, stack: contextlib.ExitStack) -> IO[bytes]:
+    """Open ``path`` for binary reading, decompressing gzip (detected by its magic bytes)."""
+    try:
+        handle = stack.enter_context(path.open("rb"))
+        magic = handle.read(2)
+        handle.seek(0)
+    except FileNotFoundError as exc:
+        raise missing(path, path.name) from exc
+    except OSError as exc:
+        raise _unreadable(path, exc.strerror or str(exc)) from exc
+    if magic == GZIP_MAGIC:
+        return stack.enter_context(gzip.GzipFile(fileobj=handle, mode="rb"))
+    if path.suffix == ".gz":
+        raise _unreadable(path, "it is named .gz but is not gzip data")
+    return handle
+
+
+def count_lines(path: Path) -> int:
+    """How many lines the file holds (as many as can be read, for a damaged file)."""
+    count = 0
+    with contextlib.ExitStack() as stack:
+        stream = open_stream(path, stack)
+        last = b"\n"
+        try:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                count += block.count(b"\n")
+                last = block[-1:]
+        except STREAM_ERRORS:
+            return count
+        return count + (last != b"\n")
+    return count  # pragma: no cover - ExitStack never swallows
+
+
+class JsonlReader:
+    """Iterate ``(line_number, row_or_reason)`` over a JSON Lines file.
+
+    A row is a ``dict``; a ``str`` is the reason the line was not usable (bad JSON, not an
+    object, not UTF-8). Blank lines are passed over silently.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.error: ImportFailed | None = None
+        self.last_line = 0
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any] | str]]:
+        with contextlib.ExitStack() as stack:
+            stream = open_stream(self.path, stack)
+            try:
+                for raw in stream:
+                    self.last_line += 1
+                    if raw.strip():
+                        yield self.last_line, parse_line(raw, self.last_line)
+            except STREAM_ERRORS as exc:
+                if self.last_line == 0:
+                    raise _unreadable(self.path, str(exc)) from exc
+                self.error = ImportFailed(
+                    "import.truncated",
+                    f"{self.path.name} ends early after line {self.last_line}: {exc}.",
+                    hint="The lines before it were imported; fetch the file again to import "
+                    "the rest.",
+                    details={"path": str(self.path), "last_line": self.last_line},
+                )
+
+
+def parse_line(raw: bytes, number: int) -> dict[str, Any] | str:
+    """One line as a JSON object, or the reason it is not one."""
+    try:
+        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"bad JSON: {exc.msg} (column {exc.colno})"
+    if not isinstance(row, dict):
+        return f"expected a JSON object, got {type(row).__name__}"
+    return row
+
+
+# -- checking fields -------------------------------------------------------------------------
+
+
+def _wrong(key: str, expected: str, value: Any) -> BadRow:
+    return BadRow(f"'{key}' must be {expected}, not {type(value).__name__}")
+
+
+def require_id(row: dict[str, Any], key: str = "id") -> str:
+    """A required identifier (non-empty string, or integer) as a string."""
+    value = row.get(key)
+    if value is None:
+        raise BadRow(f"missing required key '{key}'")
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _wrong(key, "a string or an integer", value)
+    text = str(value).strip()
+    if not text:
+        raise BadRow(f"'{key}' is empty")
+    return text
+
+
+def opt_str(row: dict[str, Any], key: str) -> str | None:
+    """An optional string; empty strings count as absent."""
+    value = row.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _wrong(key, "a string", value)
+    return value if value.strip() else None
+
+
+def opt_int(row: dict[str, Any], key: str) -> int | None:
+    """An optional integer."""
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong(key, "an integer", value)
+    return value
+
+
+def opt_num(row: dict[str, Any], key: str) -> float | None:
+    """An optional number (integer or float)."""
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _wrong(key, "a number", value)
+    return float(value)
+
+
+def opt_list(row: dict[str, Any], key: str) -> list[Any]:
+    """An optional list (absent → empty)."""
+    value = row.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _wrong(key, "a list", value)
+    return value
+
+
+def opt_dict(row: dict[str, Any], key: str) -> dict[str, Any]:
+    """An optional object (absent → empty)."""
+    value = row.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _wrong(key, "an object", value)
+    return value
+
+
+def str_list(row: dict[str, Any], key: str) -> list[str]:
+    """An optional list of strings."""
+    items = opt_list(row, key)
+    if not all(isinstance(item, str) for item in items):
+        raise BadRow(f"'{key}' must be a list of strings")
+    return items

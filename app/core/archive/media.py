@@ -1,0 +1,158 @@
+"""Media files: copied beside the database under ``media/``, described, thumbnailed.
+
+Files are stored by content hash (``media/ab/abcdef....ext``) so the same file added twice is
+stored once. Images get their dimensions and a 256-pixel JPEG thumbnail (Pillow, imported
+lazily); other files get their size and mime type.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.archive.model import Media, RecordKey
+from app.core.errors import ArchiveError
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+
+THUMBNAIL_SIZE = 256
+MAX_MEDIA_BYTES = 2 * 1024**3
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def describe_image(path: Path) -> tuple[int | None, int | None]:
+    """Width and height of an image, or ``(None, None)`` if Pillow cannot read it."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            return int(image.width), int(image.height)
+    except (UnidentifiedImageError, OSError):
+        return None, None
+
+
+def make_thumbnail(source: Path, target: Path) -> bool:
+    """Write a JPEG thumbnail of ``source``; ``False`` when it is not a readable image."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(source) as image:
+            image.thumbnail((THUMBNAIL_SIZE, THUMBNAIL_SIZE))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            image.convert("RGB").save(target, "JPEG", quality=85)
+        return True
+    except (UnidentifiedImageError, OSError):
+        return False
+
+
+def add_media(
+    archive: Archive,
+    key: RecordKey,
+    field_tipo: str,
+    source: Path,
+    *,
+    duration_s: float | None = None,
+) -> Media:
+    """Copy ``source`` into the archive and attach it to ``key``'s media field."""
+    source = Path(source)
+    if not source.is_file():
+        raise ArchiveError(
+            "archive.media_missing", f"Media file {source} does not exist.", category="input"
+        )
+    size = source.stat().st_size
+    if size > MAX_MEDIA_BYTES:
+        raise ArchiveError(
+            "archive.media_too_large",
+            f"{source.name} is {size / 1024**3:.1f} GiB; the limit is 2 GiB.",
+            category="input",
+        )
+    archive.get_record(key)  # fails early for a missing record
+    sha = file_sha256(source)
+    suffix = source.suffix.lower()
+    relative = Path(sha[:2]) / f"{sha}{suffix}"
+    stored = archive.media_dir / relative
+    if not stored.exists():
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, stored)
+    mime = mimetypes.guess_type(source.name)[0] or "application/octet-stream"
+    width = height = None
+    thumb: str | None = None
+    if mime.startswith("image/"):
+        width, height = describe_image(stored)
+        thumb_rel = Path("thumbs") / f"{sha}.jpg"
+        if (archive.media_dir / thumb_rel).exists() or make_thumbnail(
+            stored, archive.media_dir / thumb_rel
+        ):
+            thumb = thumb_rel.as_posix()
+    row: dict[str, Any] = {
+        "section_tipo": key.section_tipo,
+        "section_id": key.section_id,
+        "field_tipo": field_tipo,
+        "path": relative.as_posix(),
+        "mime": mime,
+        "size": size,
+        "sha256": sha,
+        "width": width,
+        "height": height,
+        "duration_s": duration_s,
+        "thumbnail": thumb,
+    }
+
+    def run(conn: sqlite3.Connection) -> int:
+        existing = conn.execute(
+            "SELECT id FROM media WHERE section_tipo = ? AND section_id = ? AND field_tipo = ? "
+            "AND sha256 = ?",
+            (key.section_tipo, key.section_id, field_tipo, sha),
+        ).fetchone()
+        if existing:
+            return int(existing[0])
+        cursor = conn.execute(
+            "INSERT INTO media(section_tipo, section_id, field_tipo, path, mime, size, sha256, "
+            "width, height, duration_s, thumbnail, created_at) "
+            "VALUES (:section_tipo, :section_id, :field_tipo, :path, :mime, :size, :sha256, "
+            ":width, :height, :duration_s, :thumbnail, datetime('now'))",
+            row,
+        )
+        return int(cursor.lastrowid or 0)
+
+    media_id = archive.db.write(run)
+    return Media(id=media_id, key=key, **{k: v for k, v in row.items() if k not in (
+        "section_tipo", "section_id")})
+
+
+def media_of(archive: Archive, key: RecordKey) -> list[Media]:
+    """The media attached to a record."""
+    with archive.db.reading() as conn:
+        rows = conn.execute(
+            "SELECT * FROM media WHERE section_tipo = ? AND section_id = ? ORDER BY id",
+            (key.section_tipo, key.section_id),
+        ).fetchall()
+    return [
+        Media(
+            id=r["id"],
+            key=key,
+            field_tipo=r["field_tipo"],
+            path=r["path"],
+            mime=r["mime"],
+            size=r["size"],
+            sha256=r["sha256"],
+            width=r["width"],
+            height=r["height"],
+            duration_s=r["duration_s"],
+            thumbnail=r["thumbnail"],
+        )
+        for r in rows
+    ]

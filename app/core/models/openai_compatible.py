@@ -1,0 +1,341 @@
+"""OpenAI-compatible chat completions over httpx (Ollama, vLLM, LM Studio, llama.cpp server).
+
+Streams ``POST {endpoint}/chat/completions`` with ``stream: true`` and turns the chunks into
+:mod:`~app.core.models.base` events. Tolerates the common server quirks: tool-call arguments sent
+as an object instead of a JSON string, a whole call arriving in one final chunk, a missing call id
+or index, reasoning text under ``reasoning_content``/``reasoning``. Retries only before the first
+event; the idle timeout is the entry's ``timeout_s``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from app.core.errors import ModelError
+from app.core.models.base import (
+    Message,
+    ModelEvent,
+    Stop,
+    StopReason,
+    StreamOptions,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingStart,
+    ThinkingStop,
+    ToolCall,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+)
+from app.core.models.catalog import ModelEntry
+from app.core.models.transport import (
+    Stopped,
+    raise_for_status,
+    retry_before_first_event,
+    sse_events,
+    timeout_for,
+    transport_error,
+    until_stopped,
+)
+
+PROVIDER = "OpenAI-compatible"
+KeySource = Callable[[], str | None]
+
+
+def chat_url(endpoint: str) -> str:
+    """The chat completions URL for a base ``endpoint`` (``.../v1`` or the full URL)."""
+    base = endpoint.rstrip("/")
+    return base if base.endswith("/chat/completions") else base + "/chat/completions"
+
+
+def _content(message: Message) -> Any:
+    if not message.images:
+        return message.content
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    for mime, data in message.images:
+        url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
+
+
+def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """``messages`` in the chat completions wire format."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        item: dict[str, Any] = {"role": message.role, "content": _content(message)}
+        if message.tool_calls:
+            item["content"] = message.content or None
+            item["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+                for call in message.tool_calls
+            ]
+        if message.role == "tool":
+            item["tool_call_id"] = message.tool_call_id or ""
+            if message.name:
+                item["name"] = message.name
+        out.append(item)
+    return out
+
+
+@dataclass
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+    parsed: dict[str, Any] | None = None
+
+    def add(self, delta: dict[str, Any]) -> None:
+        self.id = self.id or str(delta.get("id") or "")
+        function = delta.get("function") or {}
+        self.name += str(function.get("name") or "") if not self.name else ""
+        args = function.get("arguments")
+        if isinstance(args, dict):
+            self.parsed = args
+        elif isinstance(args, str):
+            self.arguments += args
+
+    def finish(self) -> ToolCall:
+        if self.parsed is not None:
+            arguments = self.parsed
+        else:
+            try:
+                arguments = json.loads(self.arguments) if self.arguments.strip() else {}
+            except json.JSONDecodeError as error:
+                raise _bad_call(self.name, "arguments are not valid JSON") from error
+        if not isinstance(arguments, dict):
+            raise _bad_call(self.name, "arguments are not a JSON object")
+        if not self.name:
+            raise _bad_call(self.name, "the call has no tool name")
+        return ToolCall(self.id or f"call_{uuid.uuid4().hex[:24]}", self.name, arguments)
+
+
+def _bad_call(name: str, reason: str) -> ModelError:
+    return ModelError(
+        "ai.tool_call_invalid",
+        f"The model sent an unusable tool call ({reason}).",
+        retryable=True,
+        details={"tool": name, "reason": reason},
+    )
+
+
+@dataclass
+class ChunkReader:
+    """Accumulates chat completion chunks into events (one instance per response)."""
+
+    calls: dict[int, _PendingCall] = field(default_factory=dict)
+    thinking: bool = False
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
+        """Events for one chunk.
+
+        Raises:
+            ModelError: ``ai.provider_failed`` for an in-stream ``error`` object.
+        """
+        if chunk.get("error"):
+            raise _stream_error(chunk["error"])
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = _usage(chunk["usage"])
+        events: list[ModelEvent] = []
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or choice.get("message") or {}
+            events.extend(self._delta(delta))
+            self.finish_reason = choice.get("finish_reason") or self.finish_reason
+        return events
+
+    def _delta(self, delta: dict[str, Any]) -> list[ModelEvent]:
+        events: list[ModelEvent] = []
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            if not self.thinking:
+                self.thinking = True
+                events.append(ThinkingStart())
+            events.append(ThinkingDelta(reasoning))
+        text = delta.get("content")
+        if isinstance(text, str) and text:
+            events.extend(self.close_thinking())
+            events.append(TextDelta(text))
+        for position, call in enumerate(delta.get("tool_calls") or []):
+            self._slot(call, position).add(call)
+        return events
+
+    def _slot(self, call: dict[str, Any], position: int) -> _PendingCall:
+        index = call.get("index")
+        call_id = call.get("id")
+        if not isinstance(index, int):
+            known = [i for i, c in self.calls.items() if call_id and c.id == call_id]
+            if known:
+                index = known[0]
+            elif call_id or not self.calls:
+                index = len(self.calls) + position if call_id else 0
+            else:
+                index = max(self.calls)
+        return self.calls.setdefault(index, _PendingCall())
+
+    def close_thinking(self) -> list[ModelEvent]:
+        """A :class:`ThinkingStop` if a thinking block is open."""
+        if not self.thinking:
+            return []
+        self.thinking = False
+        return [ThinkingStop()]
+
+    def finish(self) -> list[ModelEvent]:
+        """The closing events: pending tool calls, usage and the stop reason."""
+        events = self.close_thinking()
+        events.extend(ToolCallEvent(self.calls[i].finish()) for i in sorted(self.calls))
+        events.append(self.usage or Usage())
+        reason: StopReason = "end_turn"
+        if self.calls or self.finish_reason in ("tool_calls", "function_call"):
+            reason = "tool_use"
+        elif self.finish_reason == "length":
+            reason = "max_tokens"
+        events.append(Stop(reason))
+        return events
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    details = data.get("prompt_tokens_details") or {}
+    return Usage(
+        input_tokens=int(data.get("prompt_tokens") or 0),
+        output_tokens=int(data.get("completion_tokens") or 0),
+        cached_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
+    )
+
+
+def _stream_error(error: Any) -> ModelError:
+    message = error.get("message") if isinstance(error, dict) else str(error)
+    kind = error.get("type") if isinstance(error, dict) else None
+    return ModelError(
+        "ai.provider_failed",
+        f"The model server reported an error mid-stream: {str(message)[:200]}",
+        retryable=True,
+        details={"provider": PROVIDER, "type": kind, "server_message": str(message)[:500]},
+    )
+
+
+class OpenAICompatibleModel:
+    """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Args:
+        entry: the catalog entry (``endpoint`` required).
+        api_key: the key, or a callable returning it (resolved on the first request; ``None``:
+            no ``Authorization`` header, as local servers expect).
+        client: an ``httpx.AsyncClient`` to use (tests inject a ``MockTransport``); by default
+            the model owns one.
+        retry_delays: waits before each retry; retries happen only before the first event.
+    """
+
+    def __init__(
+        self,
+        entry: ModelEntry,
+        *,
+        api_key: str | KeySource | None = None,
+        client: httpx.AsyncClient | None = None,
+        retry_delays: tuple[float, ...] = (0.5, 2.0),
+    ) -> None:
+        if not entry.endpoint:
+            raise ModelError("ai.model_catalog_invalid", f'Model "{entry.id}" has no endpoint.')
+        self.id = entry.id
+        self.supports_tools = entry.supports_tools
+        self.entry = entry
+        self._key = api_key
+        self._client = client
+        self._owns_client = client is None
+        self.retry_delays = retry_delays
+
+    def _headers(self) -> dict[str, str]:
+        key = self._key() if callable(self._key) else self._key
+        headers = {"Accept": "text/event-stream"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _client_for_request(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=timeout_for(self.entry.timeout_s))
+        return self._client
+
+    def request_body(
+        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
+    ) -> dict[str, Any]:
+        """The JSON body of the request."""
+        body: dict[str, Any] = {
+            "model": self.entry.model,
+            "messages": wire_messages(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": min(options.max_tokens, self.entry.max_tokens),
+            "temperature": options.temperature,
+        }
+        if tools and options.tool_choice != "none":
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in tools
+            ]
+            body["tool_choice"] = options.tool_choice
+        if options.effort and options.effort in self.entry.efforts:
+            body["reasoning_effort"] = options.effort
+        body.update(options.extra)
+        return body
+
+    async def stream(
+        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
+    ) -> AsyncIterator[ModelEvent]:
+        """Stream the reply; raises coded :class:`ModelError` values on failure."""
+        body = self.request_body(messages, tools, options)
+        try:
+            async for event in retry_before_first_event(
+                lambda: self._attempt(body, options), self.retry_delays
+            ):
+                yield event
+        except Stopped:
+            yield Stop("stopped")
+
+    async def _attempt(self, body: dict[str, Any], options: StreamOptions) -> AsyncIterator[ModelEvent]:
+        client = self._client_for_request()
+        reader = ChunkReader()
+        timeout = timeout_for(self.entry.timeout_s)
+        request = client.build_request(
+            "POST", chat_url(self.entry.endpoint or ""), json=body, headers=self._headers()
+        )
+        request.extensions["timeout"] = timeout.as_dict()
+        try:
+            response = await client.send(request, stream=True)
+            try:
+                await raise_for_status(PROVIDER, response)
+                async for sse in until_stopped(sse_events(response.aiter_lines()), options):
+                    if sse.data.strip() == "[DONE]":
+                        break
+                    for event in reader.feed(sse.json()):
+                        yield event
+            finally:
+                await response.aclose()
+        except httpx.HTTPError as error:
+            raise transport_error(PROVIDER, error, self.entry.timeout_s) from None
+        for event in reader.finish():
+            yield event
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model owns it."""
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None

@@ -1,0 +1,205 @@
+"""What the HTTP providers share: SSE parsing, Stop racing, error mapping and early retries.
+
+* :func:`sse_events` turns a stream of text lines into ``(event, data)`` pairs;
+* :func:`until_stopped` ends an async iteration as soon as the caller's stop event is set, even
+  while the server is silent;
+* :func:`status_error` / :func:`transport_error` map HTTP statuses and httpx exceptions to coded
+  :class:`~app.core.errors.ModelError` values (never carrying a key or header);
+* :func:`retry_before_first_event` retries a stream only while it has yielded nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx
+
+from app.core.errors import ModelError
+from app.core.models.base import ModelEvent, StreamOptions
+
+T = TypeVar("T")
+STOP_POLL_S = 0.05
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    """One server-sent event: its ``event`` name (``""`` when absent) and joined ``data``."""
+
+    event: str
+    data: str
+
+    def json(self) -> Any:
+        """The data parsed as JSON.
+
+        Raises:
+            ModelError: ``ai.provider_failed`` when the data is not JSON.
+        """
+        try:
+            return json.loads(self.data)
+        except json.JSONDecodeError as error:
+            raise ModelError(
+                "ai.provider_failed",
+                "The model server sent a malformed event.",
+                retryable=True,
+                details={"reason": "malformed_event", "data": self.data[:200]},
+            ) from error
+
+
+async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SSEEvent]:
+    """Parse SSE ``lines`` into events (blank line dispatches; ``:`` lines are comments)."""
+    event, data = "", []
+    async for raw in lines:
+        line = raw.rstrip("\r")
+        if not line:
+            if data:
+                yield SSEEvent(event, "\n".join(data))
+            event, data = "", []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+    if data:
+        yield SSEEvent(event, "\n".join(data))
+
+
+def stop_requested(options: StreamOptions) -> bool:
+    """Whether the caller asked to stop (a ``threading.Event`` or ``asyncio.Event``)."""
+    event = options.stop_event
+    return bool(event is not None and event.is_set())
+
+
+class Stopped(Exception):
+    """Raised by :func:`until_stopped` inside a provider when the caller pressed Stop."""
+
+
+async def until_stopped(source: AsyncIterator[T], options: StreamOptions) -> AsyncIterator[T]:
+    """Items of ``source``; raises :class:`Stopped` as soon as a stop is requested."""
+    if options.stop_event is None:
+        async for item in source:
+            yield item
+        return
+    iterator = aiter(source)
+    while True:
+        if stop_requested(options):
+            raise Stopped
+        step = asyncio.ensure_future(anext(iterator))
+        while not step.done():
+            await asyncio.wait({step}, timeout=STOP_POLL_S)
+            if not step.done() and stop_requested(options):
+                step.cancel()
+                raise Stopped
+        try:
+            item = step.result()
+        except StopAsyncIteration:
+            return
+        yield item
+
+
+def status_error(provider: str, status: int, body: str) -> ModelError:
+    """The coded error for an HTTP error status (``body`` is the server's text, trimmed)."""
+    message = _server_message(body)
+    details = {"provider": provider, "status": status, "server_message": message[:500]}
+    if status in (401, 403):
+        return ModelError(
+            "ai.provider_auth",
+            f"The {provider} server refused the API key (HTTP {status}).",
+            hint="Check the key in the keyring or the model's api_key_env variable.",
+            category="permission",
+            details=details,
+        )
+    if status in (429, 529):
+        return ModelError(
+            "ai.provider_overloaded",
+            f"The {provider} server is busy (HTTP {status}); try again shortly.",
+            retryable=True,
+            details=details,
+        )
+    retryable = status in RETRYABLE_STATUS
+    return ModelError(
+        "ai.provider_failed",
+        f"The {provider} server answered HTTP {status}: {message[:200] or 'no details'}.",
+        hint=None if retryable else "Check the model name and the endpoint in the catalog.",
+        retryable=retryable,
+        details=details,
+    )
+
+
+def _server_message(body: str) -> str:
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, ValueError):
+        return body.strip()
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("type") or "")
+    if isinstance(error, str):
+        return error
+    return body.strip()
+
+
+def transport_error(provider: str, error: httpx.HTTPError, timeout_s: float) -> ModelError:
+    """The coded error for an httpx transport failure (timeouts, refused connections, resets)."""
+    details: dict[str, Any] = {"provider": provider, "reason": type(error).__name__}
+    if isinstance(error, httpx.TimeoutException):
+        return ModelError(
+            "ai.provider_timeout",
+            f"The {provider} server sent nothing for {timeout_s:g} s.",
+            hint="The server may be overloaded; try again or raise timeout_s in the catalog.",
+            retryable=True,
+            details=details,
+        )
+    if isinstance(error, httpx.ConnectError):
+        return ModelError(
+            "ai.provider_unreachable",
+            f"Cannot reach the {provider} server.",
+            hint="Check that the server is running and the endpoint in the catalog is right.",
+            retryable=True,
+            details=details,
+        )
+    return ModelError(
+        "ai.provider_failed",
+        f"The connection to the {provider} server failed mid-stream.",
+        retryable=True,
+        details=details,
+    )
+
+
+async def retry_before_first_event(
+    attempt: Callable[[], AsyncIterator[ModelEvent]],
+    delays: Sequence[float],
+) -> AsyncIterator[ModelEvent]:
+    """Run ``attempt`` and retry retryable errors, but only while nothing has been yielded."""
+    for tries in range(len(delays) + 1):
+        yielded = False
+        try:
+            async for event in attempt():
+                yielded = True
+                yield event
+            return
+        except ModelError as error:
+            if yielded or not error.retryable or tries >= len(delays):
+                raise
+        await asyncio.sleep(delays[tries])
+
+
+def timeout_for(timeout_s: float) -> httpx.Timeout:
+    """An httpx timeout where ``timeout_s`` is the idle (read) timeout of the stream."""
+    return httpx.Timeout(timeout_s, connect=min(timeout_s, 15.0))
+
+
+async def raise_for_status(provider: str, response: httpx.Response) -> None:
+    """Raise the coded error of a non-2xx streaming response (after reading its body)."""
+    if response.is_success:
+        return
+    body = (await response.aread()).decode("utf-8", "replace")
+    raise status_error(provider, response.status_code, body)

@@ -1,0 +1,87 @@
+"""The contract between tools, the registry, the egress gate and change plans.
+
+A tool is a typed function with a docstring. The registry derives its JSON schema and a human
+summary; each tool declares its egress class:
+
+* ``structure`` — describes the archive's shape only (sections, fields); always allowed;
+* ``content`` — returns record content; gated for external models;
+* ``write`` — changes the archive; only ever executed by applying a confirmed change plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from app.core.archive.model import RecordKey
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+    from app.core.index.hits import Searcher
+
+EgressClass = Literal["structure", "content", "write"]
+EGRESS_CLASSES: tuple[EgressClass, ...] = ("structure", "content", "write")
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use: the archive, the index, the run's language and model."""
+
+    archive: Archive
+    searcher: Searcher | None = None
+    lang: str = "lg-eng"
+    model_id: str = ""
+    egress: Literal["local", "external"] = "local"
+    exclude_restricted: bool = False
+    """Set for runs on external models: searches drop restricted chunks *inside* the index."""
+    audit: dict[str, Any] = field(default_factory=dict)
+    """For write tools run by a plan's apply: ``plan_hash``, ``op_id``, ``model``, ``egress``."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The outcome of one tool call.
+
+    ``data`` goes back to the model as JSON. ``records`` and ``sections`` list every record and
+    section the result refers to (hits, portal targets, contributors), so the egress gate can
+    check the result end; a tool that cannot list them must not claim ``ok``.
+    """
+
+    ok: bool
+    data: Any = None
+    code: str | None = None
+    message: str = ""
+    hint: str | None = None
+    records: tuple[RecordKey, ...] = ()
+    sections: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    """For failures: machine-readable extras the model may use (e.g. ``candidates``)."""
+
+    def to_model_payload(self) -> dict[str, Any]:
+        """What the model sees: ``{ok, data}`` or ``{ok, error: {code, message, hint}}``."""
+        if self.ok:
+            return {"ok": True, "data": self.data}
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.hint:
+            error["hint"] = self.hint
+        if self.details:
+            error["details"] = self.details
+        return {"ok": False, "error": error}
+
+
+ToolFunction = Callable[..., Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool."""
+
+    name: str
+    egress: EgressClass
+    description: str
+    parameters: dict[str, Any]
+    function: ToolFunction
+    summarize: Callable[[dict[str, Any]], str]
+    section_args: tuple[str, ...] = field(default=("section_tipo",))
+    """Argument names (dotted paths allowed) that hold section tipos, for the egress gate."""

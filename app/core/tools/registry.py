@@ -1,0 +1,243 @@
+"""The tool registry: typed functions in, JSON schemas, summaries and safe calls out.
+
+Tools are declared with :func:`tool`, which records the egress class and the summary template;
+:meth:`ToolRegistry.register` refuses a function without a class or a docstring. A call is
+validated against the derived schema, and any :class:`~app.core.errors.ArxiuError` raised inside a
+tool comes back as ``ToolResult(ok=False, ...)`` — a tool failure is a result for the model, not a
+crash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from app.core.errors import ArxiuError
+from app.core.models.base import ToolSpec
+from app.core.tools.base import EGRESS_CLASSES, EgressClass, Tool, ToolContext, ToolResult
+from app.core.tools.schema import function_schema, validate
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+
+F = TypeVar("F", bound=Callable[..., Any])
+Summary = str | Callable[[dict[str, Any]], str]
+
+SECTION_KEYS = ("section_tipo", "target_section")
+SECTION_LIST_KEYS = ("sections",)
+SUMMARY_VALUE_CHARS = 60
+
+
+@dataclass(frozen=True)
+class ToolMeta:
+    """What :func:`tool` attaches to a function."""
+
+    egress: EgressClass
+    summary: Summary
+    section_args: tuple[str, ...]
+
+
+def tool(
+    egress: EgressClass, summary: Summary, *, section_args: tuple[str, ...] = ("section_tipo",)
+) -> Callable[[F], F]:
+    """Mark an async function as a tool of class ``egress`` with a summary template.
+
+    The template is formatted with the call's arguments (``"Read {section_tipo}/{section_id}"``);
+    a callable gets the arguments and returns the text.
+    """
+
+    def mark(fn: F) -> F:
+        fn.__arxiu_tool__ = ToolMeta(egress, summary, section_args)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+class _Shown(dict[str, str]):
+    """Arguments rendered short for a summary; unknown names show as ``?``."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def short(value: Any) -> str:
+    """A compact rendering of an argument value for a human summary."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= SUMMARY_VALUE_CHARS else text[: SUMMARY_VALUE_CHARS - 1] + "…"
+
+
+def make_summarizer(template: Summary) -> Callable[[dict[str, Any]], str]:
+    """A ``summary(args)`` function from a template string or a callable."""
+    if callable(template):
+        return template
+
+    def summarize(args: dict[str, Any]) -> str:
+        return template.format_map(_Shown({k: short(v) for k, v in args.items()}))
+
+    return summarize
+
+
+class ToolRegistry:
+    """The tools the assistant can call, by name."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def register(
+        self,
+        fn: Callable[..., Any],
+        *,
+        egress: EgressClass | None = None,
+        summary: Summary | None = None,
+        name: str | None = None,
+    ) -> Tool:
+        """Register ``fn`` (marked with :func:`tool`, or given ``egress`` and ``summary``).
+
+        Raises:
+            TypeError: no egress class, an unknown class, no docstring, a duplicate name, or an
+                annotation that has no JSON schema.
+        """
+        meta: ToolMeta | None = getattr(fn, "__arxiu_tool__", None)
+        tool_name = name or fn.__name__
+        egress = egress or (meta.egress if meta else None)
+        if egress not in EGRESS_CLASSES:
+            raise TypeError(f"tool {tool_name} declares no egress class (got {egress!r})")
+        if not (fn.__doc__ or "").strip():
+            raise TypeError(f"tool {tool_name} has no docstring to describe it")
+        if tool_name in self._tools:
+            raise TypeError(f"tool {tool_name} is registered twice")
+        description, parameters = function_schema(fn)
+        template = summary or (meta.summary if meta else tool_name)
+        registered = Tool(
+            name=tool_name,
+            egress=egress,
+            description=description,
+            parameters=parameters,
+            function=fn,
+            summarize=make_summarizer(template),
+            section_args=meta.section_args if meta else ("section_tipo",),
+        )
+        self._tools[tool_name] = registered
+        return registered
+
+    # -- lookup ------------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        """Every tool name, in registration order."""
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool:
+        """One tool (``mcp.tool_unknown`` when there is none by that name)."""
+        found = self._tools.get(name)
+        if found is None:
+            raise ArxiuError(
+                "mcp.tool_unknown",
+                f"There is no tool called {name!r}.",
+                hint="Call one of the tools offered to you.",
+                category="input",
+            )
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def tools(self, classes: Iterable[EgressClass] | None = None) -> list[Tool]:
+        """The tools of the given egress classes (all when ``None``)."""
+        wanted = set(classes) if classes is not None else set(EGRESS_CLASSES)
+        return [t for t in self._tools.values() if t.egress in wanted]
+
+    def specs(self, classes: Iterable[EgressClass] | None = None) -> list[ToolSpec]:
+        """What the model is offered: name, description, parameters' schema."""
+        return [ToolSpec(t.name, t.description, t.parameters) for t in self.tools(classes)]
+
+    def summary(self, name: str, args: dict[str, Any]) -> str:
+        """The human summary of a call (for ``tool_use`` events); unknown tools show their name."""
+        found = self._tools.get(name)
+        if found is None:
+            return name
+        try:
+            return found.summarize(args)
+        except (KeyError, IndexError, ValueError, TypeError):
+            return name
+
+    # -- calls -------------------------------------------------------------------------------
+    def check_args(self, name: str, args: Any) -> dict[str, Any]:
+        """The arguments checked against the tool's schema (digit strings become integers).
+
+        Raises:
+            ArxiuError: ``mcp.tool_unknown``, or ``mcp.invalid_args`` naming every problem.
+        """
+        found = self.get(name)
+        fixed, problems = validate(args if args is not None else {}, found.parameters)
+        if problems:
+            raise ArxiuError(
+                "mcp.invalid_args",
+                f"Invalid arguments for {name}: " + "; ".join(problems[:8]),
+                hint="Fix the arguments to match the tool's schema and call it again.",
+                category="input",
+                details={"problems": problems},
+            )
+        return dict(fixed)
+
+    async def call(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
+        """Run one tool call; every known error becomes ``ToolResult(ok=False, ...)``."""
+        try:
+            checked = self.check_args(name, args)
+            result: ToolResult = await self._tools[name].function(ctx, **checked)
+        except ArxiuError as exc:
+            return ToolResult(
+                ok=False,
+                code=exc.code,
+                message=exc.message,
+                hint=exc.hint,
+                details=dict(exc.details),
+            )
+        return result
+
+    def sections_named(
+        self, name: str, args: Any, archive: Archive | None = None
+    ) -> set[str]:
+        """Every section tipo named anywhere in a call's arguments, for the egress gate.
+
+        Looks at ``section_tipo`` / ``target_section`` values, ``sections`` lists and filter
+        ``path`` lists (sections at even positions: ``[section, field, section, field...]``),
+        at any depth; ``{"ref": ...}`` objects (plan references) are skipped. With ``archive``,
+        paths are resolved properly (labels, skipped target sections) and every field's relation
+        target is added; what does not resolve is returned as written, so that a gate treating
+        unknown sections as restricted fails closed.
+        """
+        found: set[str] = set()
+        _collect(args, found, archive)
+        return found
+
+
+def _collect(value: Any, found: set[str], archive: Archive | None) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _collect(item, found, archive)
+        return
+    if not isinstance(value, dict) or "ref" in value:
+        return
+    for key, item in value.items():
+        if key in SECTION_KEYS and isinstance(item, str):
+            found.add(item)
+        elif key in SECTION_LIST_KEYS and isinstance(item, list):
+            found.update(str(s) for s in item if isinstance(s, str))
+        elif key == "path" and isinstance(item, list):
+            found.update(_path_sections([str(p) for p in item], archive))
+        else:
+            _collect(item, found, archive)
+
+
+def _path_sections(path: list[str], archive: Archive | None) -> set[str]:
+    """The sections a filter path passes through."""
+    if archive is not None:
+        from app.core.tools.resolve import resolve_tipo_path
+
+        try:
+            tipos = resolve_tipo_path(archive, path)
+            return {t for t in tipos if archive.has_section(t)}
+        except ArxiuError:
+            return set(path)  # unresolvable: everything named counts (fails closed)
+    return set(path[0::2])

@@ -1,0 +1,1 @@
+"""The Qt front end: with ``app/main.py``, the only package that imports Qt."""

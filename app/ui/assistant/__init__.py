@@ -1,0 +1,1 @@
+"""The assistant panel: model picker, conversation, confirm cards, conversations list."""

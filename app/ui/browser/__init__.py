@@ -1,0 +1,1 @@
+"""The archive browser: sections, the records table, the record view, search."""

@@ -1,0 +1,180 @@
+"""A record as HTML for the record view: fields by language, links, timecodes, thumbnails.
+
+Links use two schemes the views understand: ``record:TIPO/ID`` opens a record (with
+``#tc=HH:MM:SS.mmm`` for a passage) and ``media:ID`` plays a media file.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.archive import Archive, Field, Media, Record, RecordKey
+from app.core.archive.model import NEUTRAL_LANG
+from app.core.archive.records import locators
+
+TIMECODE = re.compile(r"\[TC_(\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)_TC\]")
+LANG_TAGS = {"lg-cat": "CA", "lg-spa": "ES", "lg-eng": "EN", "lg-fra": "FR", "lg-deu": "DE"}
+LANG_ORDER = ("lg-cat", "lg-spa", "lg-eng")
+
+
+@dataclass(frozen=True)
+class Palette:
+    """Colours the HTML uses, taken from the widget's palette (light or dark)."""
+
+    text: str = "#1f2328"
+    muted: str = "#656d76"
+    link: str = "#0b62c4"
+    pill: str = "#eaeef2"
+    danger: str = "#b42318"
+    rule: str = "#d0d7de"
+
+
+def record_link(key: RecordKey, timecode: str | None = None) -> str:
+    """The ``record:`` URL of a record (optionally at a timecode)."""
+    url = f"record:{key.section_tipo}/{key.section_id}"
+    return f"{url}#tc={timecode}" if timecode else url
+
+
+def parse_record_link(url: str) -> tuple[RecordKey, str | None] | None:
+    """The key and timecode of a ``record:`` URL, or ``None`` for any other URL."""
+    if not url.startswith("record:"):
+        return None
+    body, _, fragment = url[len("record:") :].partition("#")
+    try:
+        key = RecordKey.parse(body)
+    except ValueError:
+        return None
+    timecode = fragment[3:] if fragment.startswith("tc=") else None
+    return key, timecode or None
+
+
+def record_html(
+    archive: Archive,
+    record: Record,
+    media: list[Media],
+    *,
+    lang: str = "lg-eng",
+    colors: Palette | None = None,
+    labels: dict[str, str] | None = None,
+) -> str:
+    """The whole record view as one HTML document."""
+    c = colors or Palette()
+    words = labels or {}
+    section = archive.section(record.section_tipo)
+    title = html.escape(archive.label_of(record, lang))
+    restricted = archive.is_restricted(record.key)
+    badge = _pill(words.get("restricted", "restricted"), c.danger, "#ffffff") if restricted else ""
+    parts = [
+        f"<h2 style='margin:0 0 2px 0; color:{c.text}'>{title}</h2>",
+        f"<p style='color:{c.muted}; margin:0 0 10px 0'>{html.escape(section.label(lang))}"
+        f" · {record.key} · v{record.version} {badge}</p>",
+        _thumbnails(archive, media, c),
+        "<table cellspacing='0' cellpadding='5' width='100%'>",
+    ]
+    for field in archive.fields(record.section_tipo):
+        items = record.items(field.tipo)
+        if items and field.kind != "media":
+            parts.append(_field_row(archive, record.key, field, items, lang, c))
+    parts.append("</table>")
+    parts.append(_backlinks(archive, record.key, lang, c, words.get("linked_from", "Linked from")))
+    return "".join(parts)
+
+
+def _pill(text: str, background: str, color: str) -> str:
+    return (
+        f"<span style='background:{background}; color:{color}; font-size:small'>"
+        f"&nbsp;{html.escape(text)}&nbsp;</span>"
+    )
+
+
+def _field_row(
+    archive: Archive, key: RecordKey, field: Field, items: list[dict[str, Any]], lang: str, c: Palette
+) -> str:
+    label = html.escape(field.label(lang))
+    if field.kind == "relation":
+        body = _relation_links(archive, items, lang, c)
+    else:
+        body = "<br>".join(_value_html(key, field, item, c) for item in _by_language(items))
+    return (
+        f"<tr><td width='22%' valign='top' style='color:{c.muted}; "
+        f"border-top:1px solid {c.rule}'>{label}</td>"
+        f"<td valign='top' style='color:{c.text}; border-top:1px solid {c.rule}'>{body}</td></tr>"
+    )
+
+
+def _by_language(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def rank(item: dict[str, Any]) -> int:
+        code = str(item.get("lang"))
+        return LANG_ORDER.index(code) if code in LANG_ORDER else len(LANG_ORDER)
+
+    return sorted(items, key=rank)
+
+
+def _value_html(key: RecordKey, field: Field, item: dict[str, Any], c: Palette) -> str:
+    code = str(item.get("lang") or NEUTRAL_LANG)
+    tag = LANG_TAGS.get(code)
+    prefix = _pill(tag, c.pill, c.muted) + "&nbsp;" if tag and field.multilingual else ""
+    text = html.escape(str(item.get("value", "")))
+    if field.kind == "transcription":
+        text = TIMECODE.sub(lambda m: _timecode_link(key, m.group(1), c), text)
+        text = text.replace("\n", "<br>")
+    elif field.kind == "iri":
+        text = f"<a href='{text}' style='color:{c.link}'>{text}</a>"
+    return prefix + text
+
+
+def _timecode_link(key: RecordKey, timecode: str, c: Palette) -> str:
+    return (
+        f"<a href='{record_link(key, timecode)}' style='color:{c.link}; text-decoration:none'>"
+        f"<span style='background:{c.pill}'>&nbsp;▶ {timecode[:8]}&nbsp;</span></a>"
+    )
+
+
+def _relation_links(archive: Archive, items: list[dict[str, Any]], lang: str, c: Palette) -> str:
+    links = []
+    for target in locators(items):
+        label = html.escape(archive.record_label(target, lang))
+        links.append(
+            f"<a href='{record_link(target)}' style='color:{c.link}'>{label}</a>"
+            f" <span style='color:{c.muted}; font-size:small'>({target})</span>"
+        )
+    return "<br>".join(links)
+
+
+def _thumbnails(archive: Archive, media: list[Media], c: Palette) -> str:
+    cells = []
+    for item in media:
+        if item.thumbnail:
+            src = (archive.media_dir / item.thumbnail).as_uri()
+            cells.append(f"<a href='media:{item.id}'><img src='{src}' height='140'></a>&nbsp;")
+        elif item.mime.startswith(("audio/", "video/")):
+            length = f" · {item.duration_s:.0f} s" if item.duration_s else ""
+            cells.append(
+                f"<a href='media:{item.id}' style='color:{c.link}'>▶ {html.escape(item.mime)}"
+                f"{length}</a>&nbsp;"
+            )
+    return f"<p>{''.join(cells)}</p>" if cells else ""
+
+
+def _backlinks(archive: Archive, key: RecordKey, lang: str, c: Palette, title: str) -> str:
+    links = archive.links_to(key)
+    if not links:
+        return ""
+    rows = []
+    for link in links[:50]:
+        label = html.escape(archive.record_label(link.source, lang))
+        section = archive.section(link.source.section_tipo).label(lang)
+        rows.append(
+            f"<a href='{record_link(link.source)}' style='color:{c.link}'>{label}</a>"
+            f" <span style='color:{c.muted}; font-size:small'>{html.escape(section)} ·"
+            f" {link.source}</span>"
+        )
+    more = f"<br><span style='color:{c.muted}'>+{len(links) - 50}</span>" if len(links) > 50 else ""
+    return (
+        f"<h4 style='color:{c.muted}; margin-top:14px'>{html.escape(title)}</h4>"
+        + "<br>".join(rows)
+        + more
+    )

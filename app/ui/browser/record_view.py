@@ -1,0 +1,144 @@
+"""The record view: one record's fields by language, its links, media and passages."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QPalette
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.archive import Archive, Media, RecordKey
+from app.core.archive.media import media_of
+from app.core.errors import ArxiuError
+from app.ui.browser.media_player import MediaPlayer, timecode_seconds
+from app.ui.browser.record_html import Palette, parse_record_link, record_html
+
+
+def palette_colors(palette: QPalette) -> Palette:
+    """HTML colours from a Qt palette, so the view follows light and dark themes."""
+    dark = palette.color(QPalette.ColorRole.Window).lightness() < 128
+    return Palette(
+        text=palette.color(QPalette.ColorRole.Text).name(),
+        muted=palette.color(QPalette.ColorRole.PlaceholderText).name(),
+        link=palette.color(QPalette.ColorRole.Link).name() if not dark else "#6cb6ff",
+        pill="#30363d" if dark else "#eaeef2",
+        danger="#b42318",
+        rule="#30363d" if dark else "#d8dee4",
+    )
+
+
+class RecordView(QWidget):
+    """Shows one record; its links open other records, its timecodes play the media.
+
+    Signals:
+        record_requested: (key, timecode or "") a link to a record was clicked.
+        ask_requested: (key) "Ask about this record" was clicked.
+        notice: a sentence for the status bar.
+    """
+
+    record_requested = Signal(object, str)
+    ask_requested = Signal(object)
+    notice = Signal(str)
+
+    def __init__(self, archive: Archive, lang: str = "lg-eng", parent: QWidget | None = None):
+        super().__init__(parent)
+        self._archive = archive
+        self._lang = lang
+        self._key: RecordKey | None = None
+        self._media: list[Media] = []
+        self._player = MediaPlayer(self)
+        self._player.notice.connect(self.notice)
+        self.browser = QTextBrowser(self)
+        self.browser.setOpenLinks(False)
+        self.browser.anchorClicked.connect(self._on_anchor)
+        self.browser.setObjectName("recordBrowser")
+        self.ask_button = QPushButton(self.tr("Ask about this record"), self)
+        self.ask_button.setEnabled(False)
+        self.ask_button.clicked.connect(self._on_ask)
+        self.empty = QLabel(self.tr("Select a record to read it here."), self)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setObjectName("placeholder")
+        self._layout_widgets()
+        self.show_record(None)
+
+    def _layout_widgets(self) -> None:
+        bar = QHBoxLayout()
+        bar.addStretch(1)
+        bar.addWidget(self.ask_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.empty, 1)
+        layout.addWidget(self.browser, 1)
+
+    @property
+    def key(self) -> RecordKey | None:
+        """The record shown."""
+        return self._key
+
+    def show_record(self, key: RecordKey | None, timecode: str | None = None) -> None:
+        """Show ``key`` (``None`` clears the view); a timecode also plays the media there."""
+        self._key = key
+        self.ask_button.setEnabled(key is not None)
+        self.empty.setVisible(key is None)
+        self.browser.setVisible(key is not None)
+        if key is None:
+            self.browser.clear()
+            return
+        try:
+            record = self._archive.get_record(key)
+        except ArxiuError as error:
+            self.browser.setHtml(f"<p>{error.message}</p>")
+            return
+        self._media = media_of(self._archive, key)
+        words = {"restricted": self.tr("restricted"), "linked_from": self.tr("Linked from")}
+        colors = palette_colors(self.palette())
+        self.browser.setHtml(
+            record_html(self._archive, record, self._media, lang=self._lang, colors=colors,
+                        labels=words)
+        )
+        if timecode:
+            self.play_at(timecode)
+
+    def play_at(self, timecode: str) -> None:
+        """Play the record's audio or video from ``timecode`` (or say there is none)."""
+        playable = [m for m in self._media if m.mime.startswith(("audio/", "video/"))]
+        if not playable:
+            self.notice.emit(self.tr("Passage at {tc}: this record has no audio or video.")
+                             .format(tc=timecode))
+            return
+        self._player.play(self._archive.media_dir / playable[0].path, timecode_seconds(timecode))
+
+    def _on_anchor(self, url: QUrl) -> None:
+        text = url.toString()
+        target = parse_record_link(text)
+        if target is not None:
+            key, timecode = target
+            if key == self._key and timecode:
+                self.play_at(timecode)
+            else:
+                self.record_requested.emit(key, timecode or "")
+        elif text.startswith("media:"):
+            self._open_media(int(text[len("media:") :]))
+        elif url.scheme() in ("http", "https"):
+            QDesktopServices.openUrl(url)
+
+    def _open_media(self, media_id: int) -> None:
+        item = next((m for m in self._media if m.id == media_id), None)
+        if item is None:
+            return
+        path = self._archive.media_dir / item.path
+        if item.mime.startswith(("audio/", "video/")):
+            self._player.play(path, 0.0)
+        else:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+    def _on_ask(self) -> None:
+        if self._key is not None:
+            self.ask_requested.emit(self._key)

@@ -1,0 +1,151 @@
+"""A lazy table model over one section's records: pages are read as the view scrolls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+)
+
+from app.core.archive import Archive, Field, Record, RecordKey
+from app.core.archive.records import locators
+
+PAGE_SIZE = 100
+MAX_EXTRA_COLUMNS = 3
+COLUMN_KINDS = ("text", "date", "number", "relation", "iri")
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+def table_fields(archive: Archive, section_tipo: str) -> list[Field]:
+    """The fields shown as columns: the label field first, then a few short ones."""
+    section = archive.section(section_tipo)
+    fields = archive.fields(section_tipo)
+    label = [f for f in fields if f.tipo == section.label_field]
+    rest = [f for f in fields if f.tipo != section.label_field and f.kind in COLUMN_KINDS]
+    return label + rest[:MAX_EXTRA_COLUMNS]
+
+
+class RecordsTableModel(QAbstractTableModel):
+    """The records of one section, fetched ``PAGE_SIZE`` at a time (``fetchMore``)."""
+
+    def __init__(self, archive: Archive, lang: str = "lg-eng", parent: QObject | None = None):
+        super().__init__(parent)
+        self._archive = archive
+        self._lang = lang
+        self._section: str | None = None
+        self._fields: list[Field] = []
+        self._records: list[Record] = []
+        self._total = 0
+        self._labels: dict[RecordKey, str] = {}
+
+    # -- loading -------------------------------------------------------------------------------
+    @property
+    def section_tipo(self) -> str | None:
+        """The section shown, if any."""
+        return self._section
+
+    def set_section(self, section_tipo: str | None) -> None:
+        """Show ``section_tipo`` (``None`` empties the table); only the first page is read."""
+        self.beginResetModel()
+        self._section = section_tipo
+        self._records = []
+        self._labels.clear()
+        if section_tipo is None:
+            self._fields, self._total = [], 0
+        else:
+            self._fields = table_fields(self._archive, section_tipo)
+            self._total = self._archive.count_records(section_tipo)
+        self.endResetModel()
+        if self.canFetchMore(QModelIndex()):
+            self.fetchMore(QModelIndex())
+
+    def refresh(self) -> None:
+        """Re-read the current section (after the archive changed)."""
+        self.set_section(self._section)
+
+    def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: N802, B008
+        """Whether records remain unread."""
+        return not parent.isValid() and self._section is not None and (
+            len(self._records) < self._total
+        )
+
+    def fetchMore(self, parent: AnyIndex = QModelIndex()) -> None:  # noqa: N802, B008
+        """Read the next page of records."""
+        if parent.isValid() or self._section is None:
+            return
+        page = self._archive.list_records(self._section, offset=len(self._records), limit=PAGE_SIZE)
+        if not page:
+            self._total = len(self._records)
+            return
+        first = len(self._records)
+        self.beginInsertRows(QModelIndex(), first, first + len(page) - 1)
+        self._records.extend(page)
+        self.endInsertRows()
+
+    # -- reading -------------------------------------------------------------------------------
+    def total(self) -> int:
+        """How many records the section holds (read or not)."""
+        return self._total
+
+    def record_at(self, row: int) -> Record | None:
+        """The record shown on ``row``."""
+        return self._records[row] if 0 <= row < len(self._records) else None
+
+    def row_of(self, key: RecordKey) -> int | None:
+        """The row of ``key`` among the records read so far."""
+        for row, record in enumerate(self._records):
+            if record.key == key:
+                return row
+        return None
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        """Rows read so far."""
+        return 0 if parent.isValid() else len(self._records)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        """The id column plus the field columns."""
+        return 0 if parent.isValid() else 1 + len(self._fields)
+
+    def headerData(  # noqa: N802
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        """Column titles (field labels in the UI language)."""
+        if role != Qt.ItemDataRole.DisplayRole or orientation != Qt.Orientation.Horizontal:
+            return None
+        if section == 0:
+            return self.tr("ID")
+        return self._fields[section - 1].label(self._lang)
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """A cell's text; the full key as tooltip."""
+        record = self.record_at(index.row()) if index.isValid() else None
+        if record is None:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._cell(record, index.column())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return str(record.key)
+        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() == 0:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _cell(self, record: Record, column: int) -> str:
+        if column == 0:
+            return str(record.section_id)
+        field = self._fields[column - 1]
+        if field.kind == "relation":
+            return ", ".join(self._label(key) for key in locators(record.items(field.tipo)))
+        text = record.text(field.tipo, self._lang) or ""
+        return text if len(text) <= 120 else text[:119] + "…"
+
+    def _label(self, key: RecordKey) -> str:
+        if key not in self._labels:
+            self._labels[key] = self._archive.record_label(key, self._lang)
+        return self._labels[key]
+

@@ -1,0 +1,144 @@
+"""The sections list: each section's label, record count and a restricted badge."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QListWidget,
+    QListWidgetItem,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QWidget,
+)
+
+from app.core.archive import Archive
+
+TIPO_ROLE = Qt.ItemDataRole.UserRole
+COUNT_ROLE = Qt.ItemDataRole.UserRole + 1
+RESTRICTED_ROLE = Qt.ItemDataRole.UserRole + 2
+BADGE_COLOR = QColor("#b42318")
+
+
+class SectionDelegate(QStyledItemDelegate):
+    """Paints a section row: label, the count on the right, a red "restricted" pill."""
+
+    def __init__(self, badge_text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._badge_text = badge_text
+
+    def sizeHint(  # noqa: N802
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        """Rows a little taller than text."""
+        size = super().sizeHint(option, index)
+        return QSize(size.width(), max(size.height() + 12, 30))
+
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        """Draw the row."""
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = ""
+        widget = opt.widget  # type: ignore[attr-defined]
+        style = widget.style() if widget else None
+        if style is not None:
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        rect: QRect = opt.rect.adjusted(10, 0, -10, 0)  # type: ignore[attr-defined]
+        painter.save()
+        painter.setPen(opt.palette.color(role))  # type: ignore[attr-defined]
+        count = str(index.data(COUNT_ROLE))
+        metrics = painter.fontMetrics()
+        count_width = metrics.horizontalAdvance(count)
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
+                         count)
+        right = rect.right() - count_width - 8
+        if index.data(RESTRICTED_ROLE):
+            right = self._paint_badge(painter, rect, right)
+        label_rect = QRect(rect.left(), rect.top(), max(right - rect.left(), 0), rect.height())
+        label = metrics.elidedText(str(index.data()), Qt.TextElideMode.ElideRight,
+                                   label_rect.width())
+        painter.drawText(label_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                         label)
+        painter.restore()
+
+    def _paint_badge(self, painter: QPainter, rect: QRect, right: int) -> int:
+        font = painter.font()
+        small = painter.font()
+        small.setPointSizeF(max(font.pointSizeF() - 1.5, 6.0))
+        painter.setFont(small)
+        width = painter.fontMetrics().horizontalAdvance(self._badge_text) + 10
+        height = painter.fontMetrics().height() + 2
+        badge = QRect(right - width, rect.center().y() - height // 2, width, height)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setBrush(BADGE_COLOR)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.drawRoundedRect(badge, height / 2, height / 2)
+        painter.setPen(QColor("white"))
+        painter.drawText(badge, int(Qt.AlignmentFlag.AlignCenter), self._badge_text)
+        painter.setFont(font)
+        return badge.left() - 6
+
+
+class SectionsView(QListWidget):
+    """The archive's sections.
+
+    Signals:
+        section_selected: (tipo) the person chose a section.
+    """
+
+    section_selected = Signal(str)
+
+    def __init__(self, archive: Archive, lang: str = "lg-eng", parent: QWidget | None = None):
+        super().__init__(parent)
+        self._archive = archive
+        self._lang = lang
+        self.setObjectName("sectionsView")
+        self.setItemDelegate(SectionDelegate(self.tr("restricted"), self))
+        self.currentItemChanged.connect(self._on_current)
+        self.reload()
+
+    def reload(self) -> None:
+        """Re-read sections and counts, keeping the selection."""
+        current = self.current_tipo()
+        self.blockSignals(True)
+        self.clear()
+        for section in self._archive.sections():
+            item = QListWidgetItem(section.label(self._lang))
+            item.setData(TIPO_ROLE, section.tipo)
+            item.setData(COUNT_ROLE, self._archive.count_records(section.tipo))
+            item.setData(RESTRICTED_ROLE, section.restricted)
+            tip = self.tr("{tipo}: restricted, never sent to external models") if (
+                section.restricted) else "{tipo}"
+            item.setToolTip(tip.format(tipo=section.tipo))
+            self.addItem(item)
+        self.blockSignals(False)
+        if current:
+            self.select_tipo(current, notify=False)
+
+    def current_tipo(self) -> str | None:
+        """The selected section's tipo."""
+        item = self.currentItem()
+        return str(item.data(TIPO_ROLE)) if item is not None else None
+
+    def select_tipo(self, tipo: str, *, notify: bool = True) -> None:
+        """Select the section ``tipo``."""
+        for row in range(self.count()):
+            item = self.item(row)
+            if item.data(TIPO_ROLE) == tipo:
+                if not notify:
+                    self.blockSignals(True)
+                self.setCurrentItem(item)
+                self.blockSignals(False)
+                return
+
+    def _on_current(self, current: QListWidgetItem | None, _previous: object) -> None:
+        if current is not None:
+            self.section_selected.emit(str(current.data(TIPO_ROLE)))

@@ -1,0 +1,86 @@
+"""Bad archives give coded errors and are left untouched."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from app.core.archive import open_archive
+from app.core.errors import ArchiveError
+
+
+def test_missing_archive_is_not_created_without_create(tmp_path: Path) -> None:
+    with pytest.raises(ArchiveError) as info:
+        open_archive(tmp_path / "nowhere")
+    assert info.value.code == "archive.not_found"
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"this is not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 4000],
+)
+def test_corrupt_file_is_reported_and_left_as_is(tmp_path: Path, content: bytes) -> None:
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / "archive.db").write_bytes(content)
+    with pytest.raises(ArchiveError) as info:
+        open_archive(folder)
+    assert info.value.code == "archive.corrupt"
+    assert info.value.hint
+    assert (folder / "archive.db").read_bytes() == content
+    assert sorted(p.name for p in folder.iterdir()) == ["archive.db"]
+
+
+def test_read_only_location_is_reported(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        # root ignores permission bits; sysfs refuses new folders even to root
+        target = Path("/sys/arxiu-test-archive")
+    else:
+        parent = tmp_path / "ro"
+        parent.mkdir()
+        parent.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        target = parent / "a"
+    with pytest.raises(ArchiveError) as info:
+        open_archive(target, create=True)
+    assert info.value.code == "archive.read_only"
+    assert not target.exists()
+
+
+def test_read_only_open_refuses_writes(tmp_path: Path) -> None:
+    open_archive(tmp_path / "a", create=True).close()
+    archive = open_archive(tmp_path / "a", read_only=True)
+    try:
+        assert archive.sections() == []
+        with pytest.raises(ArchiveError) as info:
+            archive.set_meta("name", "x")
+        assert info.value.code == "archive.read_only"
+    finally:
+        archive.close()
+
+
+def test_locked_archive_gives_a_retryable_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.core.archive.database as database
+
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 50)
+    archive = open_archive(tmp_path / "a", create=True)
+    blocker = sqlite3.connect(tmp_path / "a" / "archive.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(ArchiveError) as info:
+            archive.set_meta("name", "x")
+        assert info.value.code == "archive.locked"
+        assert info.value.retryable
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        archive.close()
+    reopened = open_archive(tmp_path / "a")
+    try:
+        assert reopened.meta("name") is None
+    finally:
+        reopened.close()

@@ -1,0 +1,74 @@
+"""Schema migrations: from empty, from every earlier version, and refusing newer schemas."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from app.core.archive import open_archive
+from app.core.archive.database import Database
+from app.core.archive.migrations import MIGRATIONS
+from app.core.errors import ArchiveError
+
+
+def tables(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        return {r[0] for r in rows}
+    finally:
+        conn.close()
+
+
+def test_migrates_an_empty_folder_to_the_latest_schema(tmp_path: Path) -> None:
+    archive = open_archive(tmp_path / "a", create=True)
+    try:
+        assert archive.db.schema_version() == len(MIGRATIONS)
+    finally:
+        archive.close()
+    names = tables(tmp_path / "a" / "archive.db")
+    assert {"sections", "fields", "records", "links", "media", "audit", "conversations"} <= names
+    conn = sqlite3.connect(tmp_path / "a" / "archive.db")
+    applied = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+    conn.close()
+    assert applied == [m.name for m in MIGRATIONS]
+
+
+@pytest.mark.parametrize("start", range(len(MIGRATIONS)))
+def test_migrates_from_every_earlier_version(tmp_path: Path, start: int) -> None:
+    folder = tmp_path / "a"
+    folder.mkdir()
+    sqlite3.connect(folder / "archive.db").close()  # an empty database file
+    db = Database(folder / "archive.db")
+    # Apply only the first `start` migrations, as an older Arxiu would have.
+    for number, migration in enumerate(MIGRATIONS[:start], start=1):
+
+        def step(conn: sqlite3.Connection, m=migration, n=number) -> None:  # type: ignore[no-untyped-def]
+            conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+            m.apply(conn)
+            conn.execute("INSERT INTO _migrations(name) VALUES (?)", (m.name,))
+            conn.execute(f"PRAGMA user_version = {n}")
+
+        db.write(step)
+    db.close()
+    archive = open_archive(folder)
+    try:
+        assert archive.db.schema_version() == len(MIGRATIONS)
+    finally:
+        archive.close()
+
+
+def test_refuses_a_newer_schema_and_touches_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "a"
+    open_archive(folder, create=True).close()
+    db_file = folder / "archive.db"
+    conn = sqlite3.connect(db_file)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
+    conn.close()
+    before = db_file.read_bytes()
+    with pytest.raises(ArchiveError) as info:
+        open_archive(folder)
+    assert info.value.code == "archive.schema_newer"
+    assert db_file.read_bytes() == before
