@@ -28,7 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command it opens the desktop app.",
     )
     parser.add_argument("--version", action="version", version=f"arxiu {__version__}")
-    parser.add_argument("--archive", metavar="DIR", help="archive folder (default: the demo archive)")
+    parser.add_argument(
+        "--archive", metavar="DIR", help="archive folder (default: the demo archive)"
+    )
     parser.add_argument(
         "--screenshot", metavar="PNG", help="open the window, wait until idle, save a PNG, exit"
     )

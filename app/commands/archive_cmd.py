@@ -59,7 +59,9 @@ def run_info(args: argparse.Namespace) -> int:
     print()
     for s in info["sections"]:
         flags = " ".join(
-            flag for flag, on in (("restricted", s["restricted"]), ("writable", s["writable"])) if on
+            flag
+            for flag, on in (("restricted", s["restricted"]), ("writable", s["writable"]))
+            if on
         )
         print(f"  {s['tipo']:<14} {s['records']:>7}  {s['label']}  {flags}".rstrip())
     return 0

@@ -1,9 +1,191 @@
-"""Placeholder for the ask commands (being written)."""
+"""``arxiu ask "question"``: ask the assistant from the terminal, streaming its answer.
+
+The answer streams to stdout; tool activity, the model line and errors go to stderr. With
+``--json-events`` every event is one line ``{"event": NAME, "data": {...}}`` on stdout. With
+``--write`` a proposed change plan is shown as a confirm card (each op's tool and real
+arguments) and applied only after the person types ``yes``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any, TextIO, assert_never
+
+from app.commands.common import open_current
+from app.core.agent.events import (
+    ErrorEvent,
+    Event,
+    FinalEvent,
+    IterationEvent,
+    StartEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolResultEvent,
+    ToolUseEvent,
+    to_wire,
+)
+from app.core.archive.model import RecordKey
+from app.core.errors import ArxiuError
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+    from app.core.index.service import Index
+    from app.core.session import AssistantSession
+
+EXIT_OK, EXIT_INPUT, EXIT_ENVIRONMENT = 0, 2, 3
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add nothing yet."""
+    """Add the ``ask`` command."""
+    parser = sub.add_parser("ask", help="ask the assistant a question about the archive")
+    parser.add_argument("question", help="the question, in any language")
+    parser.add_argument("--model", metavar="ID", help="model id (see `arxiu models list`)")
+    parser.add_argument(
+        "--write", action="store_true", help="write mode: propose a change plan to confirm"
+    )
+    parser.add_argument(
+        "--context", metavar="SECTION/ID", help="the record the question is about ('this record')"
+    )
+    parser.add_argument(
+        "--json-events", action="store_true", help='print each event as {"event", "data"} JSON'
+    )
+    parser.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    parser.set_defaults(func=run_ask)
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    """Run one question; the exit code is 0 for an answer, 2/3 for an error."""
+    request: dict[str, Any] = {"question": args.question}
+    if args.model:
+        request["model"] = args.model
+    if args.write:
+        request["mode"] = "write"
+    if args.context:
+        request["context"] = parse_context(args.context)
+    with open_current(args) as archive:
+        index = open_index(archive, quiet=args.json_events)
+        try:
+            return asyncio.run(ask(archive, index, request, json_events=args.json_events))
+        finally:
+            index.close()
+
+
+def parse_context(text: str) -> dict[str, Any]:
+    """``SECTION/ID`` as a request context."""
+    try:
+        key = RecordKey.parse(text)
+    except ValueError as error:
+        raise ArxiuError(
+            "request.invalid", str(error), hint="Write it as oh1/3.", category="input"
+        ) from error
+    return {"section_tipo": key.section_tipo, "section_id": key.section_id}
+
+
+def open_index(archive: Archive, *, quiet: bool) -> Index:
+    """The archive's index, brought up to date first (a fresh install indexes the demo)."""
+    from app.core.index.service import Index
+
+    index = Index(archive)
+    pending = index.indexer.pending()
+    if pending:
+        if not quiet:
+            print(f"Indexing {pending} records first…", file=sys.stderr, flush=True)
+        index.index_now()
+    return index
+
+
+async def ask(archive: Archive, index: Index, request: dict[str, Any], *, json_events: bool) -> int:
+    """Stream one run to the terminal; confirm and apply a change plan if one is proposed."""
+    from app.core.session import AssistantSession
+
+    session = AssistantSession(archive, searcher=index)
+    try:
+        events = await session.chat(request)
+        final: FinalEvent | None = None
+        code = EXIT_OK
+        async for event in events:
+            if json_events:
+                print(json.dumps(to_wire(event), ensure_ascii=False, default=str), flush=True)
+            else:
+                render(event, sys.stdout, sys.stderr)
+            if isinstance(event, FinalEvent):
+                final = event
+            if isinstance(event, ErrorEvent):
+                code = EXIT_INPUT if event.category == "input" else EXIT_ENVIRONMENT
+        if final is not None and final.change_plan is not None:
+            await confirm_and_apply(session, final.change_plan, json_events=json_events)
+        return code
+    finally:
+        await session.aclose()
+
+
+def render(event: Event, out: TextIO, err: TextIO) -> None:
+    """Print one event for a person: the answer on ``out``, everything else on ``err``."""
+    match event:
+        case StartEvent():
+            badge = "local / private" if event.egress == "local" else "EXTERNAL"
+            print(f"[{event.model} · {badge} · {event.mode}]", file=err, flush=True)
+        case ThinkingEvent():
+            if event.state == "start":
+                print("(thinking…)", file=err, flush=True)
+        case TextEvent():
+            out.write(event.delta)
+            out.flush()
+        case ToolUseEvent():
+            print(f"\n→ {event.summary}", file=err, flush=True)
+        case ToolResultEvent():
+            print(f"  {'ok' if event.ok else 'refused: ' + str(event.code)}", file=err, flush=True)
+        case IterationEvent():
+            pass
+        case FinalEvent():
+            out.write("\n")
+            out.flush()
+        case ErrorEvent():
+            print(f"\nerror [{event.code}]: {event.message}", file=err, flush=True)
+            if event.hint:
+                print(f"hint: {event.hint}", file=err, flush=True)
+        case _:
+            assert_never(event)
+
+
+def confirm_card(plan: dict[str, Any]) -> str:
+    """The plan as a person reviews it: summary, then each op's tool and real arguments."""
+    lines = ["", f"Change plan: {plan['summary']}", f"  plan_hash {plan['plan_hash'][:16]}…"]
+    for number, op in enumerate(plan["ops"], start=1):
+        lines.append(f"  {number}. [{op['op_id']}] {op['tool']} — {op['summary']}")
+        lines.append("       " + json.dumps(op["args"], ensure_ascii=False, sort_keys=True))
+    lines.append("Nothing has been written yet.")
+    return "\n".join(lines)
+
+
+async def confirm_and_apply(
+    session: AssistantSession, plan: dict[str, Any], *, json_events: bool
+) -> None:
+    """Show the confirm card; apply only when the person types ``yes``."""
+    print(confirm_card(plan), file=sys.stderr, flush=True)
+    print("Type yes to apply it: ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline().strip().lower()
+    approved = answer == "yes"
+    report = await session.resolve(plan["pending_id"], approved)
+    if report is None:
+        print("Cancelled: nothing was written.", file=sys.stderr, flush=True)
+        return
+    if json_events:
+        print(json.dumps({"event": "apply", "data": report}, ensure_ascii=False), flush=True)
+        return
+    print(apply_summary(report), flush=True)
+
+
+def apply_summary(report: dict[str, Any]) -> str:
+    """The apply report for a person."""
+    lines = [f"applied {item['op_id']}" for item in report["applied"]]
+    failed = report.get("failed")
+    if failed:
+        error = failed["error"]["error"]
+        lines.append(f"FAILED {failed['op_id']}: [{error['code']}] {error['message']}")
+    lines += [f"skipped {op_id}" for op_id in report["skipped"]]
+    lines += [f"created {op_id}: section_id {sid}" for op_id, sid in report["created"].items()]
+    return "\n".join(lines)

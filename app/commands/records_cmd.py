@@ -37,11 +37,17 @@ def run_list(args: argparse.Namespace) -> int:
         total = archive.count_records(section.tipo)
         records = archive.list_records(section.tipo, offset=args.offset, limit=args.limit)
         rows = [
-            {"section_tipo": r.section_tipo, "section_id": r.section_id, "label": archive.label_of(r)}
+            {
+                "section_tipo": r.section_tipo,
+                "section_id": r.section_id,
+                "label": archive.label_of(r),
+            }
             for r in records
         ]
     if args.json:
-        print_json({"section": section.tipo, "total": total, "offset": args.offset, "records": rows})
+        print_json(
+            {"section": section.tipo, "total": total, "offset": args.offset, "records": rows}
+        )
         return 0
     print(f"{section.label()} ({section.tipo}): {total} records")
     for row in rows:
@@ -65,7 +71,9 @@ def record_view(archive: Archive, record: Record, lang: str) -> dict[str, Any]:
                     values.append({"record": str(key), "label": archive.record_label(key, lang)})
             else:
                 values.append({"lang": item["lang"], "value": item["value"]})
-        fields.append({"tipo": field.tipo, "label": field.label(lang), "kind": field.kind, "values": values})
+        fields.append(
+            {"tipo": field.tipo, "label": field.label(lang), "kind": field.kind, "values": values}
+        )
     key = record.key
     return {
         "section_tipo": key.section_tipo,
@@ -75,8 +83,11 @@ def record_view(archive: Archive, record: Record, lang: str) -> dict[str, Any]:
         "restricted": archive.is_restricted(key),
         "fields": fields,
         "linked_from": [
-            {"record": str(link.source), "field": link.field_tipo,
-             "label": archive.record_label(link.source, lang)}
+            {
+                "record": str(link.source),
+                "field": link.field_tipo,
+                "label": archive.record_label(link.source, lang),
+            }
             for link in archive.links_to(key)
         ],
     }

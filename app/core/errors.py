@@ -86,7 +86,7 @@ class ImportFailed(ArxiuError):
     default_category = "input"
 
 
-class IndexError_(ArxiuError):  # noqa: N801 - avoids shadowing the builtin IndexError
+class IndexError_(ArxiuError):
     """The semantic index cannot do what was asked."""
 
 

@@ -42,7 +42,7 @@ class TableTranslator(QTranslator):
         super().__init__(parent)
         self._table = table
 
-    def translate(  # type: ignore[override]
+    def translate(
         self,
         context: str,
         source_text: str,
@@ -52,7 +52,7 @@ class TableTranslator(QTranslator):
         """The translation of ``source_text`` or an empty string (Qt then keeps the source)."""
         return self._table.get(source_text, "")
 
-    def isEmpty(self) -> bool:  # noqa: N802 - Qt's name
+    def isEmpty(self) -> bool:
         """Whether the table has no entries."""
         return not self._table
 

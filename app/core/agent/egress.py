@@ -16,12 +16,12 @@ restricted content, so the answer can be marked *tainted*.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.archive.model import RecordKey
-from app.core.errors import ToolError
+from app.core.errors import ArxiuError, ToolError
 from app.core.tools.base import EGRESS_CLASSES, Tool, ToolResult
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ LOCAL_HINT = "Switch to a model badged local / private and ask again."
 class SectionNamer(Protocol):
     """What the gate needs from the tool registry."""
 
-    def sections_named(self, name: str, args: dict[str, Any]) -> Iterable[str]:
+    def sections_named(self, name: str, args: Any, archive: Archive | None = None) -> set[str]:
         """Every section tipo the call ``name(args)`` names, labels and filter paths resolved."""
         ...
 
@@ -94,23 +94,25 @@ class EgressGate:
                 details={"tool": tool.name},
             )
         try:
-            named = set(registry.sections_named(tool.name, args))
-        except ToolError as error:
+            named = set(registry.sections_named(tool.name, args, self.archive))
+        except ArxiuError as error:
             return refused(f"The call cannot be classified: {error.message}")
         named |= self._sections_in(args)
         return self._check_keys(named, set(_locators(args)), where="call")
 
     def check_result(self, tool: Tool, result: ToolResult) -> ToolError | None:
         """The refusal for sending ``result`` to this run's model, or ``None``."""
+        if not result.ok:
+            return None
         keys = set(result.records) | set(_locators(result.data))
         sections = set(result.sections) | {k.section_tipo for k in keys}
         if not self.external:
-            if any(self._restricted_section(s) for s in sections) or any(
-                self._restricted_record(k) for k in keys
-            ):
+            if (
+                tool.egress != "structure" and any(self._restricted_section(s) for s in sections)
+            ) or any(self._restricted_record(k) for k in keys):
                 self.touched_restricted = True
             return None
-        if tool.egress == "structure" or not result.ok:
+        if tool.egress == "structure":
             return None
         return self._check_keys(sections, keys, where="result")
 
@@ -151,7 +153,9 @@ class EgressGate:
 
     def _field_map(self) -> dict[str, tuple[str, str | None]]:
         if self._fields is None:
-            self._fields = {f.tipo: (f.section_tipo, f.target_section) for f in self.archive.fields()}
+            self._fields = {
+                f.tipo: (f.section_tipo, f.target_section) for f in self.archive.fields()
+            }
         return self._fields
 
     def _sections_in(self, args: Any) -> set[str]:

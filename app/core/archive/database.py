@@ -11,7 +11,7 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -103,13 +103,17 @@ class Database:
     # -- writes ------------------------------------------------------------------------------
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the writer thread."""
+        return self.submit(fn).result()
+
+    def submit(self, fn: Callable[[sqlite3.Connection], T]) -> Future[T]:
+        """Queue ``fn`` for the writer thread; its transaction commits in submission order."""
         if self.read_only:
             raise ArchiveError(
                 "archive.read_only",
                 f"The archive {self.path} was opened read-only.",
                 hint="Open it again with write access.",
             )
-        return self._writer.submit(self._write_now, fn).result()
+        return self._writer.submit(self._write_now, fn)
 
     def _write_now(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         conn = self.conn()

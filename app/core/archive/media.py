@@ -129,8 +129,11 @@ def add_media(
         return int(cursor.lastrowid or 0)
 
     media_id = archive.db.write(run)
-    return Media(id=media_id, key=key, **{k: v for k, v in row.items() if k not in (
-        "section_tipo", "section_id")})
+    return Media(
+        id=media_id,
+        key=key,
+        **{k: v for k, v in row.items() if k not in ("section_tipo", "section_id")},
+    )
 
 
 def media_of(archive: Archive, key: RecordKey) -> list[Media]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -246,43 +247,51 @@ class RecordWriter:
 
     # -- bulk --------------------------------------------------------------------------------
     def upsert_records(self, records: list[NewRecord], *, source: str = "") -> UpsertResult:
+        """Create or update many records in one transaction; see :meth:`submit_upsert`."""
+        return self.submit_upsert(records, source=source).result()
+
+    def submit_upsert(self, records: list[NewRecord], *, source: str = "") -> Future[UpsertResult]:
         """Create or update many records in one transaction (importers).
 
         Records with an ``external_id`` are matched through ``external_ids`` (``source``,
-        ``external_id``) so that importing the same data twice creates nothing twice.
+        ``external_id``) so that importing the same data twice creates nothing twice. Returns at
+        once: the caller may build the next batch while the writer thread commits this one.
         """
 
         def run(conn: sqlite3.Connection) -> UpsertResult:
+            batch = _Batch(conn)
             created = updated = unchanged = 0
             keys: list[RecordKey] = []
             for item in records:
                 clean = normalize_values(item.values)
                 key = _resolve_external(conn, source, item)
-                if key is None:
-                    sid = item.section_id or _next_id(conn, item.section_tipo)
-                    key = RecordKey(item.section_tipo, sid)
-                    if _exists(conn, key.section_tipo, sid):
-                        before = _read(conn, key)
-                        changed = _upsert_existing(conn, key, before, clean, item.restricted)
-                        updated, unchanged = updated + changed, unchanged + (not changed)
-                    else:
-                        _insert(conn, key, clean, item.restricted)
-                        created += 1
-                    if item.external_id is not None:
-                        conn.execute(
-                            "INSERT OR REPLACE INTO external_ids VALUES (?, ?, ?, ?)",
-                            (source, item.external_id, key.section_tipo, key.section_id),
-                        )
+                if key is None and item.section_id is not None:
+                    key = RecordKey(item.section_tipo, item.section_id)
+                before = _read_or_none(conn, key) if key is not None else None
+                if before is None:
+                    key = key or RecordKey(item.section_tipo, batch.next_id(item.section_tipo))
+                    _insert(conn, key, clean, item.restricted, batch.relations(key.section_tipo))
+                    created += 1
+                elif _upsert_existing(conn, before, clean, item.restricted):
+                    updated += 1
                 else:
-                    before = _read(conn, key)
-                    changed = _upsert_existing(conn, key, before, clean, item.restricted)
-                    updated, unchanged = updated + changed, unchanged + (not changed)
+                    unchanged += 1
+                assert key is not None
+                if item.external_id is not None:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO external_ids VALUES (?, ?, ?, ?)",
+                        (source, item.external_id, key.section_tipo, key.section_id),
+                    )
                 keys.append(key)
             return UpsertResult(created, updated, unchanged, keys)
 
-        result = self.db.write(run)
-        self._notify([k for k in result.keys])
-        return result
+        future = self.db.submit(run)
+        future.add_done_callback(self._notify_done)
+        return future
+
+    def _notify_done(self, future: Future[UpsertResult]) -> None:
+        if future.exception() is None:
+            self._notify(future.result().keys)
 
     def external_key(self, source: str, external_id: str) -> RecordKey | None:
         """The record imported from ``source`` under ``external_id``, if any."""
@@ -296,12 +305,36 @@ class RecordWriter:
 
 
 def _upsert_existing(
-    conn: sqlite3.Connection, key: RecordKey, before: Record, clean: Values, restricted: bool | None
+    conn: sqlite3.Connection, before: Record, clean: Values, restricted: bool | None
 ) -> bool:
     if before.values == clean and before.restricted == restricted:
         return False
-    _store(conn, key, clean, before.version + 1, restricted=restricted)
+    _store(conn, before.key, clean, before.version + 1, restricted=restricted)
     return True
+
+
+class _Batch:
+    """Per-transaction caches for bulk writes: next ids and relation fields per section."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._next: dict[str, int] = {}
+        self._relations: dict[str, list[str]] = {}
+
+    def next_id(self, tipo: str) -> int:
+        """A fresh id in ``tipo`` (ids handed out in this batch are not reused)."""
+        if tipo not in self._next:
+            _require_section(self.conn, tipo)
+            self._next[tipo] = _next_id(self.conn, tipo)
+        sid = self._next[tipo]
+        self._next[tipo] = sid + 1
+        return sid
+
+    def relations(self, tipo: str) -> list[str]:
+        """The relation fields of ``tipo``."""
+        if tipo not in self._relations:
+            self._relations[tipo] = _relation_fields(self.conn, tipo)
+        return self._relations[tipo]
 
 
 def _resolve_external(conn: sqlite3.Connection, source: str, item: NewRecord) -> RecordKey | None:
@@ -311,9 +344,7 @@ def _resolve_external(conn: sqlite3.Connection, source: str, item: NewRecord) ->
         "SELECT section_tipo, section_id FROM external_ids WHERE source = ? AND external_id = ?",
         (source, item.external_id),
     ).fetchone()
-    if row is None or not _exists(conn, row[0], row[1]):
-        return None
-    return RecordKey(row[0], row[1])
+    return None if row is None else RecordKey(row[0], row[1])
 
 
 def _require_section(conn: sqlite3.Connection, tipo: str) -> None:
@@ -350,6 +381,14 @@ def _next_id(conn: sqlite3.Connection, tipo: str) -> int:
     return int(row[0]) + 1
 
 
+def _read_or_none(conn: sqlite3.Connection, key: RecordKey) -> Record | None:
+    row = conn.execute(
+        "SELECT * FROM records WHERE section_tipo = ? AND section_id = ?",
+        (key.section_tipo, key.section_id),
+    ).fetchone()
+    return row_to_record(row) if row else None
+
+
 def _read(conn: sqlite3.Connection, key: RecordKey) -> Record:
     row = conn.execute(
         "SELECT * FROM records WHERE section_tipo = ? AND section_id = ?",
@@ -362,7 +401,13 @@ def _read(conn: sqlite3.Connection, key: RecordKey) -> Record:
     return row_to_record(row)
 
 
-def _insert(conn: sqlite3.Connection, key: RecordKey, data: Values, restricted: bool | None) -> None:
+def _insert(
+    conn: sqlite3.Connection,
+    key: RecordKey,
+    data: Values,
+    restricted: bool | None,
+    relations: list[str] | None = None,
+) -> None:
     stamp = _now()
     conn.execute(
         "INSERT INTO records(section_tipo, section_id, data, version, restricted, created_at, "
@@ -376,7 +421,7 @@ def _insert(conn: sqlite3.Connection, key: RecordKey, data: Values, restricted: 
             stamp,
         ),
     )
-    _sync_links(conn, key, data)
+    _add_links(conn, key, data, relations)
 
 
 def _store(
@@ -385,13 +430,19 @@ def _store(
     data: Values,
     version: int,
     *,
-    restricted: bool | None | str = "keep",
+    restricted: bool | str | None = "keep",
 ) -> None:
     if restricted == "keep":
         conn.execute(
             "UPDATE records SET data = ?, version = ?, updated_at = ? "
             "WHERE section_tipo = ? AND section_id = ?",
-            (json.dumps(data, ensure_ascii=False), version, _now(), key.section_tipo, key.section_id),
+            (
+                json.dumps(data, ensure_ascii=False),
+                version,
+                _now(),
+                key.section_tipo,
+                key.section_id,
+            ),
         )
     else:
         conn.execute(
@@ -409,20 +460,32 @@ def _store(
     _sync_links(conn, key, data)
 
 
+def _relation_fields(conn: sqlite3.Connection, section_tipo: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT tipo FROM fields WHERE section_tipo = ? AND kind = 'relation'", (section_tipo,)
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def _sync_links(conn: sqlite3.Connection, key: RecordKey, data: Values) -> None:
     conn.execute(
         "DELETE FROM links WHERE from_section = ? AND from_id = ?",
         (key.section_tipo, key.section_id),
     )
-    rows = conn.execute(
-        "SELECT tipo FROM fields WHERE section_tipo = ? AND kind = 'relation'", (key.section_tipo,)
-    ).fetchall()
-    for (field_tipo,) in rows:
-        for target in locators(data.get(field_tipo, [])):
-            conn.execute(
-                "INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?, ?)",
-                (key.section_tipo, key.section_id, field_tipo, target.section_tipo, target.section_id),
-            )
+    _add_links(conn, key, data, None)
+
+
+def _add_links(
+    conn: sqlite3.Connection, key: RecordKey, data: Values, relations: list[str] | None
+) -> None:
+    fields = relations if relations is not None else _relation_fields(conn, key.section_tipo)
+    rows = [
+        (key.section_tipo, key.section_id, field_tipo, target.section_tipo, target.section_id)
+        for field_tipo in fields
+        for target in locators(data.get(field_tipo, []))
+    ]
+    if rows:
+        conn.executemany("INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?, ?)", rows)
 
 
 def write_audit(

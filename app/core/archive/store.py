@@ -117,13 +117,18 @@ class Archive(RecordWriter):
     def has_section(self, tipo: str) -> bool:
         """Whether the section exists."""
         with self.db.reading() as conn:
-            return conn.execute("SELECT 1 FROM sections WHERE tipo = ?", (tipo,)).fetchone() is not None
+            return (
+                conn.execute("SELECT 1 FROM sections WHERE tipo = ?", (tipo,)).fetchone()
+                is not None
+            )
 
     def fields(self, section_tipo: str | None = None) -> list[Field]:
         """The fields of one section (or of all) in display order."""
         with self.db.reading() as conn:
             if section_tipo is None:
-                rows = conn.execute("SELECT * FROM fields ORDER BY section_tipo, position").fetchall()
+                rows = conn.execute(
+                    "SELECT * FROM fields ORDER BY section_tipo, position"
+                ).fetchall()
             else:
                 rows = conn.execute(
                     "SELECT * FROM fields WHERE section_tipo = ? ORDER BY position", (section_tipo,)
@@ -223,7 +228,11 @@ class Archive(RecordWriter):
         record = self.find_record(key)
         if record is not None and record.restricted is not None:
             return record.restricted
-        return self.section(key.section_tipo).restricted if self.has_section(key.section_tipo) else True
+        return (
+            self.section(key.section_tipo).restricted
+            if self.has_section(key.section_tipo)
+            else True
+        )
 
     # -- links -------------------------------------------------------------------------------
     def links_from(self, key: RecordKey) -> list[Link]:
@@ -289,7 +298,9 @@ class Archive(RecordWriter):
     def conversations(self) -> list[dict[str, Any]]:
         """Every conversation, most recently updated first."""
         with self.db.reading() as conn:
-            rows = conn.execute("SELECT * FROM conversations ORDER BY updated_at DESC, id").fetchall()
+            rows = conn.execute(
+                "SELECT * FROM conversations ORDER BY updated_at DESC, id"
+            ).fetchall()
         return [_row_to_conversation(r) for r in rows]
 
     def conversation(self, conversation_id: str) -> dict[str, Any] | None:
@@ -302,7 +313,9 @@ class Archive(RecordWriter):
 
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete a conversation."""
-        self.db.write(lambda c: c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,)))
+        self.db.write(
+            lambda c: c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+        )
 
 
 def _dumps_or_none(value: Any) -> str | None:
@@ -384,9 +397,7 @@ def _row_to_conversation(row: sqlite3.Row) -> dict[str, Any]:
     return item
 
 
-def open_archive(
-    folder: Path | str, *, create: bool = False, read_only: bool = False
-) -> Archive:
+def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = False) -> Archive:
     """Open (and with ``create=True`` create) the archive in ``folder``, migrating its schema.
 
     Raises:

@@ -1,1 +1,18 @@
-"""The semantic index: chunks, embeddings, FTS5, hybrid search, the background indexer."""
+"""The semantic index: chunking, embeddings, hybrid search and the background indexer."""
+
+from app.core.index.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
+from app.core.index.indexer import Progress
+from app.core.index.service import Index
+
+__all__ = [
+    "Embedder",
+    "HashingEmbedder",
+    "Index",
+    "Progress",
+    "SearchFilter",
+    "SearchHit",
+    "SearchMode",
+    "Searcher",
+    "SentenceTransformerEmbedder",
+]

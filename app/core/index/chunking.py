@@ -22,6 +22,8 @@ TEXT_KINDS = ("text", "rich_text", "transcription")
 
 MAX_WORDS = 180
 OVERLAP_WORDS = 30
+SHORT_WORDS = 24
+"""Text values up to this many words are metadata, gathered into one chunk per language."""
 
 TIMECODE = re.compile(r"\[TC_(\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)_TC\]")
 PAGE = re.compile(r"\[page-n-([^\]\s]+)\]")
@@ -131,39 +133,69 @@ def _join(segments: list[Segment]) -> Segment:
     return Segment(" ".join(s.text for s in segments), first.timecode, first.page)
 
 
-def chunk_record(record: Record, fields: list[Field], label: str) -> list[Chunk]:
-    """Every chunk of ``record``: its text fields per language, or its label alone.
+def chunk_record(record: Record, fields: list[Field], label_field: str | None) -> list[Chunk]:
+    """Every chunk of ``record``.
+
+    Long values (and any transcription or marked-up value) are cut into passages; short text
+    values of one language (names, places, identifiers) are gathered into one metadata chunk, so
+    that a catalogue entry is one chunk rather than a dozen tiny ones. Each chunk's label is the
+    record's label in the chunk's language; a language the label has but no chunk has gets a
+    chunk holding just the label, so every title stays findable.
 
     Args:
         record: the record to cut.
         fields: its section's fields (only the text-like kinds are read).
-        label: the record's display label, put in front of each chunk's embedded text.
+        label_field: the section's label field (its values head the chunks).
     """
     chunks: list[Chunk] = []
-    label_field = None
+    short: dict[str, tuple[str, list[str]]] = {}
+
+    def label(lang: str) -> str:
+        value = record.text(label_field, lang) if label_field else None
+        return clean(value) if value else ""
+
     for field in fields:
-        if field.kind not in TEXT_KINDS:
+        if field.kind not in TEXT_KINDS or field.tipo == label_field:
             continue
         for item in record.items(field.tipo):
             value = item.get("value")
-            if not isinstance(value, str) or not value.strip():
+            lang = str(item.get("lang") or "lg-nolan")
+            if not isinstance(value, str) or not clean(value):
                 continue
-            if clean(value) == label:
-                label_field = field.tipo
+            if _is_short(field, value):
+                short.setdefault(lang, (field.tipo, []))[1].append(clean(value))
                 continue
             for segment in pack(split_markers(value)):
-                chunks.append(
-                    Chunk(
-                        key=record.key,
-                        field_tipo=field.tipo,
-                        lang=str(item.get("lang") or "lg-nolan"),
-                        position=len(chunks),
-                        text=segment.text,
-                        label=label,
-                        timecode=segment.timecode,
-                        page=segment.page,
-                    )
-                )
-    if not chunks and label and label != str(record.key):
-        chunks.append(Chunk(record.key, label_field or "label", "lg-nolan", 0, label, label))
+                chunks.append(_chunk(record, field.tipo, lang, len(chunks), segment, label(lang)))
+    for lang, (tipo, values) in short.items():
+        segment = Segment(" · ".join(values))
+        chunks.append(_chunk(record, tipo, lang, len(chunks), segment, label(lang)))
+    covered = {c.lang for c in chunks}
+    for item in record.items(label_field) if label_field else []:
+        lang, value = str(item.get("lang") or "lg-nolan"), item.get("value")
+        if isinstance(value, str) and clean(value) and lang not in covered:
+            segment = Segment(clean(value))
+            chunks.append(_chunk(record, label_field or "", lang, len(chunks), segment, segment.text))
+            covered.add(lang)
     return chunks
+
+
+def _is_short(field: Field, value: str) -> bool:
+    if field.kind != "text" or TIMECODE.search(value) or PAGE.search(value):
+        return False
+    return len(value.split()) <= SHORT_WORDS
+
+
+def _chunk(
+    record: Record, field_tipo: str, lang: str, position: int, segment: Segment, label: str
+) -> Chunk:
+    return Chunk(
+        key=record.key,
+        field_tipo=field_tipo,
+        lang=lang,
+        position=position,
+        text=segment.text,
+        label=label,
+        timecode=segment.timecode,
+        page=segment.page,
+    )

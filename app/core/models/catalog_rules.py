@@ -54,7 +54,12 @@ SECRET_LIKE = re.compile(r"(api_?key|secret|token|password)$", re.IGNORECASE)
 
 def invalid(reason: str, *, entry: str | int | None, field: str | None = None) -> ModelError:
     """The ``ai.model_catalog_invalid`` error naming ``entry`` (an id, or a position)."""
-    where = "the model catalog" if entry is None else f'model catalog entry "{entry}"'
+    if entry is None:
+        where = "the model catalog"
+    elif isinstance(entry, int):
+        where = f"model catalog entry #{entry + 1}"
+    else:
+        where = f'model catalog entry "{entry}"'
     details: dict[str, Any] = {"entry": entry, "reason": reason}
     if field:
         details["field"] = field
@@ -84,7 +89,9 @@ def _check_identity(item: dict[str, Any], name: str | int) -> None:
         raise invalid("label must be 1–120 characters", entry=name, field="label")
     unknown = sorted(set(item) - KNOWN_KEYS)
     if unknown:
-        kind = "secrets belong in the keyring" if any(SECRET_LIKE.search(k) for k in unknown) else ""
+        kind = (
+            "secrets belong in the keyring" if any(SECRET_LIKE.search(k) for k in unknown) else ""
+        )
         reason = f"unknown key(s) {', '.join(unknown)}" + (f" ({kind})" if kind else "")
         raise invalid(reason, entry=name, field=unknown[0])
 
@@ -92,7 +99,9 @@ def _check_identity(item: dict[str, Any], name: str | int) -> None:
 def _check_provider(item: dict[str, Any], name: str | int) -> None:
     provider = item.get("provider")
     if provider not in PROVIDERS:
-        raise invalid(f"provider must be one of {', '.join(PROVIDERS)}", entry=name, field="provider")
+        raise invalid(
+            f"provider must be one of {', '.join(PROVIDERS)}", entry=name, field="provider"
+        )
     model = item.get("model")
     if provider != "local" and (not isinstance(model, str) or not model.strip()):
         raise invalid("model is required", entry=name, field="model")
@@ -124,7 +133,9 @@ def _check_options(item: dict[str, Any], name: str | int) -> None:
         if key in item and not isinstance(item[key], bool):
             raise invalid(f"{key} must be true or false", entry=name, field=key)
     max_tokens = item.get("max_tokens")
-    if max_tokens is not None and (not _is_int(max_tokens) or not 0 < max_tokens <= MAX_TOKENS_LIMIT):
+    if max_tokens is not None and (
+        not _is_int(max_tokens) or not 0 < max_tokens <= MAX_TOKENS_LIMIT
+    ):
         raise invalid("max_tokens must be a positive integer", entry=name, field="max_tokens")
     timeout = item.get("timeout_s")
     if timeout is not None and (not _is_number(timeout) or not 0 < timeout <= MAX_TIMEOUT_S):

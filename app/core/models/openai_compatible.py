@@ -37,6 +37,7 @@ from app.core.models.base import (
 from app.core.models.catalog import ModelEntry
 from app.core.models.transport import (
     Stopped,
+    ended_early,
     raise_for_status,
     retry_before_first_event,
     sse_events,
@@ -98,7 +99,8 @@ class _PendingCall:
     def add(self, delta: dict[str, Any]) -> None:
         self.id = self.id or str(delta.get("id") or "")
         function = delta.get("function") or {}
-        self.name += str(function.get("name") or "") if not self.name else ""
+        if function.get("name") and not self.name:
+            self.name = str(function["name"])
         args = function.get("arguments")
         if isinstance(args, dict):
             self.parsed = args
@@ -137,6 +139,7 @@ class ChunkReader:
     thinking: bool = False
     finish_reason: str | None = None
     usage: Usage | None = None
+    done: bool = False
 
     def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
         """Events for one chunk.
@@ -167,11 +170,12 @@ class ChunkReader:
         if isinstance(text, str) and text:
             events.extend(self.close_thinking())
             events.append(TextDelta(text))
-        for position, call in enumerate(delta.get("tool_calls") or []):
-            self._slot(call, position).add(call)
+        for call in delta.get("tool_calls") or []:
+            self._slot(call).add(call)
         return events
 
-    def _slot(self, call: dict[str, Any], position: int) -> _PendingCall:
+    def _slot(self, call: dict[str, Any]) -> _PendingCall:
+        """The pending call a delta belongs to (by index, else by id, else the last one)."""
         index = call.get("index")
         call_id = call.get("id")
         if not isinstance(index, int):
@@ -179,7 +183,7 @@ class ChunkReader:
             if known:
                 index = known[0]
             elif call_id or not self.calls:
-                index = len(self.calls) + position if call_id else 0
+                index = max(self.calls, default=-1) + 1
             else:
                 index = max(self.calls)
         return self.calls.setdefault(index, _PendingCall())
@@ -310,7 +314,9 @@ class OpenAICompatibleModel:
         except Stopped:
             yield Stop("stopped")
 
-    async def _attempt(self, body: dict[str, Any], options: StreamOptions) -> AsyncIterator[ModelEvent]:
+    async def _attempt(
+        self, body: dict[str, Any], options: StreamOptions
+    ) -> AsyncIterator[ModelEvent]:
         client = self._client_for_request()
         reader = ChunkReader()
         timeout = timeout_for(self.entry.timeout_s)
@@ -324,6 +330,7 @@ class OpenAICompatibleModel:
                 await raise_for_status(PROVIDER, response)
                 async for sse in until_stopped(sse_events(response.aiter_lines()), options):
                     if sse.data.strip() == "[DONE]":
+                        reader.done = True
                         break
                     for event in reader.feed(sse.json()):
                         yield event
@@ -331,6 +338,8 @@ class OpenAICompatibleModel:
                 await response.aclose()
         except httpx.HTTPError as error:
             raise transport_error(PROVIDER, error, self.entry.timeout_s) from None
+        if not reader.done and reader.finish_reason is None:
+            raise ended_early(PROVIDER)
         for event in reader.finish():
             yield event
 

@@ -52,7 +52,8 @@ class SSEEvent:
 
 async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SSEEvent]:
     """Parse SSE ``lines`` into events (blank line dispatches; ``:`` lines are comments)."""
-    event, data = "", []
+    event = ""
+    data: list[str] = []
     async for raw in lines:
         line = raw.rstrip("\r")
         if not line:
@@ -171,6 +172,16 @@ def transport_error(provider: str, error: httpx.HTTPError, timeout_s: float) -> 
         f"The connection to the {provider} server failed mid-stream.",
         retryable=True,
         details=details,
+    )
+
+
+def ended_early(provider: str) -> ModelError:
+    """The error for a stream that ended without its closing event (a dropped connection)."""
+    return ModelError(
+        "ai.provider_failed",
+        f"The {provider} stream ended before the reply was complete.",
+        retryable=True,
+        details={"provider": provider, "reason": "stream_ended_early"},
     )
 
 

@@ -1,4 +1,4 @@
-"""Discovery tools (egress class ``structure``): the archive's sections and fields, never records."""
+"""Discovery tools (egress class ``structure``): sections and fields, never records."""
 
 from __future__ import annotations
 
@@ -122,8 +122,11 @@ async def dedalo_resolve_path(ctx: ToolContext, path: str) -> ToolResult:
     for position, tipo in enumerate(tipos):
         node = ctx.archive.section(tipo) if position % 2 == 0 else ctx.archive.field(tipo)
         steps.append(
-            {"tipo": tipo, "kind": "section" if position % 2 == 0 else "field",
-             "label": node.label(ctx.lang)}
+            {
+                "tipo": tipo,
+                "kind": "section" if position % 2 == 0 else "field",
+                "label": node.label(ctx.lang),
+            }
         )
     data = {"path": tipos, "steps": steps}
     return ToolResult(ok=True, data=data, sections=tuple(sorted(set(tipos[0::2]))))

@@ -195,49 +195,94 @@ class ToolRegistry:
             )
         return result
 
-    def sections_named(
-        self, name: str, args: Any, archive: Archive | None = None
-    ) -> set[str]:
+    def sections_named(self, name: str, args: Any, archive: Archive | None = None) -> set[str]:
         """Every section tipo named anywhere in a call's arguments, for the egress gate.
 
         Looks at ``section_tipo`` / ``target_section`` values, ``sections`` lists and filter
         ``path`` lists (sections at even positions: ``[section, field, section, field...]``),
         at any depth; ``{"ref": ...}`` objects (plan references) are skipped. With ``archive``,
-        paths are resolved properly (labels, skipped target sections) and every field's relation
-        target is added; what does not resolve is returned as written, so that a gate treating
-        unknown sections as restricted fails closed.
+        section labels and paths are resolved (labels, relative paths, skipped target sections)
+        and a ``field`` that is a relation adds its target section; what does not resolve is
+        returned as written, so that a gate treating unknown sections as restricted fails closed.
         """
-        found: set[str] = set()
-        _collect(args, found, archive)
-        return found
+        collector = _SectionCollector(archive)
+        collector.collect(args, None)
+        return collector.found
 
 
-def _collect(value: Any, found: set[str], archive: Archive | None) -> None:
-    if isinstance(value, list):
-        for item in value:
-            _collect(item, found, archive)
-        return
-    if not isinstance(value, dict) or "ref" in value:
-        return
-    for key, item in value.items():
-        if key in SECTION_KEYS and isinstance(item, str):
-            found.add(item)
-        elif key in SECTION_LIST_KEYS and isinstance(item, list):
-            found.update(str(s) for s in item if isinstance(s, str))
-        elif key == "path" and isinstance(item, list):
-            found.update(_path_sections([str(p) for p in item], archive))
-        else:
-            _collect(item, found, archive)
+class _SectionCollector:
+    """Walks a call's arguments collecting section tipos (see ``sections_named``)."""
 
+    def __init__(self, archive: Archive | None) -> None:
+        self.archive = archive
+        self.found: set[str] = set()
 
-def _path_sections(path: list[str], archive: Archive | None) -> set[str]:
-    """The sections a filter path passes through."""
-    if archive is not None:
-        from app.core.tools.resolve import resolve_tipo_path
+    def section(self, name: str) -> str:
+        """``name`` as a section tipo when the archive resolves it, else as written."""
+        if self.archive is None or self.archive.has_section(name):
+            return name
+        from app.core.tools.resolve import resolve_section
 
         try:
-            tipos = resolve_tipo_path(archive, path)
-            return {t for t in tipos if archive.has_section(t)}
+            return resolve_section(self.archive, name).tipo
+        except ArxiuError:
+            return name
+
+    def collect(self, value: Any, context: str | None) -> None:
+        """Collect from ``value``; ``context`` is the section of the enclosing call or object."""
+        if isinstance(value, list):
+            for item in value:
+                self.collect(item, context)
+            return
+        if not isinstance(value, dict) or "ref" in value:
+            return
+        if isinstance(value.get("section_tipo"), str):
+            context = self.section(value["section_tipo"])
+        for key, item in value.items():
+            if key in SECTION_KEYS and isinstance(item, str):
+                self.found.add(self.section(item))
+            elif key in SECTION_LIST_KEYS and isinstance(item, list):
+                self.found.update(self.section(s) for s in item if isinstance(s, str))
+            elif key == "path" and isinstance(item, list):
+                self.found.update(self.path([str(p) for p in item], context))
+            elif key == "field" and isinstance(item, str):
+                self.found.update(self.field_target(item, context))
+            else:
+                self.collect(item, context)
+
+    def field_target(self, name: str, context: str | None) -> set[str]:
+        """The target section of a relation field named in ``context`` (unresolved: the name)."""
+        if self.archive is None or context is None or not self.archive.has_section(context):
+            return set()
+        from app.core.tools.resolve import resolve_field
+
+        try:
+            fld = resolve_field(self.archive, context, name)
+        except ArxiuError:
+            return {name}  # unresolvable: counts as named (fails closed)
+        return {fld.target_section} if fld.target_section else set()
+
+    def path(self, path: list[str], context: str | None) -> set[str]:
+        """The sections a filter path passes through (relative paths start at ``context``)."""
+        if self.archive is None or not path:
+            return set(path[0::2])
+        from app.core.tools.resolve import names_section, resolve_tipo_path
+
+        if context is not None and not names_section(self.archive, path[0], context):
+            path = [context, *path]
+        try:
+            tipos = resolve_tipo_path(self.archive, path)
         except ArxiuError:
             return set(path)  # unresolvable: everything named counts (fails closed)
-    return set(path[0::2])
+        return {t for t in tipos if self.archive.has_section(t)}
+
+
+def build_registry() -> ToolRegistry:
+    """A registry holding every tool of the assistant (discovery, read, search, write)."""
+    from app.core.tools import discovery, read, search, write
+
+    registry = ToolRegistry()
+    for module in (discovery, read, search, write):
+        for fn in module.TOOLS:
+            registry.register(fn)
+    return registry

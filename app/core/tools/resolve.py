@@ -1,4 +1,4 @@
-"""Resolving names: section and field labels (any language) to tipos, with candidates, never a guess.
+"""Resolving names: section and field labels (any language) to tipos; candidates, never a guess.
 
 A name resolves when it is a tipo, or when exactly one section (or field) carries it as a label in
 some language, compared case- and accent-insensitively. Anything else raises a
@@ -122,8 +122,7 @@ def resolve_section(archive: Archive, name: str, lang: str = "lg-eng") -> Sectio
         ]
     raise ToolError(
         "mcp.section_unknown",
-        f"No single section is called {name!r}."
-        + _listing(candidates),
+        f"No single section is called {name!r}." + _listing(candidates),
         hint="Pick one of the candidates by tipo, or list the sections.",
         details={"name": name, "candidates": [c.to_dict() for c in candidates]},
     )
@@ -152,8 +151,11 @@ def resolve_field(archive: Archive, section_tipo: str, name: str, lang: str = "l
         "mcp.field_unknown",
         f"Section {section_tipo} has no single field called {name!r}." + _listing(candidates),
         hint="Use one of the candidates' tipos, or describe the section to see its fields.",
-        details={"section_tipo": section_tipo, "name": name,
-                 "candidates": [c.to_dict() for c in candidates]},
+        details={
+            "section_tipo": section_tipo,
+            "name": name,
+            "candidates": [c.to_dict() for c in candidates],
+        },
     )
 
 
@@ -196,7 +198,7 @@ def resolve_tipo_path(archive: Archive, parts: list[str], lang: str = "lg-eng") 
                 f"The path continues after {out[-1]}, which is not a relation field.",
                 hint="Only relation (portal) fields lead into another section.",
             )
-        if expect_target and _names_section(archive, part, current):
+        if expect_target and names_section(archive, part, current):
             expect_target = False
             continue  # the target section, named explicitly after a relation field
         fld = resolve_field(archive, current, part, lang)
@@ -208,7 +210,7 @@ def resolve_tipo_path(archive: Archive, parts: list[str], lang: str = "lg-eng") 
     return out
 
 
-def _names_section(archive: Archive, name: str, tipo: str) -> bool:
+def names_section(archive: Archive, name: str, tipo: str) -> bool:
     """Whether ``name`` is the tipo or one of the labels of section ``tipo``."""
     if name == tipo:
         return True

@@ -67,5 +67,6 @@ class MediaPlayer(QObject):
         self._player.setSource(QUrl.fromLocalFile(str(path)))
         self._player.setPosition(int(start_s * 1000))
         self._player.play()
-        self.notice.emit(self.tr("Playing {name} from {start:.0f} s").format(
-            name=path.name, start=start_s))
+        self.notice.emit(
+            self.tr("Playing {name} from {start:.0f} s").format(name=path.name, start=start_s)
+        )

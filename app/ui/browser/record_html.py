@@ -91,7 +91,12 @@ def _pill(text: str, background: str, color: str) -> str:
 
 
 def _field_row(
-    archive: Archive, key: RecordKey, field: Field, items: list[dict[str, Any]], lang: str, c: Palette
+    archive: Archive,
+    key: RecordKey,
+    field: Field,
+    items: list[dict[str, Any]],
+    lang: str,
+    c: Palette,
 ) -> str:
     label = html.escape(field.label(lang))
     if field.kind == "relation":
@@ -99,7 +104,7 @@ def _field_row(
     else:
         body = "<br>".join(_value_html(key, field, item, c) for item in _by_language(items))
     return (
-        f"<tr><td width='22%' valign='top' style='color:{c.muted}; "
+        f"<tr><td width='120' valign='top' style='color:{c.muted}; white-space:nowrap; "
         f"border-top:1px solid {c.rule}'>{label}</td>"
         f"<td valign='top' style='color:{c.text}; border-top:1px solid {c.rule}'>{body}</td></tr>"
     )

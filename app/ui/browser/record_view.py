@@ -100,8 +100,9 @@ class RecordView(QWidget):
         words = {"restricted": self.tr("restricted"), "linked_from": self.tr("Linked from")}
         colors = palette_colors(self.palette())
         self.browser.setHtml(
-            record_html(self._archive, record, self._media, lang=self._lang, colors=colors,
-                        labels=words)
+            record_html(
+                self._archive, record, self._media, lang=self._lang, colors=colors, labels=words
+            )
         )
         if timecode:
             self.play_at(timecode)
@@ -110,8 +111,9 @@ class RecordView(QWidget):
         """Play the record's audio or video from ``timecode`` (or say there is none)."""
         playable = [m for m in self._media if m.mime.startswith(("audio/", "video/"))]
         if not playable:
-            self.notice.emit(self.tr("Passage at {tc}: this record has no audio or video.")
-                             .format(tc=timecode))
+            self.notice.emit(
+                self.tr("Passage at {tc}: this record has no audio or video.").format(tc=timecode)
+            )
             return
         self._player.play(self._archive.media_dir / playable[0].path, timecode_seconds(timecode))
 

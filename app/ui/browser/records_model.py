@@ -69,13 +69,15 @@ class RecordsTableModel(QAbstractTableModel):
         """Re-read the current section (after the archive changed)."""
         self.set_section(self._section)
 
-    def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: N802, B008
+    def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
         """Whether records remain unread."""
-        return not parent.isValid() and self._section is not None and (
-            len(self._records) < self._total
+        return (
+            not parent.isValid()
+            and self._section is not None
+            and (len(self._records) < self._total)
         )
 
-    def fetchMore(self, parent: AnyIndex = QModelIndex()) -> None:  # noqa: N802, B008
+    def fetchMore(self, parent: AnyIndex = QModelIndex()) -> None:  # noqa: B008
         """Read the next page of records."""
         if parent.isValid() or self._section is None:
             return
@@ -104,15 +106,15 @@ class RecordsTableModel(QAbstractTableModel):
                 return row
         return None
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         """Rows read so far."""
         return 0 if parent.isValid() else len(self._records)
 
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         """The id column plus the field columns."""
         return 0 if parent.isValid() else 1 + len(self._fields)
 
-    def headerData(  # noqa: N802
+    def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         """Column titles (field labels in the UI language)."""
@@ -148,4 +150,3 @@ class RecordsTableModel(QAbstractTableModel):
         if key not in self._labels:
             self._labels[key] = self._archive.record_label(key, self._lang)
         return self._labels[key]
-

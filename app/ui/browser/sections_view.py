@@ -28,7 +28,7 @@ class SectionDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._badge_text = badge_text
 
-    def sizeHint(  # noqa: N802
+    def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
         """Rows a little taller than text."""
@@ -45,28 +45,31 @@ class SectionDelegate(QStyledItemDelegate):
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
         opt.text = ""
-        widget = opt.widget  # type: ignore[attr-defined]
+        widget = opt.widget
         style = widget.style() if widget else None
         if style is not None:
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
-        selected = bool(opt.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
         role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        rect: QRect = opt.rect.adjusted(10, 0, -10, 0)  # type: ignore[attr-defined]
+        rect: QRect = opt.rect.adjusted(10, 0, -10, 0)
         painter.save()
-        painter.setPen(opt.palette.color(role))  # type: ignore[attr-defined]
+        painter.setPen(opt.palette.color(role))
         count = str(index.data(COUNT_ROLE))
         metrics = painter.fontMetrics()
         count_width = metrics.horizontalAdvance(count)
-        painter.drawText(rect, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
-                         count)
+        painter.drawText(
+            rect, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), count
+        )
         right = rect.right() - count_width - 8
         if index.data(RESTRICTED_ROLE):
             right = self._paint_badge(painter, rect, right)
         label_rect = QRect(rect.left(), rect.top(), max(right - rect.left(), 0), rect.height())
-        label = metrics.elidedText(str(index.data()), Qt.TextElideMode.ElideRight,
-                                   label_rect.width())
-        painter.drawText(label_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
-                         label)
+        label = metrics.elidedText(
+            str(index.data()), Qt.TextElideMode.ElideRight, label_rect.width()
+        )
+        painter.drawText(
+            label_rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), label
+        )
         painter.restore()
 
     def _paint_badge(self, painter: QPainter, rect: QRect, right: int) -> int:
@@ -115,8 +118,11 @@ class SectionsView(QListWidget):
             item.setData(TIPO_ROLE, section.tipo)
             item.setData(COUNT_ROLE, self._archive.count_records(section.tipo))
             item.setData(RESTRICTED_ROLE, section.restricted)
-            tip = self.tr("{tipo}: restricted, never sent to external models") if (
-                section.restricted) else "{tipo}"
+            tip = (
+                self.tr("{tipo}: restricted, never sent to external models")
+                if (section.restricted)
+                else "{tipo}"
+            )
             item.setToolTip(tip.format(tipo=section.tipo))
             self.addItem(item)
         self.blockSignals(False)

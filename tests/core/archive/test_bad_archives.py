@@ -63,7 +63,9 @@ def test_read_only_open_refuses_writes(tmp_path: Path) -> None:
         archive.close()
 
 
-def test_locked_archive_gives_a_retryable_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_locked_archive_gives_a_retryable_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import app.core.archive.database as database
 
     monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 50)

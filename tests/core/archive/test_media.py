@@ -19,7 +19,9 @@ def images(archive: Archive) -> Archive:
     return archive
 
 
-def test_image_is_stored_once_with_dimensions_and_thumbnail(images: Archive, tmp_path: Path) -> None:
+def test_image_is_stored_once_with_dimensions_and_thumbnail(
+    images: Archive, tmp_path: Path
+) -> None:
     source = tmp_path / "photo.png"
     Image.new("RGB", (640, 480), (200, 120, 40)).save(source)
     key = images.create_record("rsc170", {})
@@ -27,7 +29,11 @@ def test_image_is_stored_once_with_dimensions_and_thumbnail(images: Archive, tmp
     again = add_media(images, key, "rsc29", source)
     assert again.id == media.id
     assert (media.mime, media.width, media.height, media.size) == (
-        "image/png", 640, 480, source.stat().st_size)
+        "image/png",
+        640,
+        480,
+        source.stat().st_size,
+    )
     stored = images.media_dir / media.path
     assert stored.read_bytes() == source.read_bytes()
     assert media.thumbnail is not None

@@ -46,7 +46,9 @@ def test_migrates_from_every_earlier_version(tmp_path: Path, start: int) -> None
     for number, migration in enumerate(MIGRATIONS[:start], start=1):
 
         def step(conn: sqlite3.Connection, m=migration, n=number) -> None:  # type: ignore[no-untyped-def]
-            conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+            )
             m.apply(conn)
             conn.execute("INSERT INTO _migrations(name) VALUES (?)", (m.name,))
             conn.execute(f"PRAGMA user_version = {n}")

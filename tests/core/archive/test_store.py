@@ -15,7 +15,9 @@ from app.core.errors import ArchiveError
 @pytest.fixture
 def people(archive: Archive) -> Archive:
     archive.put_section(
-        Section("rsc197", {"lg-eng": "People", "lg-cat": "Persones"}, label_field="rsc85", writable=True)
+        Section(
+            "rsc197", {"lg-eng": "People", "lg-cat": "Persones"}, label_field="rsc85", writable=True
+        )
     )
     archive.put_field(Field("rsc85", "rsc197", {"lg-eng": "Name"}))
     archive.put_field(Field("rsc89", "rsc197", {"lg-eng": "Birth date"}, kind="date"))
@@ -127,7 +129,8 @@ def test_failed_write_rolls_back_and_leaves_no_audit(people: Archive) -> None:
 
 def test_upsert_is_idempotent_through_external_ids(people: Archive) -> None:
     batch = [
-        NewRecord("rsc197", {"rsc85": [{"value": f"P{i}"}]}, external_id=f"ext-{i}") for i in range(5)
+        NewRecord("rsc197", {"rsc85": [{"value": f"P{i}"}]}, external_id=f"ext-{i}")
+        for i in range(5)
     ]
     first = people.upsert_records(batch, source="test")
     second = people.upsert_records(batch, source="test")
@@ -158,7 +161,9 @@ def test_concurrent_writers_are_serialised(people: Archive) -> None:
             record = people.get_record(key)
             try:
                 people.set_field(
-                    key, "rsc85", [{"value": str(int(record.text("rsc85") or 0) + 1)}],
+                    key,
+                    "rsc85",
+                    [{"value": str(int(record.text("rsc85") or 0) + 1)}],
                     expected_version=record.version,
                 )
             except ArchiveError as error:
@@ -175,8 +180,13 @@ def test_concurrent_writers_are_serialised(people: Archive) -> None:
 
 def test_conversations_round_trip(people: Archive) -> None:
     people.save_conversation(
-        {"id": "c1", "title": "Reservoir", "model": "local",
-         "history": [{"role": "user", "text": "hola"}], "pending_plan": {"plan_hash": "h"}}
+        {
+            "id": "c1",
+            "title": "Reservoir",
+            "model": "local",
+            "history": [{"role": "user", "text": "hola"}],
+            "pending_plan": {"plan_hash": "h"},
+        }
     )
     saved = people.conversation("c1")
     assert saved is not None

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive.importers.reading import BadRow, JsonlReader, count_lines
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
-from app.core.archive.records import NewRecord
+from app.core.archive.records import NewRecord, UpsertResult
 from app.core.errors import ImportFailed
 
 if TYPE_CHECKING:
@@ -116,6 +117,7 @@ class ImportRun:
         self.batch_size = batch_size
         self.after_flush = after_flush
         self._batch: list[NewRecord] = []
+        self._pending: tuple[list[NewRecord], Future[UpsertResult]] | None = None
 
     def add(self, built: Built) -> None:
         """Queue one record (written when the batch is full)."""
@@ -124,14 +126,27 @@ class ImportRun:
         self.summary.unresolved += len(built.unresolved)
         self.summary.unresolved_targets.update(built.unresolved)
         if len(self._batch) >= self.batch_size:
-            self.flush()
+            self.flush(wait=False)
 
-    def flush(self) -> None:
-        """Write the queued records in one transaction."""
-        if not self._batch:
+    def flush(self, *, wait: bool = True) -> None:
+        """Write the queued records in one transaction.
+
+        With ``wait=False`` the batch is committed by the writer thread while the caller builds
+        the next one (at most one batch in flight).
+        """
+        self._drain()
+        if self._batch:
+            batch, self._batch = self._batch, []
+            self._pending = (batch, self.archive.submit_upsert(batch, source=self.source))
+        if wait:
+            self._drain()
+
+    def _drain(self) -> None:
+        if self._pending is None:
             return
-        batch, self._batch = self._batch, []
-        result = self.archive.upsert_records(batch, source=self.source)
+        batch, future = self._pending
+        self._pending = None
+        result = future.result()
         self.summary.created += result.created
         self.summary.updated += result.updated
         self.summary.unchanged += result.unchanged
@@ -263,10 +278,13 @@ def put(values: Values, field_tipo: str, value: Any, lang: str = NEUTRAL_LANG) -
         values.setdefault(field_tipo, []).append({"lang": lang, "value": value})
 
 
-def put_many(values: Values, field_tipo: str, items: Iterable[Any], lang: str = NEUTRAL_LANG) -> None:
+def put_many(
+    values: Values, field_tipo: str, items: Iterable[Any], lang: str = NEUTRAL_LANG
+) -> None:
     """Add several items (``None`` ones are left out)."""
-    for value in items:
-        put(values, field_tipo, value, lang)
+    new = [{"lang": lang, "value": value} for value in items if value is not None]
+    if new:
+        values.setdefault(field_tipo, []).extend(new)
 
 
 def geo(lat: float | None, lon: float | None) -> dict[str, float] | None:

@@ -1,13 +1,11 @@
-"""Language codes: ISO 639-1 (``en``, ``ca``) to the archive's Dédalo form (``lg-eng``, ``lg-cat``)."""
+"""Language codes: ISO 639-1 (``en``, ``ca``) to the archive's form (``lg-eng``, ``lg-cat``)."""
 
 from __future__ import annotations
 
 from app.core.archive.model import NEUTRAL_LANG
 
 # ISO 639-1 -> ISO 639-2/T (the three-letter code Dédalo's ``lg-xxx`` uses).
-_ISO_639_1_TO_3 = dict(
-    pair.split(":")
-    for pair in """
+_PAIRS = """
 aa:aar ab:abk af:afr ak:aka am:amh an:arg ar:ara as:asm av:ava ay:aym az:aze ba:bak be:bel
 bg:bul bh:bih bi:bis bm:bam bn:ben bo:bod br:bre bs:bos ca:cat ce:che ch:cha co:cos cr:cre
 cs:ces cu:chu cv:chv cy:cym da:dan de:deu dv:div dz:dzo ee:ewe el:ell en:eng eo:epo es:spa
@@ -23,8 +21,8 @@ si:sin sk:slk sl:slv sm:smo sn:sna so:som sq:sqi sr:srp ss:ssw st:sot su:sun sv:
 ta:tam te:tel tg:tgk th:tha ti:tir tk:tuk tl:tgl tn:tsn to:ton tr:tur ts:tso tt:tat tw:twi
 ty:tah ug:uig uk:ukr ur:urd uz:uzb ve:ven vi:vie vo:vol wa:wln wo:wol xh:xho yi:yid yo:yor
 za:zha zh:zho zu:zul
-""".split()
-)
+"""
+_ISO_639_1_TO_3 = dict(pair.split(":") for pair in _PAIRS.split())
 
 
 def archive_lang(code: str) -> str:

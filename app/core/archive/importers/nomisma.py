@@ -105,8 +105,18 @@ SCHEMA = Schema(
         _f("nomisma11", ("Birth", "Naixement", "Nacimiento"), "date"),
         _f("nomisma12", ("Death", "Mort", "Muerte"), "date"),
         _f("nomisma13", ("Part of", "Part de", "Parte de"), "relation", target_section=SECTION),
-        _f("nomisma14", ("Broader", "Més general", "Más general"), "relation", target_section=SECTION),
-        _f("nomisma15", ("Member of", "Membre de", "Miembro de"), "relation", target_section=SECTION),
+        _f(
+            "nomisma14",
+            ("Broader", "Més general", "Más general"),
+            "relation",
+            target_section=SECTION,
+        ),
+        _f(
+            "nomisma15",
+            ("Member of", "Membre de", "Miembro de"),
+            "relation",
+            target_section=SECTION,
+        ),
         _f("nomisma16", ("Role", "Rol", "Rol"), "relation", target_section=SECTION),
         _f("nomisma17", ("Memberships", "Pertinences", "Pertenencias")),
         _f("nomisma18", ("Exact match", "Equivalent exacte", "Equivalente exacto"), "iri"),
@@ -158,7 +168,9 @@ def build_concept(row: dict[str, Any], keys: dict[str, RecordKey]) -> Built:
     for code, names in opt_dict(row, "alt_labels").items():
         if not isinstance(names, list):
             raise BadRow("'alt_labels' must map languages to lists of strings")
-        put_many(values, "nomisma3", [n for n in names if isinstance(n, str) and n], archive_lang(code))
+        put_many(
+            values, "nomisma3", [n for n in names if isinstance(n, str) and n], archive_lang(code)
+        )
     if "nomisma2" not in values:
         raise BadRow("no label in any language")
     put(values, "nomisma5", opt_str(row, "type"))
@@ -206,10 +218,10 @@ class _Links:
         if rel in RELATION_FIELDS:
             self.relate(values, RELATION_FIELDS[rel], target)
         elif rel in MATCH_FIELDS:
-            if "://" in target:
-                put(values, MATCH_FIELDS[rel], target)
-            else:
+            if is_slug(target):
                 self.relate(values, "nomisma20", target)
+            else:
+                put(values, MATCH_FIELDS[rel], target)
 
     def relate(self, values: Values, field_tipo: str, slug: str) -> None:
         """Add a relation to concept ``slug`` (once per field), or count it unresolved."""
@@ -226,7 +238,7 @@ class _Links:
     def _membership(self, values: Values, link: dict[str, Any]) -> None:
         role, organization = opt_str(link, "role"), opt_str(link, "organization")
         start, end = opt_int(link, "start"), opt_int(link, "end")
-        if organization:
+        if organization and is_slug(organization):  # a few organizations are plain URLs
             self.relate(values, "nomisma15", organization)
         if role:
             self.relate(values, "nomisma16", role)
@@ -237,8 +249,12 @@ class _Links:
             put(values, "nomisma17", ", ".join(parts), "lg-eng")
 
 
+def is_slug(target: str) -> bool:
+    """Whether a link target names a nomisma concept (``athens``) rather than a URI."""
+    return "/" not in target and ":" not in target
+
+
 def _year(year: int | None) -> str:
     if year is None:
         return "?"
     return f"{-year} BC" if year < 0 else f"AD {year}"
-

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from app.core.errors import ImportFailed
 
@@ -60,7 +61,7 @@ def _unreadable(path: Path, why: str) -> ImportFailed:
     )
 
 
-def open_stream(path: Path, stack: contextlib.ExitStack) -> IO[bytes]:
+def open_stream(path: Path, stack: contextlib.ExitStack) -> io.BufferedIOBase:
     """Open ``path`` for binary reading, decompressing gzip (detected by its magic bytes)."""
     try:
         handle = stack.enter_context(path.open("rb"))

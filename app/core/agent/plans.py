@@ -1,0 +1,204 @@
+"""Change plans: the synthetic ``propose_change_plan`` tool, validation and the plan hash.
+
+A plan is ``{plan_version, summary, ops: [{op_id, tool, args, summary}], plan_hash}``.
+:func:`validate_plan` accepts only known write tools with schema-valid arguments (labels
+resolved to tipos), writable sections, ``{"ref": op_id}`` pointing at an *earlier* op that
+creates a record, and at most :data:`MAX_OPS` ops. ``plan_hash`` is the sha256 of the canonical
+JSON (sorted keys, no spaces, UTF-8) of ``{plan_version, summary, ops}``. Nothing is written
+here; :mod:`app.core.agent.apply` executes a confirmed plan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from app.core.errors import ArxiuError, ToolError
+from app.core.models.base import ToolSpec
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+    from app.core.tools.registry import ToolRegistry
+
+PLAN_VERSION = 1
+MAX_OPS = 64
+PROPOSE_TOOL = "propose_change_plan"
+CREATING_TOOLS = frozenset(
+    {"dedalo_create_record", "dedalo_find_or_create", "dedalo_duplicate_record"}
+)
+OP_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+
+PROPOSE_SPEC = ToolSpec(
+    name=PROPOSE_TOOL,
+    description=(
+        "Propose every change as one plan for a person to confirm. Nothing is written until "
+        "they apply it. Each op names a write tool (dedalo_find_or_create, dedalo_portal_link, "
+        'dedalo_set_field, ...) and its arguments; use {"ref": "<op_id>"} to point at the '
+        "record an earlier create or find_or_create op makes."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string", "description": "One sentence: what the plan does."},
+            "ops": {
+                "type": "array",
+                "maxItems": MAX_OPS,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "op_id": {"type": "string", "description": "Short unique id: p1, l1."},
+                        "tool": {"type": "string", "description": "A dedalo_* write tool."},
+                        "args": {"type": "object", "description": "The tool's arguments."},
+                        "summary": {"type": "string", "description": "What this op does."},
+                    },
+                    "required": ["op_id", "tool", "args", "summary"],
+                },
+            },
+        },
+        "required": ["summary", "ops"],
+    },
+)
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8: the bytes the plan hash is computed over."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8")
+
+
+def plan_hash(plan: dict[str, Any]) -> str:
+    """sha256 (hex) of the canonical JSON of ``{plan_version, summary, ops}``."""
+    body = {key: plan.get(key) for key in ("plan_version", "summary", "ops")}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+def plan_invalid(
+    message: str, *, op_id: str | None = None, code: str = "mcp.plan_invalid"
+) -> ToolError:
+    """A plan refused as a whole (the model gets it as the tool result and may re-propose)."""
+    details = {"op_id": op_id} if op_id else None
+    return ToolError(
+        code,
+        message,
+        hint="Fix the plan and propose it again.",
+        category="input",
+        details=details,
+    )
+
+
+def refs_in(value: Any) -> Iterator[str]:
+    """Every ``{"ref": op_id}`` target anywhere in ``value``."""
+    if isinstance(value, dict):
+        if set(value) == {"ref"}:
+            yield str(value["ref"])
+            return
+        for item in value.values():
+            yield from refs_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from refs_in(item)
+
+
+def validate_plan(
+    raw: Any, archive: Archive, registry: ToolRegistry, lang: str = "lg-eng"
+) -> dict[str, Any]:
+    """The validated plan with its ``plan_hash``.
+
+    Raises:
+        ToolError: ``mcp.plan_invalid``, ``mcp.plan_too_large``, ``mcp.section_not_writable``,
+            or the write tool's own argument error, naming the op.
+    """
+    if not isinstance(raw, dict):
+        raise plan_invalid("A change plan must be an object {summary, ops}.")
+    summary, ops = raw.get("summary"), raw.get("ops")
+    if not isinstance(summary, str) or not summary.strip():
+        raise plan_invalid("The plan needs a one-sentence summary.")
+    if not isinstance(ops, list) or not ops:
+        raise plan_invalid("The plan needs at least one op.")
+    if len(ops) > MAX_OPS:
+        raise plan_invalid(
+            f"The plan has {len(ops)} ops; at most {MAX_OPS} are allowed.",
+            code="mcp.plan_too_large",
+        )
+    creators: dict[str, str] = {}
+    clean_ops = []
+    for op in ops:
+        clean = _validate_op(op, creators, archive, registry, lang)
+        if clean["tool"] in CREATING_TOOLS:
+            creators[clean["op_id"]] = clean["tool"]
+        else:
+            creators.setdefault(clean["op_id"], "")
+        clean_ops.append(clean)
+    plan: dict[str, Any] = {
+        "plan_version": PLAN_VERSION,
+        "summary": summary.strip(),
+        "ops": clean_ops,
+    }
+    plan["plan_hash"] = plan_hash(plan)
+    return plan
+
+
+def _validate_op(
+    op: Any, seen: dict[str, str], archive: Archive, registry: ToolRegistry, lang: str
+) -> dict[str, Any]:
+    if not isinstance(op, dict) or set(op) - {"op_id", "tool", "args", "summary"}:
+        raise plan_invalid("Each op must be {op_id, tool, args, summary}.")
+    op_id, name, args = op.get("op_id"), op.get("tool"), op.get("args")
+    if not isinstance(op_id, str) or not OP_ID_RE.match(op_id):
+        raise plan_invalid(f"Op id {op_id!r} must be 1–32 letters, digits, '-' or '_'.")
+    if op_id in seen:
+        raise plan_invalid(f"Op id {op_id} is used twice.", op_id=op_id)
+    if not isinstance(name, str) or name not in registry or registry.get(name).egress != "write":
+        raise plan_invalid(f"Op {op_id}: {name!r} is not a write tool.", op_id=op_id)
+    if not isinstance(args, dict):
+        raise plan_invalid(f"Op {op_id}: args must be an object.", op_id=op_id)
+    for ref in refs_in(args):
+        if not seen.get(ref):
+            raise plan_invalid(
+                f"Op {op_id}: ref {ref!r} must name an earlier create or find_or_create op.",
+                op_id=op_id,
+            )
+    try:
+        checked = check_write_args(name, args, archive, registry, lang)
+    except ArxiuError as error:
+        raise ToolError(
+            error.code,
+            f"Op {op_id}: {error.message}",
+            hint=error.hint or "Fix the op and propose the plan again.",
+            category=error.category,
+            details={**error.details, "op_id": op_id},
+        ) from error
+    _require_writable(archive, checked, op_id)
+    summary = op.get("summary")
+    text = (
+        summary.strip()
+        if isinstance(summary, str) and summary.strip()
+        else registry.summary(name, checked)
+    )
+    return {"op_id": op_id, "tool": name, "args": checked, "summary": text}
+
+
+def check_write_args(
+    name: str, args: dict[str, Any], archive: Archive, registry: ToolRegistry, lang: str
+) -> dict[str, Any]:
+    """The op's arguments checked by the write tools' validator (labels resolved to tipos)."""
+    from app.core.tools.write import validate_write_args
+
+    return validate_write_args(registry, name, args, archive, lang)
+
+
+def _require_writable(archive: Archive, args: dict[str, Any], op_id: str) -> None:
+    tipo = args.get("section_tipo")
+    if not isinstance(tipo, str):
+        raise plan_invalid(f"Op {op_id} names no section_tipo.", op_id=op_id)
+    if not archive.has_section(tipo) or not archive.section(tipo).writable:
+        raise ToolError(
+            "mcp.section_not_writable",
+            f"Op {op_id}: the section {tipo} is not open to assistant writes.",
+            hint="Only sections marked writable in the settings can be changed.",
+            category="permission",
+            details={"op_id": op_id, "section_tipo": tipo},
+        )

@@ -1,0 +1,287 @@
+"""The background indexer: incremental, resumable, pausable, cancellable, with progress events.
+
+Work is never queued in memory only: what is left is read from the database each time (records
+whose version differs from the indexed one, indexed records that were deleted, chunks without a
+vector for the current model), and each batch commits its chunks, vectors and "done" marks in one
+transaction. A killed process therefore resumes where it stopped, redoing at most the batch that
+was in flight.
+
+The indexer runs on its own thread; ``notify()`` (wired to ``Archive.add_listener``) only sets an
+event, so the caller's event loop is never blocked. Progress listeners are called on the indexer
+thread: a Qt front end re-emits them as a signal, an asyncio one uses :meth:`subscribe_async`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from app.core.archive.model import Field, RecordKey
+from app.core.archive.store import Archive
+from app.core.errors import ArxiuError, IndexError_
+from app.core.index import storage
+from app.core.index.chunking import chunk_record
+from app.core.index.embedders import Embedder
+from app.core.index.storage import RecordWork, WriteResult
+
+log = logging.getLogger(__name__)
+
+State = Literal["idle", "running", "paused", "cancelled", "error"]
+RECORD_BATCH = 32
+VECTOR_BATCH = 128
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A snapshot of the indexer for a progress bar.
+
+    ``done`` and ``total`` count work items of the current run: records to (re)chunk plus
+    texts to embed for a changed model.
+    """
+
+    state: State = "idle"
+    done: int = 0
+    total: int = 0
+    error: ArxiuError | None = None
+
+    @property
+    def fraction(self) -> float:
+        """``done / total`` (1.0 when there is nothing to do)."""
+        return self.done / self.total if self.total else 1.0
+
+
+ProgressListener = Callable[[Progress], None]
+WrittenCallback = Callable[[WriteResult], None]
+
+
+class Cancelled(Exception):
+    """Raised inside the run loop when :meth:`Indexer.cancel` was called."""
+
+
+class Indexer:
+    """Keeps one archive's index up to date on a background thread."""
+
+    def __init__(
+        self, archive: Archive, embedder: Embedder, on_written: WrittenCallback | None = None
+    ) -> None:
+        self.archive = archive
+        self.embedder = embedder
+        self.on_written = on_written
+        self._listeners: list[ProgressListener] = []
+        self._progress = Progress()
+        self._wake = threading.Event()
+        self._running = threading.Event()
+        self._running.set()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._cancel = threading.Event()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # -- control -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start (or wake) the background thread; it indexes whatever is pending."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._stop = False
+                self._thread = threading.Thread(
+                    target=self._loop, name="arxiu-indexer", daemon=True
+                )
+                self._thread.start()
+        self.notify()
+
+    def notify(self, keys: list[RecordKey] | None = None) -> None:
+        """Something changed: look for work (never blocks; ``Archive`` listener signature)."""
+        self._idle.clear()
+        self._cancel.clear()
+        self._wake.set()
+
+    def pause(self) -> None:
+        """Stop after the batch in flight, keeping the run's place."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        """Continue a paused run."""
+        self._running.set()
+
+    def cancel(self) -> None:
+        """Abandon the current run after the batch in flight (finished batches stay indexed)."""
+        self._cancel.set()
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        """Whether :meth:`pause` is in force."""
+        return not self._running.is_set()
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the thread (after the batch in flight) and wait for it."""
+        self._stop = True
+        self.cancel()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    # -- waiting -----------------------------------------------------------------------------
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no work is left (or the run ended); ``False`` on timeout."""
+        return self._idle.wait(timeout)
+
+    async def wait_idle_async(self, timeout: float | None = None) -> bool:
+        """:meth:`wait_idle` for asyncio code: waits in an executor, never on the loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.wait_idle, timeout)
+
+    # -- progress ----------------------------------------------------------------------------
+    def add_listener(self, listener: ProgressListener) -> None:
+        """Call ``listener(progress)`` (on the indexer thread) at each change."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: ProgressListener) -> None:
+        """Stop calling ``listener``."""
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    def subscribe_async(
+        self, loop: asyncio.AbstractEventLoop, listener: ProgressListener
+    ) -> ProgressListener:
+        """Deliver progress to ``listener`` on ``loop``'s thread; returns the wrapper to remove."""
+
+        def forward(progress: Progress) -> None:
+            loop.call_soon_threadsafe(listener, progress)
+
+        self.add_listener(forward)
+        return forward
+
+    def progress(self) -> Progress:
+        """The latest progress snapshot."""
+        return self._progress
+
+    def _emit(self, progress: Progress) -> None:
+        self._progress = progress
+        for listener in list(self._listeners):
+            try:
+                listener(progress)
+            except Exception:  # a broken listener must not stop indexing
+                log.exception("index progress listener failed")
+
+    # -- the run -----------------------------------------------------------------------------
+    def _loop(self) -> None:
+        while not self._stop:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop:
+                break
+            try:
+                self.run()
+            except Exception as exc:  # a bug: log it, report it, keep the thread alive
+                log.exception("indexing failed")
+                error = IndexError_("index.failed", f"Indexing failed: {exc}", category="internal")
+                self._emit(replace(self._progress, state="error", error=error))
+                self._idle.set()
+        self._idle.set()
+
+    def run(self) -> Progress:
+        """Index everything pending now, on the calling thread; returns the final progress."""
+        self._cancel.clear()
+        try:
+            progress = Progress("running", 0, self.pending())
+            self._emit(progress)
+            while True:
+                self._checkpoint(progress)
+                step = self.step()
+                if step == 0:
+                    break
+                progress = replace(progress, done=progress.done + step)
+                progress = replace(progress, total=max(progress.total, progress.done))
+                self._emit(progress)
+            final = replace(progress, state="idle", total=progress.done)
+        except Cancelled:
+            final = replace(self._progress, state="cancelled")
+        except ArxiuError as error:
+            final = replace(self._progress, state="error", error=error)
+        self._emit(final)
+        if not self._wake.is_set():
+            self._idle.set()
+        return final
+
+    def _checkpoint(self, progress: Progress) -> None:
+        if not self._running.is_set():
+            self._emit(replace(progress, state="paused"))
+            self._running.wait()
+            self._emit(replace(progress, state="running"))
+        if self._cancel.is_set():
+            raise Cancelled
+
+    def pending(self) -> int:
+        """Work items left: records to chunk plus texts to embed for the current model."""
+        with self.archive.db.reading() as conn:
+            return storage.count_pending_records(conn) + storage.count_missing_vectors(
+                conn, self.embedder.model_id
+            )
+
+    def step(self) -> int:
+        """Do one batch of work; returns how many items it finished (0: nothing left)."""
+        with self.archive.db.reading() as conn:
+            todo = storage.pending_records(conn, RECORD_BATCH)
+            orphans = storage.orphan_records(conn, RECORD_BATCH)
+        if todo or orphans:
+            self._index_records([key for key, _ in todo], orphans)
+            return len(todo) + len(orphans)
+        with self.archive.db.reading() as conn:
+            missing = storage.missing_vectors(conn, self.embedder.model_id, VECTOR_BATCH)
+        if missing:
+            self._embed_missing(missing)
+        return len(missing)
+
+    def _index_records(self, keys: list[RecordKey], orphans: list[RecordKey]) -> None:
+        work: list[RecordWork] = []
+        fields: dict[str, tuple[list[Field], str | None]] = {}
+        for key in keys:
+            record = self.archive.find_record(key)
+            if record is None:
+                orphans.append(key)
+                continue
+            if key.section_tipo not in fields:
+                section = self.archive.section(key.section_tipo)
+                fields[key.section_tipo] = (
+                    self.archive.fields(key.section_tipo),
+                    section.label_field,
+                )
+            chunks = chunk_record(record, *fields[key.section_tipo])
+            work.append(RecordWork(key, record.version, record.restricted, chunks))
+        texts = {c.content_hash: c.embed_text for w in work for c in w.chunks}
+        model = self.embedder.model_id
+        with self.archive.db.reading() as conn:
+            known = storage.known_hashes(conn, texts, model)
+        missing = [h for h in texts if h not in known]
+        vectors = dict(zip(missing, self.embedder.embed([texts[h] for h in missing]), strict=True))
+
+        def write(conn: sqlite3.Connection) -> WriteResult:
+            storage.write_vectors(conn, model, vectors)
+            return storage.write_records(conn, work, orphans)
+
+        result = self.archive.db.write(write)
+        if self.on_written:
+            self.on_written(result)
+
+    def _embed_missing(self, missing: list[tuple[str, str]]) -> None:
+        model = self.embedder.model_id
+        vectors = self.embedder.embed([text for _, text in missing])
+        by_hash = {h: v for (h, _), v in zip(missing, vectors, strict=True)}
+        self.archive.db.write(lambda conn: storage.write_vectors(conn, model, by_hash))
+        with self.archive.db.reading() as conn:
+            marks = ",".join("?" * len(by_hash))
+            rows = conn.execute(
+                f"SELECT id FROM index_chunks WHERE content_hash IN ({marks})", list(by_hash)
+            ).fetchall()
+        if self.on_written:
+            self.on_written(WriteResult([], [r[0] for r in rows]))

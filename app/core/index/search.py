@@ -1,0 +1,180 @@
+"""Answering a query: dense and lexical candidates, fusion, filters and the egress check.
+
+Filters are applied inside both retrievers (a boolean mask over the matrix, SQL over FTS5), so a
+restricted chunk never even enters the candidate lists of an egress-filtered search. The final
+hits are checked once more against the live ``records`` and ``sections`` tables, which covers a
+record made restricted a moment ago and not yet re-indexed.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable
+
+from app.core.archive.database import Database
+from app.core.archive.model import RecordKey
+from app.core.errors import IndexError_
+from app.core.index import fusion, lexical
+from app.core.index.dense import DenseMatrix, Mask
+from app.core.index.embedders import Embedder
+from app.core.index.hits import SearchFilter, SearchHit, SearchMode
+from app.core.index.storage import ChunkRow, read_chunks
+
+CANDIDATES = 100
+"""Depth of each retriever's list before fusion."""
+
+SNIPPET_CHARS = 280
+MODES = ("hybrid", "dense", "lexical")
+
+
+class SearchEngine:
+    """Hybrid search over one archive's index (use it through :class:`~app.core.index.Index`)."""
+
+    def __init__(self, db: Database, embedder: Embedder, matrix: Callable[[], DenseMatrix]) -> None:
+        self.db = db
+        self.embedder = embedder
+        self._matrix = matrix
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        mode: SearchMode = "hybrid",
+        filter: SearchFilter | None = None,
+        group_by_record: bool = False,
+    ) -> list[SearchHit]:
+        """The ``k`` best chunks (or records, with ``group_by_record``) for ``query``."""
+        if mode not in MODES:
+            raise IndexError_(
+                "index.bad_mode",
+                f"Unknown search mode {mode!r}.",
+                hint="Use hybrid, dense or lexical.",
+                category="input",
+            )
+        if not query.strip() or k <= 0:
+            return []
+        filter = filter or SearchFilter()
+        depth = max(CANDIDATES, k * (20 if group_by_record else 4))
+        ranked = self._rank(query, depth, mode, filter)
+        with self.db.reading() as conn:
+            return self._hits(conn, ranked, k, filter, group_by_record, query)
+
+    def _rank(
+        self, query: str, depth: int, mode: SearchMode, filter: SearchFilter
+    ) -> list[tuple[int, float]]:
+        dense: list[tuple[int, float]] = []
+        lex: list[tuple[int, float]] = []
+        with self.db.reading() as conn:
+            if mode != "lexical":
+                allowed = self._mask(conn, filter)
+                vector = self.embedder.embed([query])[0]
+                dense = self._matrix().search(vector, depth, allowed)
+            if mode != "dense":
+                where = lexical.SqlFilter(
+                    filter.sections,
+                    tuple((r.section_tipo, r.section_id) for r in filter.records),
+                    filter.exclude_restricted,
+                )
+                lex = lexical.search(conn, query, depth, where)
+        if mode == "dense":
+            return dense
+        if mode == "lexical":
+            return lex
+        return fusion.convex(dense, lex)
+
+    def _mask(self, conn: sqlite3.Connection, filter: SearchFilter) -> Mask | None:
+        if not (filter.sections or filter.records or filter.exclude_restricted):
+            return None
+        matrix = self._matrix()
+        codes = matrix.section_codes()
+        sections = {codes[s] for s in filter.sections if s in codes} if filter.sections else None
+        restricted = None
+        if filter.exclude_restricted:
+            rows = conn.execute("SELECT tipo FROM sections WHERE restricted != 0").fetchall()
+            restricted = {codes[r[0]] for r in rows if r[0] in codes}
+        chunk_ids = _record_chunks(conn, filter.records) if filter.records else None
+        return matrix.mask(sections=sections, restricted_sections=restricted, chunk_ids=chunk_ids)
+
+    def _hits(
+        self,
+        conn: sqlite3.Connection,
+        ranked: list[tuple[int, float]],
+        k: int,
+        filter: SearchFilter,
+        group_by_record: bool,
+        query: str,
+    ) -> list[SearchHit]:
+        rows = read_chunks(conn, [cid for cid, _ in ranked])
+        blocked = (
+            _restricted(conn, {r.key for r in rows.values()})
+            if filter.exclude_restricted
+            else set()
+        )
+        hits: list[SearchHit] = []
+        seen: set[RecordKey] = set()
+        for cid, score in ranked:
+            row = rows.get(cid)
+            if row is None or row.key in blocked or (group_by_record and row.key in seen):
+                continue
+            seen.add(row.key)
+            hits.append(_hit(row, score, query))
+            if len(hits) >= k:
+                break
+        return hits
+
+
+def _record_chunks(conn: sqlite3.Connection, records: tuple[RecordKey, ...]) -> list[int]:
+    ids: list[int] = []
+    for key in records:
+        rows = conn.execute(
+            "SELECT id FROM index_chunks WHERE section_tipo = ? AND section_id = ?",
+            (key.section_tipo, key.section_id),
+        ).fetchall()
+        ids.extend(r[0] for r in rows)
+    return ids
+
+
+def _restricted(conn: sqlite3.Connection, keys: set[RecordKey]) -> set[RecordKey]:
+    """Which of ``keys`` may not leave the machine, read live (missing records count as such)."""
+    blocked = set()
+    for key in keys:
+        row = conn.execute(
+            "SELECT COALESCE(r.restricted, s.restricted, 1) FROM records r "
+            "LEFT JOIN sections s ON s.tipo = r.section_tipo "
+            "WHERE r.section_tipo = ? AND r.section_id = ?",
+            (key.section_tipo, key.section_id),
+        ).fetchone()
+        if row is None or row[0]:
+            blocked.add(key)
+    return blocked
+
+
+def _hit(row: ChunkRow, score: float, query: str) -> SearchHit:
+    return SearchHit(
+        key=row.key,
+        label=row.label or str(row.key),
+        snippet=snippet(row.text, query),
+        field_tipo=row.field_tipo,
+        lang=row.lang,
+        score=score,
+        timecode=row.timecode,
+        page=row.page,
+        chunk_id=row.id,
+    )
+
+
+def snippet(text: str, query: str, size: int = SNIPPET_CHARS) -> str:
+    """About ``size`` characters of ``text``, starting near the first query word it contains."""
+    if len(text) <= size:
+        return text
+    start = 0
+    for word in lexical.terms(query):
+        match = re.search(rf"\b{re.escape(word)}", text, re.IGNORECASE)
+        if match:
+            start = max(0, text.rfind(" ", 0, max(match.start() - 40, 0)) + 1)
+            break
+    start = min(start, max(len(text) - size, 0))
+    piece = text[start : start + size].rsplit(" ", 1)[0]
+    return ("…" if start else "") + piece + "…"

@@ -1,0 +1,193 @@
+"""The index of one archive, as the rest of Arxiu uses it.
+
+::
+
+    index = Index(archive)              # bundled MiniLM; Index(archive, HashingEmbedder()) in tests
+    index.start()                       # background indexing, then incremental on every change
+    await index.indexer.wait_idle_async()
+    hits = index.search("quan ens van fer marxar", k=5,
+                        filter=SearchFilter(exclude_restricted=True))
+    index.close()
+
+``Index`` implements :class:`~app.core.index.hits.Searcher`. Searching while indexing is fine:
+the in-memory matrix is updated after every committed batch.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from app.core.archive.store import Archive
+from app.core.index import storage
+from app.core.index.dense import DenseMatrix, Vectors
+from app.core.index.embedders import Embedder, default_embedder
+from app.core.index.hits import SearchFilter, SearchHit, SearchMode
+from app.core.index.indexer import Indexer, Progress, ProgressListener
+from app.core.index.search import SearchEngine
+from app.core.index.storage import WriteResult
+
+COMPRESS_ABOVE = 500_000
+"""Chunk count above which the matrix is kept compressed (sign bits + int8) by default."""
+
+MODEL_SETTING = "index.model"
+
+
+class Index:
+    """Search and indexing for one open archive.
+
+    Args:
+        archive: the open archive (its change listener is wired to the indexer).
+        embedder: the embedder (default: the ``index.model`` archive setting, else
+            ``ARXIU_EMBEDDING_MODEL``, else the bundled all-MiniLM-L6-v2).
+        compressed: keep the vectors compressed in memory (default: above 500k chunks).
+    """
+
+    def __init__(
+        self, archive: Archive, embedder: Embedder | None = None, *, compressed: bool | None = None
+    ) -> None:
+        self.archive = archive
+        self.embedder = embedder or default_embedder(archive.meta(MODEL_SETTING))
+        self.compressed = compressed
+        self._matrix: DenseMatrix | None = None
+        self._lock = threading.RLock()
+        self.indexer = Indexer(archive, self.embedder, on_written=self._on_written)
+        self.engine = SearchEngine(archive.db, self.embedder, self.matrix)
+        archive.add_listener(self.indexer.notify)
+
+    # -- searching ---------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        mode: SearchMode = "hybrid",
+        filter: SearchFilter | None = None,
+        group_by_record: bool = False,
+    ) -> list[SearchHit]:
+        """The ``k`` best chunks for ``query`` (one per record with ``group_by_record``)."""
+        return self.engine.search(
+            query, k=k, mode=mode, filter=filter, group_by_record=group_by_record
+        )
+
+    def matrix(self) -> DenseMatrix:
+        """The in-memory vectors of the current model (loaded on first use)."""
+        with self._lock:
+            if self._matrix is None:
+                self._matrix = self._load()
+            return self._matrix
+
+    def _load(self) -> DenseMatrix:
+        model = self.embedder.model_id
+        with self.archive.db.reading() as conn:
+            count = int(conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0])
+        compressed = self.compressed if self.compressed is not None else count > COMPRESS_ABOVE
+        matrix = DenseMatrix(self.embedder.dim, compressed=compressed)
+        matrix.exact_lookup = self._exact
+        with self.archive.db.reading() as conn:
+            cursor = conn.execute(
+                "SELECT c.id, c.section_tipo, c.restricted, v.vector FROM index_chunks c "
+                "JOIN index_vectors v ON v.content_hash = c.content_hash AND v.model = ?",
+                (model,),
+            )
+            while rows := cursor.fetchmany(50_000):
+                _add_rows(matrix, rows)
+        return matrix
+
+    def _exact(self, ids: list[int]) -> dict[int, Vectors]:
+        marks = ",".join("?" * len(ids))
+        with self.archive.db.reading() as conn:
+            rows = conn.execute(
+                "SELECT c.id, v.vector FROM index_chunks c JOIN index_vectors v "
+                f"ON v.content_hash = c.content_hash AND v.model = ? WHERE c.id IN ({marks})",
+                (self.embedder.model_id, *ids),
+            ).fetchall()
+        return {int(r[0]): storage.from_blob(r[1]) for r in rows}
+
+    def _on_written(self, result: WriteResult) -> None:
+        with self._lock:
+            if self._matrix is None:
+                return
+            self._matrix.remove(result.removed + result.added)
+            if not result.added:
+                return
+            marks = ",".join("?" * len(result.added))
+            with self.archive.db.reading() as conn:
+                rows = conn.execute(
+                    "SELECT c.id, c.section_tipo, c.restricted, v.vector FROM index_chunks c "
+                    "JOIN index_vectors v ON v.content_hash = c.content_hash AND v.model = ? "
+                    f"WHERE c.id IN ({marks})",
+                    (self.embedder.model_id, *result.added),
+                ).fetchall()
+            _add_rows(self._matrix, rows)
+
+    # -- indexing ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Index in the background now and after every record change."""
+        self.indexer.start()
+
+    def pause(self) -> None:
+        """Pause background indexing after the batch in flight."""
+        self.indexer.pause()
+
+    def resume(self) -> None:
+        """Resume paused indexing."""
+        self.indexer.resume()
+
+    def cancel(self) -> None:
+        """Stop the current indexing run (what is done stays done)."""
+        self.indexer.cancel()
+
+    def progress(self) -> Progress:
+        """The indexer's latest progress."""
+        return self.indexer.progress()
+
+    def add_progress_listener(self, listener: ProgressListener) -> None:
+        """Call ``listener(progress)`` on each indexer progress event (indexer thread)."""
+        self.indexer.add_listener(listener)
+
+    def index_now(self) -> Progress:
+        """Index everything pending on the calling thread (CLI, scripts, tests)."""
+        return self.indexer.run()
+
+    def rebuild(self) -> None:
+        """Forget every chunk and re-chunk the archive (vectors of unchanged text are reused)."""
+        self.indexer.cancel()
+        self.archive.db.write(lambda conn: storage.clear(conn, vectors=False))
+        with self._lock:
+            self._matrix = None
+
+    def stats(self) -> dict[str, int | str]:
+        """Counts for status displays: chunks, vectors of this model, work pending."""
+        model = self.embedder.model_id
+        with self.archive.db.reading() as conn:
+            chunks = int(conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0])
+            vectors = int(
+                conn.execute(
+                    "SELECT count(*) FROM index_vectors WHERE model = ?", (model,)
+                ).fetchone()[0]
+            )
+        return {
+            "model": model,
+            "chunks": chunks,
+            "vectors": vectors,
+            "pending": self.indexer.pending(),
+        }
+
+    def close(self) -> None:
+        """Stop the indexer and detach from the archive (the archive stays open)."""
+        self.archive.remove_listener(self.indexer.notify)
+        self.indexer.close()
+
+
+def _add_rows(matrix: DenseMatrix, rows: list[tuple[int, str, int | None, bytes]]) -> None:
+    if not rows:
+        return
+    vectors = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    matrix.add(
+        [int(r[0]) for r in rows],
+        vectors.astype(np.float32),
+        [str(r[1]) for r in rows],
+        [None if r[2] is None else bool(r[2]) for r in rows],
+    )

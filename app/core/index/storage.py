@@ -1,0 +1,243 @@
+"""The index tables of ``archive.db``: chunks, vectors by content hash and model, progress.
+
+``index_records`` remembers which version of each record was chunked, so the work left is
+always "records whose version differs" plus "chunks without a vector for the current model";
+both survive a kill, which makes indexing resumable without a separate journal.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from app.core.archive.model import RecordKey
+from app.core.index.chunking import Chunk
+
+Vectors = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A stored chunk as read back for hits and snippets."""
+
+    id: int
+    key: RecordKey
+    field_tipo: str
+    lang: str
+    label: str
+    text: str
+    timecode: str | None
+    page: str | None
+
+
+@dataclass(frozen=True)
+class RecordWork:
+    """One record to (re)chunk: its chunks and the version they were cut from."""
+
+    key: RecordKey
+    version: int
+    restricted: bool | None
+    chunks: list[Chunk]
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """Which chunk ids a write removed and added (to update the in-memory matrix)."""
+
+    removed: list[int]
+    added: list[int]
+
+
+def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
+    """A vector as a little-endian float32 blob."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes) -> Vectors:
+    """A float32 blob back as a vector."""
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def pending_records(conn: sqlite3.Connection, limit: int) -> list[tuple[RecordKey, int]]:
+    """Records never chunked or changed since (key and current version)."""
+    rows = conn.execute(
+        "SELECT r.section_tipo, r.section_id, r.version FROM records r "
+        "LEFT JOIN index_records i ON i.section_tipo = r.section_tipo "
+        "AND i.section_id = r.section_id WHERE i.version IS NULL OR i.version != r.version "
+        "ORDER BY r.section_tipo, r.section_id LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [(RecordKey(r[0], r[1]), int(r[2])) for r in rows]
+
+
+def count_pending_records(conn: sqlite3.Connection) -> int:
+    """How many records wait to be chunked."""
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM records r LEFT JOIN index_records i "
+            "ON i.section_tipo = r.section_tipo AND i.section_id = r.section_id "
+            "WHERE i.version IS NULL OR i.version != r.version"
+        ).fetchone()[0]
+    )
+
+
+def orphan_records(conn: sqlite3.Connection, limit: int) -> list[RecordKey]:
+    """Indexed records that no longer exist."""
+    rows = conn.execute(
+        "SELECT i.section_tipo, i.section_id FROM index_records i LEFT JOIN records r "
+        "ON r.section_tipo = i.section_tipo AND r.section_id = i.section_id "
+        "WHERE r.section_id IS NULL LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [RecordKey(r[0], r[1]) for r in rows]
+
+
+def missing_vectors(conn: sqlite3.Connection, model: str, limit: int) -> list[tuple[str, str]]:
+    """``(content_hash, embed_text)`` of stored chunks without a vector for ``model``."""
+    rows = conn.execute(
+        "SELECT c.content_hash, c.label, c.text FROM index_chunks c "
+        "WHERE NOT EXISTS (SELECT 1 FROM index_vectors v WHERE v.content_hash = c.content_hash "
+        "AND v.model = ?) GROUP BY c.content_hash LIMIT ?",
+        (model, limit),
+    ).fetchall()
+    out = []
+    for content_hash, label, text in rows:
+        chunk = Chunk(RecordKey("", 0), "", "", 0, text, label)
+        out.append((content_hash, chunk.embed_text))
+    return out
+
+
+def count_missing_vectors(conn: sqlite3.Connection, model: str) -> int:
+    """How many distinct chunk texts lack a vector for ``model``."""
+    return int(
+        conn.execute(
+            "SELECT count(DISTINCT c.content_hash) FROM index_chunks c WHERE NOT EXISTS "
+            "(SELECT 1 FROM index_vectors v WHERE v.content_hash = c.content_hash "
+            "AND v.model = ?)",
+            (model,),
+        ).fetchone()[0]
+    )
+
+
+def known_hashes(conn: sqlite3.Connection, hashes: Iterable[str], model: str) -> set[str]:
+    """Which of ``hashes`` already have a vector for ``model``."""
+    wanted = list(set(hashes))
+    found: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        rows = conn.execute(
+            f"SELECT content_hash FROM index_vectors WHERE model = ? AND content_hash IN ({marks})",
+            (model, *part),
+        ).fetchall()
+        found.update(r[0] for r in rows)
+    return found
+
+
+def write_vectors(conn: sqlite3.Connection, model: str, vectors: dict[str, Vectors]) -> None:
+    """Store vectors by content hash (existing ones are kept)."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO index_vectors(content_hash, model, dim, vector) VALUES (?, ?, ?, ?)",
+        [(h, model, int(v.shape[0]), to_blob(v)) for h, v in vectors.items()],
+    )
+
+
+def write_records(
+    conn: sqlite3.Connection, work: list[RecordWork], deleted: list[RecordKey]
+) -> WriteResult:
+    """Replace the chunks of ``work`` records, drop those of ``deleted``; mark them done."""
+    removed: list[int] = []
+    added: list[int] = []
+    for key in [w.key for w in work] + deleted:
+        ids = conn.execute(
+            "SELECT id FROM index_chunks WHERE section_tipo = ? AND section_id = ?",
+            (key.section_tipo, key.section_id),
+        ).fetchall()
+        removed.extend(r[0] for r in ids)
+        conn.execute(
+            "DELETE FROM index_chunks WHERE section_tipo = ? AND section_id = ?",
+            (key.section_tipo, key.section_id),
+        )
+    for key in deleted:
+        conn.execute(
+            "DELETE FROM index_records WHERE section_tipo = ? AND section_id = ?",
+            (key.section_tipo, key.section_id),
+        )
+    for item in work:
+        added.extend(_insert_chunks(conn, item))
+        conn.execute(
+            "INSERT INTO index_records(section_tipo, section_id, version) VALUES (?, ?, ?) "
+            "ON CONFLICT(section_tipo, section_id) DO UPDATE SET version = excluded.version",
+            (item.key.section_tipo, item.key.section_id, item.version),
+        )
+    return WriteResult(removed, added)
+
+
+def _insert_chunks(conn: sqlite3.Connection, item: RecordWork) -> list[int]:
+    restricted = None if item.restricted is None else int(item.restricted)
+    ids = []
+    for c in item.chunks:
+        cursor = conn.execute(
+            "INSERT INTO index_chunks(section_tipo, section_id, field_tipo, lang, position, "
+            "timecode, page, label, text, content_hash, restricted) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                c.key.section_tipo,
+                c.key.section_id,
+                c.field_tipo,
+                c.lang,
+                c.position,
+                c.timecode,
+                c.page,
+                c.label,
+                c.text,
+                c.content_hash,
+                restricted,
+            ),
+        )
+        ids.append(int(cursor.lastrowid or 0))
+    return ids
+
+
+def clear(conn: sqlite3.Connection, *, vectors: bool) -> None:
+    """Forget every chunk (and, with ``vectors``, every stored vector)."""
+    conn.execute("DELETE FROM index_chunks")
+    conn.execute("DELETE FROM index_records")
+    conn.execute("INSERT INTO index_fts(index_fts) VALUES ('rebuild')")
+    if vectors:
+        conn.execute("DELETE FROM index_vectors")
+
+
+def read_chunks(conn: sqlite3.Connection, ids: list[int]) -> dict[int, ChunkRow]:
+    """Stored chunks by id."""
+    out: dict[int, ChunkRow] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        rows = conn.execute(
+            "SELECT id, section_tipo, section_id, field_tipo, lang, label, text, timecode, page "
+            f"FROM index_chunks WHERE id IN ({marks})",
+            part,
+        ).fetchall()
+        for r in rows:
+            out[r[0]] = ChunkRow(r[0], RecordKey(r[1], r[2]), r[3], r[4], r[5], r[6], r[7], r[8])
+    return out
+
+
+def get_state(conn: sqlite3.Connection, key: str) -> str | None:
+    """A persisted index setting or progress value."""
+    row = conn.execute("SELECT value FROM index_state WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_state(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """Persist an index setting or progress value."""
+    conn.execute(
+        "INSERT INTO index_state(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )

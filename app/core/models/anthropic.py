@@ -1,0 +1,380 @@
+"""Anthropic's streaming Messages API over httpx.
+
+Maps the SSE events (``message_start``, ``content_block_start/delta/stop``, ``message_delta``,
+``message_stop``, ``ping``, ``error``) to :mod:`~app.core.models.base` events: text, thinking
+blocks, ``tool_use`` assembled from ``input_json_delta`` fragments, usage and the stop reason. An
+in-band ``error`` event after a 200 (``overloaded_error``) raises a retryable coded error; it is
+retried only if nothing was yielded yet. Images are sent as base64 blocks for vision models.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from app.core.errors import ModelError
+from app.core.models.base import (
+    Message,
+    ModelEvent,
+    Stop,
+    StopReason,
+    StreamOptions,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingStart,
+    ThinkingStop,
+    ToolCall,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+)
+from app.core.models.catalog import ModelEntry
+from app.core.models.transport import (
+    SSEEvent,
+    Stopped,
+    ended_early,
+    raise_for_status,
+    retry_before_first_event,
+    sse_events,
+    timeout_for,
+    transport_error,
+    until_stopped,
+)
+
+PROVIDER = "Anthropic"
+API_VERSION = "2023-06-01"
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "max": 32000}
+STOP_REASONS: dict[str, StopReason] = {"tool_use": "tool_use", "max_tokens": "max_tokens"}
+KeySource = Callable[[], str | None]
+
+
+def messages_url(endpoint: str | None) -> str:
+    """The Messages API URL for a base ``endpoint`` (default: Anthropic's API)."""
+    base = (endpoint or "https://api.anthropic.com").rstrip("/")
+    if base.endswith("/v1/messages"):
+        return base
+    return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
+
+
+def _user_blocks(message: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for mime, data in message.images:
+        source = {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode()}
+        blocks.append({"type": "image", "source": source})
+    if message.content or not blocks:
+        blocks.append({"type": "text", "text": message.content})
+    return blocks
+
+
+def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    if message.role == "tool":
+        result = {
+            "type": "tool_result",
+            "tool_use_id": message.tool_call_id or "",
+            "content": message.content,
+        }
+        return "user", [result]
+    if message.role == "assistant":
+        blocks: list[dict[str, Any]] = []
+        if message.content:
+            blocks.append({"type": "text", "text": message.content})
+        for call in message.tool_calls:
+            blocks.append(
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+            )
+        return "assistant", blocks
+    return "user", _user_blocks(message)
+
+
+def wire_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """The system prompt and the alternating user/assistant messages of the Messages API."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role, blocks = _blocks(message)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return system, out
+
+
+@dataclass
+class _Block:
+    kind: str
+    id: str = ""
+    name: str = ""
+    json_parts: list[str] = field(default_factory=list)
+    input: dict[str, Any] | None = None
+
+
+@dataclass
+class EventReader:
+    """Turns one response's SSE events into model events."""
+
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    stop_reason: str | None = None
+    complete: bool = False
+
+    def feed(self, sse: SSEEvent) -> list[ModelEvent]:
+        """Events for one SSE event.
+
+        Raises:
+            ModelError: for an in-band ``error`` event.
+        """
+        data = sse.json()
+        kind = data.get("type") or sse.event
+        handler = getattr(self, "_on_" + str(kind), None)
+        if handler is None:
+            return []  # ping and future event types
+        events: list[ModelEvent] = handler(data)
+        return events
+
+    def _on_error(self, data: dict[str, Any]) -> list[ModelEvent]:
+        raise in_band_error(data.get("error") or {})
+
+    def _on_message_start(self, data: dict[str, Any]) -> list[ModelEvent]:
+        self._add_usage((data.get("message") or {}).get("usage") or {})
+        return []
+
+    def _on_message_stop(self, data: dict[str, Any]) -> list[ModelEvent]:
+        self.complete = True
+        return []
+
+    def _on_message_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
+        self.stop_reason = (data.get("delta") or {}).get("stop_reason") or self.stop_reason
+        self._add_usage(data.get("usage") or {})
+        return []
+
+    def _add_usage(self, usage: dict[str, Any]) -> None:
+        for key, value in usage.items():
+            if isinstance(value, int):
+                self.usage[key] = value
+
+    def _on_content_block_start(self, data: dict[str, Any]) -> list[ModelEvent]:
+        block = data.get("content_block") or {}
+        kind = str(block.get("type"))
+        self.blocks[int(data.get("index", 0))] = _Block(
+            kind, str(block.get("id") or ""), str(block.get("name") or "")
+        )
+        if kind in ("thinking", "redacted_thinking"):
+            text = block.get("thinking")
+            return [ThinkingStart(), *([ThinkingDelta(text)] if text else [])]
+        if kind == "text" and block.get("text"):
+            return [TextDelta(str(block["text"]))]
+        return []
+
+    def _on_content_block_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
+        delta = data.get("delta") or {}
+        block = self.blocks.get(int(data.get("index", 0)))
+        kind = delta.get("type")
+        if kind == "text_delta":
+            return [TextDelta(str(delta.get("text", "")))]
+        if kind == "thinking_delta":
+            return [ThinkingDelta(str(delta.get("thinking", "")))]
+        if kind == "input_json_delta" and block is not None:
+            block.json_parts.append(str(delta.get("partial_json", "")))
+        return []
+
+    def _on_content_block_stop(self, data: dict[str, Any]) -> list[ModelEvent]:
+        block = self.blocks.get(int(data.get("index", 0)))
+        if block is None:
+            return []
+        if block.kind in ("thinking", "redacted_thinking"):
+            return [ThinkingStop()]
+        if block.kind in ("tool_use", "server_tool_use"):
+            return [ToolCallEvent(ToolCall(block.id, block.name, _tool_input(block)))]
+        return []
+
+    def finish(self) -> list[ModelEvent]:
+        """Usage and the stop reason, after ``message_stop`` (or the end of the stream)."""
+        usage = Usage(
+            input_tokens=self.usage.get("input_tokens", 0)
+            + self.usage.get("cache_read_input_tokens", 0)
+            + self.usage.get("cache_creation_input_tokens", 0),
+            output_tokens=self.usage.get("output_tokens", 0),
+            cached_tokens=self.usage.get("cache_read_input_tokens", 0),
+        )
+        return [usage, Stop(STOP_REASONS.get(self.stop_reason or "", "end_turn"))]
+
+
+def _tool_input(block: _Block) -> dict[str, Any]:
+    text = "".join(block.json_parts).strip()
+    try:
+        value = json.loads(text) if text else {}
+    except json.JSONDecodeError as error:
+        raise ModelError(
+            "ai.tool_call_invalid",
+            "The model sent a tool call whose input is not valid JSON.",
+            retryable=True,
+            details={"tool": block.name},
+        ) from error
+    if not isinstance(value, dict):
+        raise ModelError("ai.tool_call_invalid", "The tool input is not an object.", retryable=True)
+    return value
+
+
+def in_band_error(error: dict[str, Any]) -> ModelError:
+    """The coded error for an ``error`` event sent inside a 200 stream."""
+    kind = str(error.get("type") or "api_error")
+    message = str(error.get("message") or kind)[:300]
+    details = {"provider": PROVIDER, "type": kind, "server_message": message}
+    if kind in ("overloaded_error", "rate_limit_error"):
+        return ModelError(
+            "ai.provider_overloaded",
+            f"Anthropic is overloaded ({message}); try again shortly.",
+            retryable=True,
+            details=details,
+        )
+    if kind in ("authentication_error", "permission_error"):
+        return ModelError(
+            "ai.provider_auth", f"Anthropic refused the request: {message}", details=details
+        )
+    retryable = kind in ("api_error", "timeout_error")
+    return ModelError(
+        "ai.provider_failed",
+        f"Anthropic reported an error mid-stream: {message}",
+        retryable=retryable,
+        details=details,
+    )
+
+
+class AnthropicModel:
+    """A Claude model through the streaming Messages API.
+
+    Args:
+        entry: the catalog entry.
+        api_key: the key or a callable returning it (resolved on the first request).
+        client: an ``httpx.AsyncClient`` (tests inject a ``MockTransport``).
+        retry_delays: waits before each retry; retries happen only before the first event.
+    """
+
+    def __init__(
+        self,
+        entry: ModelEntry,
+        *,
+        api_key: str | KeySource | None = None,
+        client: httpx.AsyncClient | None = None,
+        retry_delays: tuple[float, ...] = (1.0, 4.0),
+    ) -> None:
+        self.id = entry.id
+        self.supports_tools = entry.supports_tools
+        self.entry = entry
+        self._key = api_key
+        self._client = client
+        self._owns_client = client is None
+        self.retry_delays = retry_delays
+
+    def _headers(self) -> dict[str, str]:
+        key = self._key() if callable(self._key) else self._key
+        if not key:
+            raise ModelError(
+                "ai.api_key_missing",
+                f'No API key for model "{self.id}".',
+                hint="Store one with `arxiu models add ... --api-key-stdin` or set api_key_env.",
+                details={"model": self.id},
+            )
+        return {"x-api-key": key, "anthropic-version": API_VERSION, "accept": "text/event-stream"}
+
+    def request_body(
+        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
+    ) -> dict[str, Any]:
+        """The JSON body of the request."""
+        system, wire = wire_messages(messages)
+        body: dict[str, Any] = {
+            "model": self.entry.model,
+            "max_tokens": min(options.max_tokens, self.entry.max_tokens),
+            "messages": wire,
+            "stream": True,
+        }
+        if system:
+            body["system"] = system
+        if tools and options.tool_choice != "none":
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in tools
+            ]
+            body["tool_choice"] = {"type": "any" if options.tool_choice == "required" else "auto"}
+        budget = self._thinking_budget(messages, options)
+        if budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            body["max_tokens"] = max(body["max_tokens"], budget + 1024)
+            if "tool_choice" in body:  # forced tool use is not allowed with thinking
+                body["tool_choice"] = {"type": "auto"}
+        else:
+            body["temperature"] = options.temperature
+        body.update(options.extra)
+        return body
+
+    def _thinking_budget(self, messages: list[Message], options: StreamOptions) -> int:
+        """Extended-thinking budget for ``options.effort`` (0: no thinking).
+
+        Thinking is left off when the conversation replays earlier tool calls, since their
+        signed thinking blocks are not kept in the provider-neutral messages.
+        """
+        if not options.effort or options.effort not in self.entry.efforts:
+            return 0
+        if any(m.tool_calls for m in messages):
+            return 0
+        return THINKING_BUDGETS.get(options.effort, 0)
+
+    def _client_for_request(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=timeout_for(self.entry.timeout_s))
+        return self._client
+
+    async def stream(
+        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
+    ) -> AsyncIterator[ModelEvent]:
+        """Stream the reply; raises coded :class:`ModelError` values on failure."""
+        body = self.request_body(messages, tools, options)
+        try:
+            async for event in retry_before_first_event(
+                lambda: self._attempt(body, options), self.retry_delays
+            ):
+                yield event
+        except Stopped:
+            yield Stop("stopped")
+
+    async def _attempt(
+        self, body: dict[str, Any], options: StreamOptions
+    ) -> AsyncIterator[ModelEvent]:
+        client = self._client_for_request()
+        reader = EventReader()
+        request = client.build_request(
+            "POST", messages_url(self.entry.endpoint), json=body, headers=self._headers()
+        )
+        request.extensions["timeout"] = timeout_for(self.entry.timeout_s).as_dict()
+        try:
+            response = await client.send(request, stream=True)
+            try:
+                await raise_for_status(PROVIDER, response)
+                async for sse in until_stopped(sse_events(response.aiter_lines()), options):
+                    for event in reader.feed(sse):
+                        yield event
+                    if reader.complete:
+                        break
+            finally:
+                await response.aclose()
+        except httpx.HTTPError as error:
+            raise transport_error(PROVIDER, error, self.entry.timeout_s) from None
+        if not reader.complete:
+            raise ended_early(PROVIDER)
+        for event in reader.finish():
+            yield event
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model owns it."""
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None

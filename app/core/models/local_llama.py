@@ -1,0 +1,383 @@
+"""The local llama.cpp model, run in a child process so a llama.cpp abort cannot take the app down.
+
+Why a process and not a thread: llama.cpp aborts (``GGML_ASSERT``) on some bad inputs and
+files, which would kill the whole window from a thread; a spawned child just exits and the next
+request starts a fresh one. The cost is one pipe message per token (microseconds) and the time to
+start the child once (model load included), paid lazily on the first request, off the event loop.
+
+Stop works between tokens and between prompt slices (see :mod:`~app.core.models.local_worker`);
+if the child does not acknowledge a stop within ``stop_grace_s`` (one huge slice on a slow
+machine), it is killed and restarted on the next request. The child keeps one ``Llama`` object,
+so the stable prompt prefix (system prompt + tool definitions) stays in its KV cache across turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import signal
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import ModelError
+from app.core.models import local_worker
+from app.core.models.base import (
+    Message,
+    ModelEvent,
+    Stop,
+    StopReason,
+    StreamOptions,
+    TextDelta,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+)
+from app.core.models.catalog import ModelEntry
+from app.core.models.chat_prompt import parse_tool_call, template_messages, tool_call_schema
+from app.core.models.gguf import available_memory_bytes, bundled_gguf, check_memory, read_gguf
+from app.core.models.transport import stop_requested
+
+SAMPLING_KEYS = ("top_k", "top_p", "min_p", "repeat_penalty", "presence_penalty")
+REASONS: dict[str, StopReason] = {"stop": "end_turn", "length": "max_tokens"}
+HINTS = {
+    "ai.context_overflow": "Start a new conversation or ask a shorter question.",
+    "ai.model_file_invalid": "Download the model again or choose another GGUF file.",
+}
+Msg = tuple[str, Any]
+_SAFE = [False]
+"""Set once a child died of an illegal instruction: later children run without llama.cpp's
+extra (repacked/AMX) weight buffers, which some CPUs and virtual machines cannot execute."""
+log = logging.getLogger(__name__)
+
+
+class _WorkerDied(Exception):
+    def __init__(self, exitcode: int | None) -> None:
+        super().__init__(exitcode)
+        self.exitcode = exitcode
+
+    @property
+    def illegal_instruction(self) -> bool:
+        return self.exitcode == -getattr(signal, "SIGILL", 4)
+
+
+def _enter_safe_mode(exitcode: int | None) -> None:
+    log.info(
+        "llama.cpp died of an illegal instruction (exit %s); retrying without extra weight "
+        "buffers (AMX/repack)",
+        exitcode,
+    )
+    _SAFE[0] = True
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: Any
+    stop: Any
+    n_ctx: int
+    abandoned: bool = False
+
+
+@dataclass
+class _Reply:
+    """Decides what the streamed text is: answer text, a grammar tool call, or maybe a call."""
+
+    mode: str  # "text", "tool" (grammar-constrained) or "auto" (text unless it is a JSON call)
+    tools: list[ToolSpec]
+    buffer: list[str] = field(default_factory=list)
+    streaming: bool = False
+
+    def text(self, piece: str) -> list[ModelEvent]:
+        if self.mode == "text" or self.streaming:
+            return [TextDelta(piece)]
+        self.buffer.append(piece)
+        head = "".join(self.buffer).lstrip()
+        if self.mode == "auto" and head and head[0] not in "{<":
+            self.streaming = True
+            self.buffer.clear()
+            return [TextDelta(head)]
+        return []
+
+    def finish(self) -> tuple[list[ModelEvent], StopReason | None]:
+        if not self.buffer:
+            return [], None
+        text = "".join(self.buffer)
+        call = parse_tool_call(text, self.tools)
+        if call is not None:
+            return [ToolCallEvent(call)], "tool_use"
+        if self.mode == "tool":
+            raise ModelError(
+                "ai.tool_call_invalid",
+                "The local model did not finish a valid tool call.",
+                hint="Raise max_tokens, or simplify the tool's arguments.",
+                retryable=True,
+                details={"text": text[:300]},
+            )
+        return [TextDelta(text)], None
+
+
+def _drain(conn: Any, timeout: float) -> list[Msg] | None:
+    """Messages waiting on ``conn`` (waiting up to ``timeout``); ``None`` if the child is gone."""
+    out: list[Msg] = []
+    try:
+        if conn.poll(timeout):
+            out.append(conn.recv())
+            while len(out) < 512 and conn.poll(0):
+                out.append(conn.recv())
+    except (EOFError, OSError):
+        return out or None
+    return out
+
+
+class LocalLlamaModel:
+    """A GGUF model through llama-cpp-python in a child process.
+
+    Args:
+        entry: the catalog entry (``gguf`` ``None``: the bundled SmolLM2).
+        available_memory: returns the free memory in bytes (tests inject a figure).
+        n_threads: llama.cpp threads (``None``: llama-cpp-python's default).
+        stop_grace_s: how long a stop may go unacknowledged before the child is killed.
+        load_timeout_s: how long loading may take.
+    """
+
+    def __init__(
+        self,
+        entry: ModelEntry,
+        *,
+        available_memory: Callable[[], int | None] = available_memory_bytes,
+        n_threads: int | None = None,
+        stop_grace_s: float = 2.0,
+        load_timeout_s: float = 300.0,
+    ) -> None:
+        self.id = entry.id
+        self.supports_tools = entry.supports_tools
+        self.entry = entry
+        self.n_threads = n_threads
+        self.stop_grace_s = stop_grace_s
+        self.load_timeout_s = load_timeout_s
+        self._available = available_memory
+        self._worker: _Worker | None = None
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="arxiu-llama")
+        self.restarts = 0
+
+    def model_path(self) -> Path:
+        """The GGUF file this model loads."""
+        return Path(self.entry.gguf).expanduser() if self.entry.gguf else bundled_gguf()
+
+    @property
+    def context_size(self) -> int | None:
+        """The loaded context size in tokens (``None`` before the first load)."""
+        return self._worker.n_ctx if self._worker else None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the running worker (``None`` when none runs)."""
+        return int(self._worker.process.pid) if self._worker else None
+
+    async def load(self) -> None:
+        """Check the file and memory, start the child and wait until the model is loaded."""
+        async with self._get_lock():
+            await self._ready_worker()
+
+    def _get_lock(self) -> asyncio.Lock:
+        """One reply at a time (a lock per event loop, so tests may share the model)."""
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
+
+    async def _run(self, func: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, func, *args)
+
+    async def _ready_worker(self) -> _Worker:
+        worker = self._worker
+        if worker is not None and not worker.process.is_alive():
+            await self._discard()
+            worker = None
+        if worker is not None and worker.abandoned:
+            await self._settle(worker)
+            worker = self._worker
+        if worker is None:
+            worker = await self._start()
+            self._worker = worker
+        return worker
+
+    def _spawn(self) -> _Worker:
+        path = self.model_path()
+        info = read_gguf(path)
+        n_ctx = self.entry.context_size or info.default_context()
+        check_memory(info, n_ctx, self._available)
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe()
+        stop = ctx.Event()
+        config = {
+            "path": str(path),
+            "n_ctx": n_ctx,
+            "n_threads": self.n_threads,
+            "extra_buffers": not _SAFE[0],
+        }
+        process = ctx.Process(
+            target=local_worker.serve,
+            args=(child, stop, config),
+            name=f"arxiu-llama-{self.id}",
+            daemon=True,
+        )
+        process.start()
+        child.close()
+        return _Worker(process, parent, stop, n_ctx)
+
+    async def _start(self) -> _Worker:
+        worker: _Worker = await self._run(self._spawn)
+        deadline = time.monotonic() + self.load_timeout_s
+        while time.monotonic() < deadline:
+            messages = await self._run(_drain, worker.conn, 0.1)
+            if messages is None:
+                await self._kill(worker)
+                raise self._crashed(worker.process.exitcode, "while loading")
+            for kind, payload in messages:
+                if kind == "ready":
+                    worker.n_ctx = int(payload["n_ctx"])
+                    return worker
+                if kind == "error":
+                    await self._kill(worker)
+                    raise _coded(payload, self.model_path())
+        await self._kill(worker)
+        raise ModelError("ai.model_load_timeout", "The local model took too long to load.")
+
+    def _crashed(self, exitcode: int | None, when: str) -> ModelError:
+        return ModelError(
+            "ai.model_crashed",
+            f"The local model process stopped unexpectedly {when}.",
+            hint="Try again; if it keeps happening, the model file may be damaged.",
+            retryable=True,
+            details={"exitcode": exitcode},
+        )
+
+    def _request(
+        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
+    ) -> tuple[dict[str, Any], _Reply]:
+        use_tools = bool(tools) and options.tool_choice != "none"
+        use_tools = use_tools and (self.supports_tools or options.tool_choice == "required")
+        offered = tools if use_tools else []
+        mode = "text" if not offered else "tool" if options.tool_choice == "required" else "auto"
+        request = {
+            "messages": template_messages(messages, offered),
+            "max_tokens": min(options.max_tokens, self.entry.max_tokens),
+            "temperature": options.temperature,
+            "grammar": tool_call_schema(offered) if mode == "tool" else None,
+            "sampling": {k: options.extra[k] for k in SAMPLING_KEYS if k in options.extra},
+        }
+        return request, _Reply(mode, offered)
+
+    async def stream(
+        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
+    ) -> AsyncIterator[ModelEvent]:
+        """Stream the reply token by token; raises coded :class:`ModelError` values."""
+        request, reply = self._request(messages, tools, options)
+        async with self._get_lock():
+            for attempt in range(2):
+                worker = await self._ready_worker()
+                worker.stop.clear()
+                worker.conn.send(("generate", request))
+                worker.abandoned = True
+                yielded = False
+                try:
+                    async for event in self._events(worker, reply, options):
+                        yielded = True
+                        yield event
+                    return
+                except _WorkerDied as died:
+                    if yielded or attempt or not died.illegal_instruction or _SAFE[0]:
+                        raise self._crashed(died.exitcode, "while answering") from None
+                    _enter_safe_mode(died.exitcode)
+
+    async def _events(
+        self, worker: _Worker, reply: _Reply, options: StreamOptions
+    ) -> AsyncIterator[ModelEvent]:
+        stop_sent: float | None = None
+        while True:
+            messages = await self._run(_drain, worker.conn, 0.05)
+            if messages is None:
+                await self._discard()
+                raise _WorkerDied(worker.process.exitcode)
+            for kind, payload in messages:
+                if kind == "text":
+                    for event in reply.text(payload):
+                        yield event
+                    continue
+                worker.abandoned = False
+                for event in self._terminal(kind, payload, reply):
+                    yield event
+                return
+            if stop_sent is None and stop_requested(options):
+                worker.stop.set()
+                stop_sent = time.monotonic()
+            elif stop_sent is not None and time.monotonic() - stop_sent > self.stop_grace_s:
+                await self._discard()
+                yield Usage()
+                yield Stop("stopped")
+                return
+
+    def _terminal(self, kind: str, payload: dict[str, Any], reply: _Reply) -> list[ModelEvent]:
+        if kind == "error":
+            raise _coded(payload, self.model_path())
+        usage = Usage(**payload["usage"])
+        if kind == "stopped":
+            return [usage, Stop("stopped")]
+        events, reason = reply.finish()
+        return [*events, usage, Stop(reason or REASONS.get(payload["reason"], "end_turn"))]
+
+    async def _settle(self, worker: _Worker) -> None:
+        """Finish a reply whose reader went away: stop it and drain to its last message."""
+        worker.stop.set()
+        deadline = time.monotonic() + self.stop_grace_s
+        while time.monotonic() < deadline:
+            messages = await self._run(_drain, worker.conn, 0.05)
+            if messages is None:
+                break
+            if any(kind in ("done", "stopped", "error") for kind, _ in messages):
+                worker.abandoned = False
+                return
+        await self._discard()
+
+    async def _kill(self, worker: _Worker) -> None:
+        if worker.process.is_alive():
+            worker.process.kill()
+        await self._run(worker.process.join, 5)
+        worker.conn.close()
+
+    async def _discard(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            self.restarts += 1
+            await self._kill(worker)
+
+    async def aclose(self) -> None:
+        """Ask the child to exit (killing it if it does not) and free the reader thread."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            try:
+                worker.stop.set()
+                worker.conn.send(("close", None))
+            except (OSError, ValueError):
+                pass
+            await self._run(worker.process.join, 3)
+            await self._kill(worker)
+        self._executor.shutdown(wait=False)
+
+
+def _coded(payload: dict[str, Any], path: Path) -> ModelError:
+    code = str(payload.get("code") or "ai.model_failed")
+    details = dict(payload.get("details") or {})
+    if code == "ai.model_file_invalid":
+        details.setdefault("path", str(path))
+    category = "input" if code == "ai.context_overflow" else "environment"
+    return ModelError(
+        code, str(payload.get("message")), hint=HINTS.get(code), category=category, details=details
+    )

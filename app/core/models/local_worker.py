@@ -1,0 +1,198 @@
+"""The child process that runs llama.cpp (imported in the child only; llama_cpp loaded lazily).
+
+Protocol over a ``multiprocessing`` pipe. Parent → child: ``("generate", request)`` or
+``("close", None)``. Child → parent: ``("ready", info)`` once loaded, then per request any number
+of ``("text", str)`` and one terminal message: ``("done", result)``, ``("stopped", result)`` or
+``("error", {code, message, details})``. A shared ``stop`` event is checked between prompt slices
+and between tokens.
+
+The prompt is evaluated in slices of :data:`PROMPT_SLICE` tokens after the longest prefix already
+in the KV cache; ``Llama.generate`` then finds the whole prompt but its last token cached, so
+only that token is re-evaluated before sampling.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import time
+from typing import Any
+
+from app.core.models.chat_prompt import render
+
+PROMPT_SLICE = 128
+
+
+def serve(conn: Any, stop: Any, config: dict[str, Any]) -> None:
+    """Load the model, then answer requests until ``close`` or the parent goes away."""
+    try:
+        llm = _load(config)
+    except Exception as error:  # llama.cpp raises ValueError/RuntimeError on bad files
+        conn.send(("error", _error("ai.model_file_invalid", f"llama.cpp cannot load it: {error}")))
+        return
+    conn.send(("ready", {"n_ctx": llm.n_ctx(), "pid_ok": True}))
+    grammars: dict[str, Any] = {}
+    while True:
+        try:
+            kind, request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if kind == "close":
+            return
+        try:
+            _generate(llm, conn, stop, request, grammars)
+        except Exception as error:  # a failure inside llama.cpp's Python layer
+            conn.send(("error", _error("ai.model_failed", f"The local model failed: {error}")))
+
+
+def _error(code: str, message: str, **details: Any) -> dict[str, Any]:
+    return {"code": code, "message": message, "details": details}
+
+
+def disable_extra_buffers() -> None:
+    """Make ``Llama`` load weights without extra buffer types (AMX / repacked weights).
+
+    llama.cpp selects those kernels from the CPU's flags; in some virtual machines the flags
+    are advertised but the instructions trap (``SIGILL``). Only ever called in a child process.
+    """
+    import llama_cpp.llama_cpp as lib
+
+    base = lib.llama_model_default_params
+
+    def params() -> Any:
+        value = base()
+        value.use_extra_bufts = False
+        return value
+
+    lib.llama_model_default_params = params
+
+
+def _load(config: dict[str, Any]) -> Any:
+    from llama_cpp import Llama
+
+    if not config.get("extra_buffers", True):
+        disable_extra_buffers()
+    kwargs: dict[str, Any] = {"n_ctx": config["n_ctx"], "verbose": False}
+    if config.get("n_threads"):
+        kwargs["n_threads"] = config["n_threads"]
+    return Llama(model_path=config["path"], **kwargs)
+
+
+def prompt_tokens(llm: Any, request: dict[str, Any]) -> list[int]:
+    """Render the request's messages with the model's chat template and tokenize them."""
+    meta = llm.metadata
+    vocab_text = llm._model.token_get_text  # llama-cpp-python's model wrapper
+    bos, eos = llm.token_bos(), llm.token_eos()
+    text = render(
+        meta.get("tokenizer.chat_template"),
+        request["messages"],
+        bos_token=vocab_text(bos) if bos >= 0 else "",
+        eos_token=vocab_text(eos) if eos >= 0 else "",
+    )
+    add_bos = meta.get("tokenizer.ggml.add_bos_token", "true") == "true"
+    tokens: list[int] = llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
+    if len(tokens) > 1 and tokens[0] == tokens[1] == bos:
+        tokens = tokens[1:]
+    return tokens
+
+
+def _prefill(llm: Any, stop: Any, tokens: list[int]) -> int | None:
+    """Evaluate all but the last prompt token, reusing the cached prefix; ``None`` if stopped."""
+    cached = 0
+    for old, new in zip(llm.input_ids[: llm.n_tokens].tolist(), tokens[:-1], strict=False):
+        if old != new:
+            break
+        cached += 1
+    if cached < llm.n_tokens and not llm._ctx.kv_cache_seq_rm(-1, cached, -1):
+        cached = 0
+        llm.reset()
+    llm.n_tokens = cached
+    for start in range(cached, len(tokens) - 1, PROMPT_SLICE):
+        if stop.is_set():
+            return None
+        llm.eval(tokens[start : min(start + PROMPT_SLICE, len(tokens) - 1)])
+    return cached
+
+
+def _grammar(schema: dict[str, Any] | None, cache: dict[str, Any]) -> Any:
+    if schema is None:
+        return None
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    key = json.dumps(schema, sort_keys=True)
+    if key not in cache:
+        cache[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+    return cache[key]
+
+
+def _generate(
+    llm: Any, conn: Any, stop: Any, request: dict[str, Any], grammars: dict[str, Any]
+) -> None:
+    started = time.perf_counter()
+    tokens = prompt_tokens(llm, request)
+    n_ctx = llm.n_ctx()
+    if len(tokens) >= n_ctx:
+        message = f"The prompt has {len(tokens)} tokens; the context holds {n_ctx}."
+        conn.send(
+            (
+                "error",
+                _error("ai.context_overflow", message, prompt_tokens=len(tokens), n_ctx=n_ctx),
+            )
+        )
+        return
+    cached = _prefill(llm, stop, tokens)
+    usage = {"input_tokens": len(tokens), "cached_tokens": cached or 0, "output_tokens": 0}
+    if cached is None:
+        conn.send(("stopped", {"usage": usage, "phase": "prompt"}))
+        return
+    max_tokens = max(1, min(int(request["max_tokens"]), n_ctx - len(tokens)))
+    reason, count, first = _sample(llm, conn, stop, tokens, request, grammars, max_tokens)
+    usage["output_tokens"] = count
+    result = {
+        "reason": reason,
+        "usage": usage,
+        "timings": {"prompt_s": (first or time.perf_counter()) - started},
+    }
+    conn.send(("stopped" if reason == "stopped" else "done", result))
+
+
+def _sample(
+    llm: Any,
+    conn: Any,
+    stop: Any,
+    tokens: list[int],
+    request: dict[str, Any],
+    grammars: dict[str, Any],
+    max_tokens: int,
+) -> tuple[str, int, float | None]:
+    """Sample and send tokens; returns ``(reason, tokens generated, time of the first)``."""
+    import llama_cpp
+
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    generator = llm.generate(
+        tokens,
+        temp=request["temperature"],
+        grammar=_grammar(request.get("grammar"), grammars),
+        **request.get("sampling", {}),
+    )
+    count, first, reason = 0, None, "length"
+    for token in generator:
+        if stop.is_set():
+            reason = "stopped"
+            break
+        if llama_cpp.llama_vocab_is_eog(vocab, token):
+            reason = "stop"
+            break
+        count += 1
+        first = first or time.perf_counter()
+        piece = decoder.decode(llm.detokenize([token]))
+        if piece:
+            conn.send(("text", piece))
+        if count >= max_tokens:
+            break
+    generator.close()
+    tail = decoder.decode(b"", final=True)
+    if tail and reason != "stopped":
+        conn.send(("text", tail))
+    return reason, count, first

@@ -1,0 +1,335 @@
+"""``AssistantSession``: the one façade every front end calls.
+
+It lists the models, runs chats as async streams of events, applies and resolves change plans,
+stops runs, and keeps conversations in the archive (titled after the first turn, renamable,
+resettable, exportable). Models are created lazily and cached per id; starting a new run in a
+conversation stops the one still running there, and a new message supersedes the
+conversation's pending plan (an implicit decline).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from app.core.agent import conversations as convs
+from app.core.agent.apply import ApplyContext, apply_plan
+from app.core.agent.events import Event, FinalEvent
+from app.core.agent.loop import AgentRun, RunSetup
+from app.core.agent.pending import PendingPlan, PendingPlans
+from app.core.agent.request import ChatRequest, validate_request
+from app.core.errors import ArxiuError, ToolError
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+    from app.core.index.hits import Searcher
+    from app.core.models.base import ChatModel
+    from app.core.models.catalog import Catalog, ModelEntry
+    from app.core.tools.registry import ToolRegistry
+
+ModelFactory = Callable[["ModelEntry"], "ChatModel"]
+
+
+@dataclass(frozen=True)
+class AssistantSettings:
+    """The assistant's settings (privacy and write mode)."""
+
+    write_allowed: bool = True
+    external_content: bool = False
+    """Whether record content may reach external models at all (never restricted content)."""
+    lang: str = "lg-eng"
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> AssistantSettings:
+        """Read the known keys of a settings mapping, ignoring the rest."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+class AssistantSession:
+    """The assistant over one open archive."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        catalog: Catalog | None = None,
+        searcher: Searcher | None = None,
+        settings: AssistantSettings | None = None,
+        *,
+        registry: ToolRegistry | None = None,
+        model_factory: ModelFactory | None = None,
+    ) -> None:
+        self.archive = archive
+        self.searcher = searcher
+        self.settings = settings or AssistantSettings()
+        self._catalog: Catalog | ArxiuError | None = catalog
+        self._registry = registry
+        self._factory = model_factory
+        self._models: dict[str, ChatModel] = {}
+        self._runs: dict[str | None, threading.Event] = {}
+        self.pending = PendingPlans()
+
+    # -- models ------------------------------------------------------------------------------
+    @property
+    def catalog(self) -> Catalog | ArxiuError:
+        """The model catalog, loaded on first use (or the error that made it unusable)."""
+        if self._catalog is None:
+            from app.core.models.catalog import load_catalog
+
+            try:
+                self._catalog = load_catalog()
+            except ArxiuError as error:
+                self._catalog = error
+        return self._catalog
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The tool registry (built on first use)."""
+        if self._registry is None:
+            from app.core.tools.registry import build_registry
+
+            self._registry = build_registry()
+        return self._registry
+
+    def models(self) -> dict[str, Any]:
+        """The secret-free catalog and whether write mode may be offered.
+
+        Raises:
+            ArxiuError: ``ai.model_catalog_invalid`` when the catalog cannot be used.
+        """
+        catalog = self.catalog
+        if isinstance(catalog, ArxiuError):
+            raise catalog
+        return {"models": catalog.public(), "write_allowed": self.settings.write_allowed}
+
+    def model(self, entry: ModelEntry) -> ChatModel:
+        """The model for ``entry``, created on first use and then reused."""
+        if entry.id not in self._models:
+            factory = self._factory
+            if factory is None:
+                from app.core.models.factory import create_model
+
+                factory = create_model
+            self._models[entry.id] = factory(entry)
+        return self._models[entry.id]
+
+    async def aclose(self) -> None:
+        """Stop every run and release the models."""
+        self.stop()
+        for model in self._models.values():
+            await model.aclose()
+        self._models.clear()
+
+    # -- chat --------------------------------------------------------------------------------
+    async def chat(
+        self, request: Mapping[str, Any], *, conversation_id: str | None = None
+    ) -> AsyncIterator[Event]:
+        """Validate ``request`` and return the run's event stream.
+
+        With ``conversation_id`` the history is the stored conversation's (the request's own
+        ``history`` is ignored) and the finished turn is saved back to it.
+
+        Raises:
+            ArxiuError: the request is refused before anything streams (``request.invalid``,
+                ``ai.model_unknown``, ``ai.model_no_vision``, ...); nothing is changed then.
+        """
+        raw = dict(request)
+        conversation = self._conversation(conversation_id) if conversation_id else None
+        if conversation is not None:
+            raw["history"] = conversation["history"]
+        checked = validate_request(raw, self.catalog, write_allowed=self.settings.write_allowed)
+        model = self.model(checked.entry)
+        self._supersede(conversation)
+        previous = self._runs.get(conversation_id)
+        if previous is not None:
+            previous.set()
+        stop_event = threading.Event()
+        self._runs[conversation_id] = stop_event
+        setup = RunSetup(
+            request=checked,
+            model=model,
+            archive=self.archive,
+            registry=self.registry,
+            searcher=self.searcher,
+            external_content=self.settings.external_content,
+            lang=self.settings.lang,
+            stop_event=stop_event,
+        )
+        return self._stream(setup, conversation)
+
+    async def _stream(
+        self, setup: RunSetup, conversation: dict[str, Any] | None
+    ) -> AsyncIterator[Event]:
+        key = conversation["id"] if conversation else None
+        try:
+            async for event in AgentRun(setup).events():
+                if isinstance(event, FinalEvent):
+                    event = self._finish(event, setup.request, conversation)
+                yield event
+        finally:
+            if self._runs.get(key) is setup.stop_event:
+                del self._runs[key]
+
+    def _finish(
+        self, final: FinalEvent, request: ChatRequest, conversation: dict[str, Any] | None
+    ) -> FinalEvent:
+        pending: PendingPlan | None = None
+        if final.change_plan is not None:
+            pending = self.pending.add(
+                final.change_plan,
+                conversation_id=conversation["id"] if conversation else None,
+                model_id=request.entry.id,
+                egress=request.entry.egress,
+            )
+            final = dataclasses.replace(
+                final, change_plan={**final.change_plan, "pending_id": pending.id}
+            )
+        if conversation is not None:
+            conversation["history"] = final.history
+            conversation["model"] = request.entry.id
+            conversation["transcript"] = [
+                *conversation.get("transcript", []),
+                convs.turn_record(request.question, final.to_dict()),
+            ]
+            conversation["pending_plan"] = pending.to_dict() if pending else None
+            if not conversation.get("title"):
+                conversation["title"] = convs.make_title(request.question)
+            self.archive.save_conversation(conversation)
+        return final
+
+    def stop(self, conversation_id: str | None = None) -> None:
+        """Stop the run of one conversation (``None``: every run); the partial answer is kept."""
+        for key, event in list(self._runs.items()):
+            if conversation_id is None or key == conversation_id:
+                event.set()
+
+    # -- change plans ------------------------------------------------------------------------
+    async def apply(
+        self, plan: Any, plan_hash: Any, *, model_id: str = "", egress: str = "local"
+    ) -> dict[str, Any]:
+        """Apply a confirmed plan; returns ``{applied, skipped, failed?, created}``.
+
+        Raises:
+            ArxiuError: ``mcp.write_disabled``, ``mcp.plan_hash_mismatch`` or a validation error
+                — the plan was refused as a whole and nothing was written.
+        """
+        if not self.settings.write_allowed:
+            raise ArxiuError(
+                "mcp.write_disabled",
+                "Write mode is turned off for this archive.",
+                hint="Turn on write mode in the settings.",
+                category="permission",
+            )
+        env = ApplyContext(
+            self.archive, self.registry, self.searcher, model_id, egress, self.settings.lang
+        )
+        return await apply_plan(plan, plan_hash, env)
+
+    async def resolve(self, pending_id: str, approved: bool) -> dict[str, Any] | None:
+        """Apply (``approved``) or decline a pending plan; only the first resolution counts.
+
+        Returns:
+            The apply report, or ``None`` for a decline.
+
+        Raises:
+            ToolError: ``mcp.plan_unknown`` or ``mcp.plan_resolved``.
+        """
+        if self.pending.get(pending_id) is None:
+            self._load_pending(pending_id)
+        pending = self.pending.claim(pending_id, approved)
+        report = None
+        if approved:
+            try:
+                report = await self.apply(
+                    pending.plan,
+                    pending.plan["plan_hash"],
+                    model_id=pending.model_id,
+                    egress=pending.egress,
+                )
+            except ArxiuError:
+                self._store_pending(self.pending.finish(pending_id, "failed"))
+                raise
+            pending = self.pending.finish(pending_id, "applied")
+        self._store_pending(pending)
+        return report
+
+    def _supersede(self, conversation: dict[str, Any] | None) -> None:
+        if conversation is None:
+            return
+        stored = conversation.get("pending_plan")
+        if stored and stored.get("status") == "pending":
+            self.pending.remember(PendingPlan.from_dict(stored))
+        for done in self.pending.supersede(conversation["id"]):
+            self._store_pending(done)
+
+    def _load_pending(self, pending_id: str) -> None:
+        for item in self.archive.conversations():
+            stored = item.get("pending_plan")
+            if stored and stored.get("id") == pending_id:
+                self.pending.remember(PendingPlan.from_dict(stored))
+                return
+
+    def _store_pending(self, pending: PendingPlan) -> None:
+        if pending.conversation_id is None:
+            return
+        conversation = self.archive.conversation(pending.conversation_id)
+        if conversation is not None:
+            conversation["pending_plan"] = pending.to_dict()
+            self.archive.save_conversation(conversation)
+
+    # -- conversations -----------------------------------------------------------------------
+    def new_conversation(self, title: str = "") -> dict[str, Any]:
+        """Create and save an empty conversation; returns it (its ``id`` names it)."""
+        conversation = convs.new_conversation(title)
+        self.archive.save_conversation(conversation)
+        return self._conversation(conversation["id"])
+
+    def conversations(self) -> list[dict[str, Any]]:
+        """Every conversation, most recent first: ``{id, title, model, updated_at}``."""
+        keys = ("id", "title", "model", "created_at", "updated_at")
+        return [{k: c.get(k) for k in keys} for c in self.archive.conversations()]
+
+    def conversation(self, conversation_id: str) -> dict[str, Any]:
+        """One stored conversation (``conversation.unknown`` when there is none)."""
+        return self._conversation(conversation_id)
+
+    def rename_conversation(self, conversation_id: str, title: str) -> None:
+        """Give a conversation a new title."""
+        conversation = self._conversation(conversation_id)
+        conversation["title"] = " ".join(title.split())[: convs.TITLE_CHARS * 2]
+        self.archive.save_conversation(conversation)
+
+    def reset_conversation(self, conversation_id: str) -> None:
+        """Forget a conversation's history (its pending plan is declined); keeps its title."""
+        conversation = self._conversation(conversation_id)
+        self.stop(conversation_id)
+        self._supersede(conversation)
+        conversation.update(history=[], transcript=[], pending_plan=None)
+        self.archive.save_conversation(conversation)
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete a conversation (stopping its run, declining its pending plan)."""
+        self.stop(conversation_id)
+        self.pending.supersede(conversation_id)
+        self.archive.delete_conversation(conversation_id)
+
+    def export_markdown(self, conversation_id: str) -> str:
+        """A conversation as Markdown."""
+        return convs.export_markdown(self._conversation(conversation_id))
+
+    def export_json(self, conversation_id: str) -> dict[str, Any]:
+        """A conversation as a JSON document."""
+        return convs.export_json(self._conversation(conversation_id))
+
+    def _conversation(self, conversation_id: str) -> dict[str, Any]:
+        found = self.archive.conversation(conversation_id)
+        if found is None:
+            raise ToolError(
+                "conversation.unknown",
+                "There is no conversation with that id.",
+                category="input",
+            )
+        return found

@@ -1,0 +1,157 @@
+"""How read tools show records to the model: values by language, relations with labels, snippets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.archive.model import NEUTRAL_LANG, Field, Record, RecordKey
+from app.core.archive.records import locators
+from app.core.tools.base import ToolContext
+from app.core.tools.query import Compiled, restricted_sql, run_search
+from app.core.tools.resolve import fold
+
+MAX_TEXT_CHARS = 2000
+MAX_LINKED_FROM = 50
+SNIPPET_CHARS = 80
+
+
+def _clip(value: Any) -> tuple[Any, bool]:
+    if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+        return value[:MAX_TEXT_CHARS] + "…", True
+    return value, False
+
+
+def values_by_lang(items: list[dict[str, Any]], lang: str | None) -> tuple[dict[str, Any], bool]:
+    """A field's items as ``{lang: value}`` (a list where a language has several values)."""
+    out: dict[str, Any] = {}
+    cut = False
+    for item in items:
+        item_lang = str(item.get("lang") or NEUTRAL_LANG)
+        if lang and item_lang not in (lang, NEUTRAL_LANG):
+            continue
+        value, clipped = _clip(item.get("value"))
+        cut = cut or clipped
+        if item_lang in out:
+            previous = out[item_lang]
+            out[item_lang] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            out[item_lang] = value
+    return out, cut
+
+
+def _field_entry(
+    ctx: ToolContext, fld: Field | None, tipo: str, items: list[dict[str, Any]], lang: str | None
+) -> tuple[dict[str, Any], list[RecordKey]]:
+    entry: dict[str, Any] = {
+        "tipo": tipo,
+        "label": fld.label(ctx.lang) if fld else tipo,
+        "kind": fld.kind if fld else "text",
+    }
+    targets = locators(items) if fld is None or fld.kind == "relation" else []
+    if targets:
+        entry["links"] = [
+            {**t.to_locator(), "label": ctx.archive.record_label(t, ctx.lang)} for t in targets
+        ]
+        return entry, targets
+    entry["values"], cut = values_by_lang(items, lang)
+    if cut:
+        entry["truncated"] = True
+    return entry, []
+
+
+def record_view(
+    ctx: ToolContext, record: Record, wanted: list[str] | None, lang: str | None
+) -> tuple[dict[str, Any], list[RecordKey]]:
+    """A record as the model sees it, and every other record the view mentions."""
+    defined = {f.tipo: f for f in ctx.archive.fields(record.section_tipo)}
+    order = [t for t in defined if t in record.values] + [
+        t for t in record.values if t not in defined
+    ]
+    related: list[RecordKey] = []
+    fields = []
+    for tipo in order:
+        if wanted is not None and tipo not in wanted:
+            continue
+        entry, targets = _field_entry(ctx, defined.get(tipo), tipo, record.items(tipo), lang)
+        fields.append(entry)
+        related.extend(targets)
+    data: dict[str, Any] = {
+        "section_tipo": record.section_tipo,
+        "section_id": record.section_id,
+        "label": ctx.archive.label_of(record, ctx.lang),
+        "version": record.version,
+        "fields": fields,
+    }
+    if any(f.get("truncated") for f in fields):
+        data["note"] = "Long values were cut; use dedalo_retrieve_passages to read them in parts."
+    if wanted is None:
+        data["linked_from"], sources = _linked_from(ctx, record.key)
+        related.extend(sources)
+    return data, list(dict.fromkeys(related))
+
+
+def _linked_from(ctx: ToolContext, key: RecordKey) -> tuple[list[dict[str, Any]], list[RecordKey]]:
+    links = ctx.archive.links_to(key)[:MAX_LINKED_FROM]
+    labels: dict[str, str] = {}
+    out = []
+    for link in links:
+        if link.field_tipo not in labels:
+            fields = ctx.archive.fields(link.source.section_tipo)
+            labels.update({f.tipo: f.label(ctx.lang) for f in fields})
+        out.append(
+            {
+                **link.source.to_locator(),
+                "label": ctx.archive.record_label(link.source, ctx.lang),
+                "field": link.field_tipo,
+                "field_label": labels.get(link.field_tipo, link.field_tipo),
+            }
+        )
+    return out, [link.source for link in links]
+
+
+def search_text(
+    ctx: ToolContext, section_tipo: str, query: str, limit: int
+) -> tuple[int, list[Record]]:
+    """Records of ``section_tipo`` where every word of ``query`` appears in some value."""
+    compiled = Compiled(sections={section_tipo})
+    compiled.sql.append(f"r0.section_tipo = {compiled.param(section_tipo)}")
+    if ctx.exclude_restricted:
+        compiled.sql.append(f"NOT {restricted_sql('r0')}")
+    for word in fold(query).split():
+        pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        compiled.sql.append(
+            "EXISTS (SELECT 1 FROM json_tree(r0.data) AS t WHERE t.key = 'value' "
+            f"AND t.type = 'text' AND arxiu_fold(t.atom) LIKE {compiled.param(pattern)} "
+            "ESCAPE '\\')"
+        )
+    return run_search(ctx.archive, compiled, limit=limit, offset=0)
+
+
+def _fold_same_length(text: str) -> str:
+    """``fold`` one character at a time, so positions in the result match ``text``."""
+    return "".join((fold(c) or " ")[:1] if not c.isspace() else " " for c in text)
+
+
+def snippet_for(ctx: ToolContext, record: Record, query: str) -> dict[str, Any]:
+    """The field and a snippet around the first word of ``query`` found in ``record``."""
+    words = fold(query).split()
+    labels = {f.tipo: f.label(ctx.lang) for f in ctx.archive.fields(record.section_tipo)}
+    for tipo, items in record.values.items():
+        for item in items:
+            value = item.get("value")
+            if not isinstance(value, str):
+                continue
+            folded = _fold_same_length(value)
+            found = next((folded.find(w) for w in words if w in folded), -1)
+            if found < 0:
+                continue
+            start = max(0, found - SNIPPET_CHARS)
+            end = found + SNIPPET_CHARS
+            snippet = ("…" if start else "") + value[start:end] + ("…" if end < len(value) else "")
+            return {
+                "field": tipo,
+                "field_label": labels.get(tipo, tipo),
+                "lang": item.get("lang"),
+                "snippet": " ".join(snippet.split()),
+            }
+    return {}

@@ -1,0 +1,192 @@
+"""The confirm card: a proposed change plan shown plainly, with Apply and Cancel.
+
+One row per op: its summary, the tool and its real arguments, and for a field change the
+value before and after. After Apply each row shows its outcome (applied, failed with the
+reason, skipped) and links to the records created; a declined or superseded card says so.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.core.archive import Archive
+from app.ui.assistant.plan_rows import created_records, field_change, format_args, op_outcomes
+from app.ui.browser.record_html import parse_record_link, record_link
+
+OUTCOME_NAMES = {
+    "applied": "opOutcomeApplied",
+    "failed": "opOutcomeFailed",
+    "skipped": "opOutcomeSkipped",
+}
+
+
+class OpRowWidget(QFrame):
+    """One op of the plan."""
+
+    def __init__(self, archive: Archive, op: dict[str, Any], lang: str, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.op = op
+        self.setObjectName("opRow")
+        summary = QLabel(html.escape(str(op.get("summary", ""))), self)
+        summary.setWordWrap(True)
+        self.outcome = QLabel(self)
+        self.outcome.setVisible(False)
+        head = QHBoxLayout()
+        head.addWidget(summary, 1)
+        head.addWidget(self.outcome, 0, Qt.AlignmentFlag.AlignTop)
+        tool = QLabel(f"{op.get('op_id')} · {op.get('tool')}", self)
+        tool.setObjectName("opTool")
+        args = QLabel(format_args(op.get("args") or {}), self)
+        args.setObjectName("opArgs")
+        args.setWordWrap(True)
+        args.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 6, 0, 6)
+        layout.setSpacing(2)
+        layout.addLayout(head)
+        layout.addWidget(tool)
+        layout.addWidget(args)
+        change = field_change(archive, op, lang)
+        if change is not None:
+            text = self.tr("{field}: <s>{before}</s> → <b>{after}</b>").format(
+                field=html.escape(change.field_label),
+                before=html.escape(change.before),
+                after=html.escape(change.after),
+            )
+            self.change = QLabel(text, self)
+            self.change.setWordWrap(True)
+            layout.addWidget(self.change)
+
+    def show_outcome(self, state: str, detail: str, created_link: str = "") -> None:
+        """Show how the op ended."""
+        words = {
+            "applied": self.tr("applied"),
+            "failed": self.tr("failed"),
+            "skipped": self.tr("skipped"),
+        }
+        text = words.get(state, state)
+        if detail:
+            text += f": {html.escape(detail)}"
+        if created_link:
+            text += f" · {created_link}"
+        self.state = state
+        self.outcome.setObjectName(OUTCOME_NAMES.get(state, "opOutcomeSkipped"))
+        self.outcome.setText(text)
+        self.outcome.setVisible(True)
+        self.outcome.setWordWrap(True)
+        self.outcome.setTextFormat(Qt.TextFormat.RichText)
+        self.outcome.style().unpolish(self.outcome)
+        self.outcome.style().polish(self.outcome)
+
+
+class ConfirmCardWidget(QFrame):
+    """A change plan awaiting confirmation.
+
+    Signals:
+        apply_requested: Apply was clicked.
+        cancel_requested: Cancel was clicked.
+        record_requested: (key, "") a created record's link was clicked.
+    """
+
+    apply_requested = Signal()
+    cancel_requested = Signal()
+    record_requested = Signal(object, str)
+
+    def __init__(
+        self,
+        archive: Archive,
+        plan: dict[str, Any],
+        pending_id: str,
+        *,
+        lang: str = "lg-eng",
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("confirmCard")
+        self.plan = plan
+        self.pending_id = pending_id
+        self.state = "pending"
+        title = QLabel(self.tr("Proposed changes — nothing is written until you apply"), self)
+        title.setObjectName("cardTitle")
+        summary = QLabel(str(plan.get("summary", "")), self)
+        summary.setWordWrap(True)
+        self.rows = [OpRowWidget(archive, op, lang, self) for op in plan.get("ops", [])]
+        self.status = QLabel(self)
+        self.status.setObjectName("toolLine")
+        self.status.setWordWrap(True)
+        self.status.setOpenExternalLinks(False)
+        self.status.linkActivated.connect(self._on_link)
+        self.apply_button = QPushButton(self.tr("Apply"), self)
+        self.apply_button.setObjectName("primary")
+        self.apply_button.clicked.connect(self.apply_requested)
+        self.cancel_button = QPushButton(self.tr("Cancel"), self)
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        self._layout(title, summary)
+
+    def _layout(self, title: QLabel, summary: QLabel) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 10, 14, 10)
+        layout.addWidget(title)
+        layout.addWidget(summary)
+        for row in self.rows:
+            row.outcome.linkActivated.connect(self._on_link)
+            layout.addWidget(row)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.status, 1)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(self.apply_button)
+        layout.addLayout(buttons)
+
+    def set_busy(self) -> None:
+        """Apply was clicked: buttons off while it runs."""
+        self.apply_button.setEnabled(False)
+        self.cancel_button.setEnabled(False)
+        self.status.setText(self.tr("Applying…"))
+
+    def show_report(self, report: dict[str, Any]) -> None:
+        """Show each op's outcome and links to the created records."""
+        outcomes = op_outcomes(self.plan, report)
+        created = created_records(self.plan, report)
+        for row in self.rows:
+            op_id = str(row.op.get("op_id"))
+            state, detail = outcomes.get(op_id, ("skipped", ""))
+            key = created.get(op_id)
+            link = f"<a href='{record_link(key)}'>{key}</a>" if key is not None else ""
+            row.show_outcome(state, detail, link)
+        failed = "failed" in report
+        self.state = "failed" if failed else "applied"
+        self.status.setText(
+            self.tr("Stopped at the first failure; later ops were skipped.")
+            if failed
+            else self.tr("Applied.")
+        )
+        self._finish()
+
+    def show_declined(self, superseded: bool = False) -> None:
+        """The card was cancelled, or a new message superseded it."""
+        self.state = "superseded" if superseded else "declined"
+        self.status.setText(
+            self.tr("Declined: superseded by a new message. Nothing was written.")
+            if superseded
+            else self.tr("Cancelled. Nothing was written.")
+        )
+        self._finish()
+
+    def show_error(self, message: str) -> None:
+        """Apply was refused as a whole (nothing written)."""
+        self.state = "refused"
+        self.status.setText(message)
+        self._finish()
+
+    def _finish(self) -> None:
+        self.apply_button.setVisible(False)
+        self.cancel_button.setVisible(False)
+
+    def _on_link(self, url: str) -> None:
+        target = parse_record_link(url)
+        if target is not None:
+            self.record_requested.emit(target[0], target[1] or "")

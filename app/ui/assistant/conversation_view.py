@@ -1,0 +1,175 @@
+"""The conversation: a scrolling column of turns, answers, tool lines, cards and banners."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
+
+from app.core.agent.events import ErrorEvent
+from app.core.archive import Archive
+from app.ui.assistant.confirm_card import ConfirmCardWidget
+from app.ui.assistant.turn_widgets import (
+    AnswerWidget,
+    ErrorBanner,
+    NoticeLabel,
+    ThinkingWidget,
+    ToolLineWidget,
+    UserTurnWidget,
+)
+
+
+class ConversationView(QScrollArea):
+    """Shows one conversation; follows the bottom while an answer streams.
+
+    Signals:
+        record_requested: (key, timecode or "") a citation or created-record link was clicked.
+    """
+
+    record_requested = Signal(object, str)
+
+    def __init__(self, archive: Archive, lang: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._archive = archive
+        self._lang = lang
+        self.setObjectName("conversation")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.body = QWidget(self)
+        self.body.setObjectName("conversationBody")
+        self.column = QVBoxLayout(self.body)
+        self.column.setContentsMargins(12, 12, 12, 12)
+        self.column.setSpacing(8)
+        self.column.addStretch(1)
+        self.setWidget(self.body)
+        self.answer: AnswerWidget | None = None
+        self.thinking: ThinkingWidget | None = None
+        self.tool_lines: dict[str, ToolLineWidget] = {}
+        self.cards: list[ConfirmCardWidget] = []
+        self._scroll_timer = QTimer(self)
+        self._scroll_timer.setSingleShot(True)
+        self._scroll_timer.setInterval(0)
+        self._scroll_timer.timeout.connect(self._to_bottom)
+        self.verticalScrollBar().rangeChanged.connect(self._on_range)
+
+    # -- building ----------------------------------------------------------------------------
+    def add(self, widget: QWidget) -> QWidget:
+        """Append a widget to the conversation and scroll to it."""
+        self.column.insertWidget(self.column.count() - 1, widget)
+        self._scroll_timer.start()
+        return widget
+
+    def clear(self) -> None:
+        """Remove everything."""
+        while self.column.count() > 1:
+            item = self.column.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.end_turn()
+        self.cards.clear()
+
+    def end_turn(self) -> None:
+        """The run ended: the next text starts a new answer."""
+        self.answer = None
+        self.thinking = None
+        self.tool_lines.clear()
+
+    def add_user_turn(self, text: str, context: str = "") -> UserTurnWidget:
+        """The person's question."""
+        self.end_turn()
+        widget = UserTurnWidget(text, context, self.body)
+        self.add(widget)
+        return widget
+
+    def append_text(self, text: str) -> AnswerWidget:
+        """Streamed answer text (a new answer block if none is open)."""
+        if self.answer is None:
+            self.answer = AnswerWidget(self.body)
+            self.answer.record_requested.connect(self.record_requested)
+            self.add(self.answer)
+        self.answer.append_text(text)
+        self._scroll_timer.start()
+        return self.answer
+
+    def set_answer(self, text: str) -> AnswerWidget:
+        """The final answer text (replacing what streamed)."""
+        if self.answer is None:
+            self.append_text(text)
+        elif self.answer.markdown != text:
+            self.answer.set_text(text)
+        assert self.answer is not None
+        return self.answer
+
+    def start_thinking(self) -> ThinkingWidget:
+        """A thinking indicator."""
+        self.thinking = ThinkingWidget(self.body)
+        self.add(self.thinking)
+        return self.thinking
+
+    def add_thinking_text(self, text: str) -> None:
+        """Streamed thinking text."""
+        (self.thinking or self.start_thinking()).append(text)
+
+    def stop_thinking(self) -> None:
+        """The model stopped thinking."""
+        if self.thinking is not None:
+            self.thinking.finish()
+
+    def start_tool(self, call_id: str, name: str, summary: str) -> ToolLineWidget:
+        """A tool call line."""
+        line = ToolLineWidget(call_id, name, summary, self.body)
+        self.tool_lines[call_id] = line
+        self.answer = None  # text after a tool call is a new block
+        self.add(line)
+        return line
+
+    def finish_tool(self, call_id: str, name: str, ok: bool, code: str) -> None:
+        """A tool call ended."""
+        line = self.tool_lines.get(call_id) or self.start_tool(call_id, name, name)
+        line.finish(ok, code)
+
+    def add_card(self, plan: dict[str, Any]) -> ConfirmCardWidget:
+        """A confirm card for a proposed plan."""
+        card = ConfirmCardWidget(
+            self._archive, plan, str(plan.get("pending_id", "")), lang=self._lang, parent=self.body
+        )
+        card.record_requested.connect(self.record_requested)
+        self.cards.append(card)
+        self.add(card)
+        return card
+
+    def pending_cards(self) -> list[ConfirmCardWidget]:
+        """Cards still waiting for Apply or Cancel."""
+        return [card for card in self.cards if card.state == "pending"]
+
+    def add_error(self, error: ErrorEvent, *, offer_local: bool = False) -> ErrorBanner:
+        """An error banner."""
+        banner = ErrorBanner(error, offer_local=offer_local, parent=self.body)
+        self.add(banner)
+        return banner
+
+    def add_notice(self, text: str) -> NoticeLabel:
+        """A quiet line."""
+        label = NoticeLabel(text, self.body)
+        self.add(label)
+        return label
+
+    def widgets(self) -> list[QWidget]:
+        """Everything shown, in order."""
+        out = []
+        for number in range(self.column.count() - 1):
+            item = self.column.itemAt(number)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                out.append(widget)
+        return out
+
+    def _on_range(self, _low: int, high: int) -> None:
+        self.verticalScrollBar().setValue(high)
+
+    def _to_bottom(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())

@@ -1,0 +1,109 @@
+"""Indexing progress in the status bar, with pause and resume.
+
+The index service runs its indexer on its own thread and calls progress listeners there; the
+widget re-emits each snapshot through a queued signal so it is shown on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
+
+from app.core.errors import ArxiuError
+from app.ui.services import Services
+from app.ui.tasks import TaskGroup
+
+log = logging.getLogger(__name__)
+
+
+class IndexStatusWidget(QWidget):
+    """A label, a progress bar and a pause/resume button.
+
+    Signals:
+        progressed: (state, done, total, error) posted from the indexer's thread.
+        notice: a sentence for the status bar.
+    """
+
+    progressed = Signal(str, int, int, str)
+    notice = Signal(str)
+
+    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.tasks = TaskGroup(self)
+        self._paused = False
+        self.label = QLabel(self.tr("Index"), self)
+        self.bar = QProgressBar(self)
+        self.bar.setFixedWidth(160)
+        self.bar.setTextVisible(True)
+        self.bar.setFormat("%v / %m")
+        self.pause_button = QToolButton(self)
+        self.pause_button.setText(self.tr("Pause"))
+        self.pause_button.clicked.connect(self.toggle_pause)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 6, 0)
+        layout.addWidget(self.label)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.pause_button)
+        self.progressed.connect(self.show_progress, Qt.ConnectionType.QueuedConnection)
+        self.setVisible(False)
+
+    def start(self) -> None:
+        """Bring the index up to date in the background (its own thread)."""
+        self.tasks.start(self._run(), name="index")
+
+    async def _run(self) -> None:
+        try:
+            index = await self.services.index()
+        except ArxiuError as error:
+            self.notice.emit(self.tr("Search is off: {message}").format(message=error.message))
+            return
+        if index is None:
+            return
+        index.add_progress_listener(self._report)
+        index.start()
+
+    def _report(self, progress: Any) -> None:
+        """Called on the indexer's thread: post to the GUI thread."""
+        error = progress.error.message if progress.error is not None else ""
+        self.progressed.emit(progress.state, progress.done, progress.total, error)
+
+    def show_progress(self, state: str, done: int, total: int, error: str = "") -> None:
+        """Show the indexer's state and ``done`` of ``total`` work items."""
+        self.setVisible(True)
+        self.bar.setMaximum(max(total, 1))
+        self.bar.setValue(min(done, max(total, 1)))
+        running = state in ("running", "paused")
+        self.bar.setVisible(running)
+        self.pause_button.setVisible(running)
+        self._paused = state == "paused"
+        self.pause_button.setText(self.tr("Resume") if self._paused else self.tr("Pause"))
+        texts = {
+            "running": self.tr("Indexing"),
+            "paused": self.tr("Indexing paused"),
+            "idle": self.tr("Index up to date"),
+            "cancelled": self.tr("Indexing cancelled"),
+            "error": self.tr("Index: error"),
+        }
+        self.label.setText(texts.get(state, state))
+        if error:
+            self.notice.emit(self.tr("Indexing stopped: {message}").format(message=error))
+
+    def toggle_pause(self) -> None:
+        """Pause or resume the indexer."""
+        index: Any = self.services.index_now
+        if index is None:
+            return
+        if index.indexer.paused:
+            index.resume()
+        else:
+            index.pause()
+        self._paused = index.indexer.paused
+        self.pause_button.setText(self.tr("Resume") if self._paused else self.tr("Pause"))
+
+    def shutdown(self) -> None:
+        """Stop the background indexing task."""
+        self.tasks.cancel_all()

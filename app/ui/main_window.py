@@ -1,0 +1,267 @@
+"""The main window: sections · records · record view, the search box, the assistant dock."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDockWidget,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.archive import RecordKey
+from app.core.errors import ArxiuError
+from app.ui.assistant.panel import AssistantPanel
+from app.ui.browser.record_view import RecordView
+from app.ui.browser.records_model import RecordsTableModel
+from app.ui.browser.search_results import SearchResultsView
+from app.ui.browser.sections_view import SectionsView
+from app.ui.index_status import IndexStatusWidget
+from app.ui.services import Services
+from app.ui.tasks import TaskGroup
+
+log = logging.getLogger(__name__)
+
+SEARCH_RESULTS = 30
+
+
+class MainWindow(QMainWindow):
+    """The archive browser with the assistant panel docked on the right."""
+
+    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.tasks = TaskGroup(self)
+        archive = services.archive
+        name = archive.meta("name") or archive.folder.name
+        self.setWindowTitle(self.tr("Arxiu — {name}").format(name=name))
+        self.sections = SectionsView(archive, services.lang, self)
+        self.records_model = RecordsTableModel(archive, services.lang, self)
+        self.table = self._make_table()
+        self.results = SearchResultsView(self)
+        self.record_view = RecordView(archive, services.lang, self)
+        self.search_box = QLineEdit(self)
+        self.assistant = AssistantPanel(services, self)
+        self.index_status = IndexStatusWidget(services, self)
+        self._build_layout()
+        self._build_menus()
+        self._connect()
+        self._select_first_section()
+
+    # -- construction ----------------------------------------------------------------------------
+    def _make_table(self) -> QTableView:
+        table = QTableView(self)
+        table.setModel(self.records_model)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.setAlternatingRowColors(True)
+        table.setShowGrid(False)
+        table.setWordWrap(False)
+        table.verticalHeader().setVisible(False)
+        table.verticalHeader().setDefaultSectionSize(26)
+        table.horizontalHeader().setStretchLastSection(True)
+        table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignLeft)
+        return table
+
+    def _build_layout(self) -> None:
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.table)
+        self.stack.addWidget(self.results)
+        left = _titled(self.tr("Sections"), self.sections, self)
+        middle = _titled(self.tr("Records"), self.stack, self)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(middle)
+        self.splitter.addWidget(self.record_view)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(2, 3)
+        self.splitter.setSizes([210, 420, 520])
+        self.setCentralWidget(self.splitter)
+        toolbar = QToolBar(self.tr("Search"), self)
+        toolbar.setObjectName("searchBar")
+        toolbar.setMovable(False)
+        self.search_box.setObjectName("searchBox")
+        self.search_box.setPlaceholderText(
+            self.tr(
+                "Search the archive by meaning — e.g. families who left when the valley flooded"
+            )
+        )
+        self.search_box.setClearButtonEnabled(True)
+        toolbar.addWidget(self.search_box)
+        self.addToolBar(toolbar)
+        dock = QDockWidget(self.tr("Assistant"), self)
+        dock.setObjectName("assistantDock")
+        dock.setWidget(self.assistant)
+        dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+        )
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.assistant_dock = dock
+        self.statusBar().addPermanentWidget(self.index_status)
+        self.resize(1500, 900)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu(self.tr("&File"))
+        settings = QAction(self.tr("&Settings…"), self)
+        settings.setShortcut(QKeySequence.StandardKey.Preferences)
+        settings.triggered.connect(self.open_settings)
+        file_menu.addAction(settings)
+        file_menu.addSeparator()
+        quit_action = QAction(self.tr("&Quit"), self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+        view_menu = self.menuBar().addMenu(self.tr("&View"))
+        view_menu.addAction(self.assistant_dock.toggleViewAction())
+        conversations = QAction(self.tr("&Conversations"), self)
+        conversations.triggered.connect(self.assistant.show_conversations)
+        view_menu.addAction(conversations)
+
+    def _connect(self) -> None:
+        self.sections.section_selected.connect(self.show_section)
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        self.record_view.record_requested.connect(self.open_record)
+        self.record_view.ask_requested.connect(self.assistant.ask_about)
+        self.record_view.notice.connect(self.show_notice)
+        self.results.record_requested.connect(self.open_record)
+        self.results.closed.connect(lambda: self.stack.setCurrentWidget(self.table))
+        self.search_box.returnPressed.connect(self._on_search)
+        self.assistant.record_requested.connect(self.open_record)
+        self.assistant.archive_changed.connect(self.refresh)
+        self.assistant.notice.connect(self.show_notice)
+        self.index_status.notice.connect(self.show_notice)
+
+    def _select_first_section(self) -> None:
+        if self.sections.count():
+            self.sections.setCurrentRow(0)
+
+    # -- actions ---------------------------------------------------------------------------------
+    def show_section(self, tipo: str) -> None:
+        """Show the records of section ``tipo``."""
+        self.stack.setCurrentWidget(self.table)
+        if self.records_model.section_tipo != tipo:
+            self.records_model.set_section(tipo)
+            self.table.resizeColumnToContents(0)
+            for column in range(1, self.records_model.columnCount()):
+                self.table.setColumnWidth(column, 180 if column == 1 else 110)
+        self.statusBar().showMessage(
+            self.tr("{n} records").format(n=self.records_model.total()), 4000
+        )
+
+    def open_record(self, key: RecordKey, timecode: str = "") -> None:
+        """Show ``key`` (selecting its section and row) and play from ``timecode`` if given."""
+        if not self.services.archive.has_section(key.section_tipo):
+            self.show_notice(self.tr("{key} is not in this archive.").format(key=key))
+            return
+        self.sections.select_tipo(key.section_tipo, notify=False)
+        self.show_section(key.section_tipo)
+        self._select_row(key)
+        self.record_view.show_record(key, timecode or None)
+
+    def _select_row(self, key: RecordKey) -> None:
+        model = self.records_model
+        row = model.row_of(key)
+        while row is None and model.canFetchMore(QModelIndex()) and model.rowCount() < 5000:
+            model.fetchMore(QModelIndex())
+            row = model.row_of(key)
+        if row is not None:
+            selection = self.table.selectionModel()
+            selection.blockSignals(True)
+            self.table.selectRow(row)
+            selection.blockSignals(False)
+            self.table.scrollTo(model.index(row, 0))
+
+    def refresh(self) -> None:
+        """Re-read everything shown after the archive changed (e.g. a plan was applied)."""
+        self.sections.reload()
+        self.records_model.refresh()
+        if self.record_view.key is not None:
+            self.record_view.show_record(self.record_view.key)
+
+    def show_notice(self, text: str) -> None:
+        """A sentence in the status bar."""
+        self.statusBar().showMessage(text, 8000)
+
+    def open_settings(self) -> None:
+        """Open the settings dialog."""
+        from app.ui.settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(self.services, self)
+        if dialog.exec():
+            self.assistant.reload_models()
+            self.refresh()
+
+    def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        record = self.records_model.record_at(current.row())
+        if record is not None:
+            self.record_view.show_record(record.key)
+
+    def _on_search(self) -> None:
+        query = self.search_box.text().strip()
+        if query:
+            self.tasks.start(self.search(query), name="search")
+
+    async def search(self, query: str) -> None:
+        """Run the hybrid search for ``query`` and show the hits."""
+        self.stack.setCurrentWidget(self.results)
+        self.results.show_message(self.tr("Searching…"))
+        try:
+            index = await self.services.index()
+            if index is None:
+                self.results.show_message(self.tr("Search is not available: no index service."))
+                return
+            hits = await self.services.run_blocking(lambda: index.search(query, k=SEARCH_RESULTS))
+        except ArxiuError as error:
+            self.results.show_message(f"{error.message} {error.hint or ''}".strip())
+            return
+        self.results.show_hits(query, hits)
+
+    def start_background(self) -> None:
+        """After the window is shown: load the models, bring the index up to date."""
+        self.assistant.start()
+        self.index_status.start()
+
+    # -- state -----------------------------------------------------------------------------------
+    def is_busy(self) -> bool:
+        """Whether a run, a search or another task is still going."""
+        return self.assistant.is_busy() or self.tasks.busy()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Stop runs and timers before the window goes."""
+        self.assistant.shutdown()
+        self.index_status.shutdown()
+        self.tasks.cancel_all()
+        self.statusBar().clearMessage()  # also stops the message's timeout timer
+        super().closeEvent(event)
+
+    async def aclose(self) -> None:
+        """Wait for cancelled tasks to finish."""
+        await self.assistant.aclose()
+        await self.tasks.wait()
+        await asyncio.sleep(0)
+
+
+def _titled(title: str, body: QWidget, parent: QWidget) -> QWidget:
+    box = QWidget(parent)
+    label = QLabel(title, box)
+    label.setObjectName("paneTitle")
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(0)
+    layout.addWidget(label)
+    layout.addWidget(body, 1)
+    return box

@@ -1,0 +1,207 @@
+"""Settings: models, privacy, write mode, the index, the language; appearance follows the OS."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.errors import ArxiuError
+from app.core.models import catalog as catalog_mod
+from app.ui.i18n import LANGUAGES
+from app.ui.services import Services
+
+TIPO_ROLE = Qt.ItemDataRole.UserRole
+
+
+def model_id_from(text: str) -> str:
+    """A catalog id from a label or file name (``^[a-z0-9_-]{1,64}$``)."""
+    slug = re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-")
+    return (slug or "model")[:64]
+
+
+class SettingsDialog(QDialog):
+    """The settings window; changes are saved on OK."""
+
+    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.setWindowTitle(self.tr("Settings"))
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(self._models_tab(), self.tr("Models"))
+        self.tabs.addTab(self._privacy_tab(), self.tr("Privacy"))
+        self.tabs.addTab(self._write_tab(), self.tr("Write mode"))
+        self.tabs.addTab(self._general_tab(), self.tr("Index and language"))
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
+        layout.addWidget(buttons)
+        self.resize(640, 480)
+
+    # -- tabs ------------------------------------------------------------------------------------
+    def _models_tab(self) -> QWidget:
+        page = QWidget(self)
+        self.models_list = QListWidget(page)
+        self._fill_models()
+        gguf = QPushButton(self.tr("Add a GGUF file…"), page)
+        gguf.clicked.connect(self._add_gguf)
+        endpoint = QPushButton(self.tr("Add an OpenAI-compatible server…"), page)
+        endpoint.clicked.connect(self._add_endpoint)
+        anthropic = QPushButton(self.tr("Add an Anthropic key…"), page)
+        anthropic.clicked.connect(self._add_anthropic)
+        buttons = QHBoxLayout()
+        for button in (gguf, endpoint, anthropic):
+            buttons.addWidget(button)
+        layout = QVBoxLayout(page)
+        layout.addWidget(self.models_list, 1)
+        layout.addLayout(buttons)
+        return page
+
+    def _fill_models(self) -> None:
+        self.models_list.clear()
+        try:
+            entries = list(catalog_mod.load_catalog())
+        except ArxiuError as error:
+            self.models_list.addItem(f"{error.code}: {error.message}")
+            return
+        for entry in entries:
+            badge = self.tr("local / private") if entry.egress == "local" else self.tr("external")
+            self.models_list.addItem(f"{entry.label}  ·  {badge}  ·  {entry.id}")
+
+    def _sections_list(self, page: QWidget, flag: str) -> QListWidget:
+        box = QListWidget(page)
+        archive = self.services.archive
+        for section in archive.sections():
+            item = QListWidgetItem(f"{section.label(self.services.lang)} ({section.tipo})")
+            item.setData(TIPO_ROLE, section.tipo)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            checked = getattr(section, flag)
+            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            box.addItem(item)
+        return box
+
+    def _privacy_tab(self) -> QWidget:
+        page = QWidget(self)
+        self.external_content = QCheckBox(
+            self.tr("Let external models read record content (never restricted records)"), page
+        )
+        self.external_content.setChecked(bool(self.services.settings.get("external_content")))
+        self.restricted = self._sections_list(page, "restricted")
+        layout = QVBoxLayout(page)
+        layout.addWidget(self.external_content)
+        layout.addWidget(QLabel(self.tr("Restricted sections (never sent to external models):")))
+        layout.addWidget(self.restricted, 1)
+        return page
+
+    def _write_tab(self) -> QWidget:
+        page = QWidget(self)
+        self.write_mode = QCheckBox(self.tr("Let the assistant propose changes (write mode)"), page)
+        self.write_mode.setChecked(bool(self.services.settings.get("write_mode")))
+        self.writable = self._sections_list(page, "writable")
+        layout = QVBoxLayout(page)
+        layout.addWidget(self.write_mode)
+        layout.addWidget(QLabel(self.tr("Sections open to proposed changes:")))
+        layout.addWidget(self.writable, 1)
+        return page
+
+    def _general_tab(self) -> QWidget:
+        page = QWidget(self)
+        self.index_model = QLineEdit(str(self.services.settings.get("index_model") or ""), page)
+        self.language = QComboBox(page)
+        for code, name in LANGUAGES.items():
+            self.language.addItem(name, code)
+        current = self.services.settings.get("language")
+        if current in LANGUAGES:
+            self.language.setCurrentIndex(self.language.findData(current))
+        form = QFormLayout(page)
+        form.addRow(self.tr("Embedding model:"), self.index_model)
+        form.addRow(self.tr("Language (after a restart):"), self.language)
+        form.addRow(QLabel(self.tr("Light or dark appearance follows the system.")))
+        return page
+
+    # -- model actions ---------------------------------------------------------------------------
+    def _add(self, entry: dict[str, Any]) -> bool:
+        try:
+            catalog_mod.add_entry(entry)
+        except ArxiuError as error:
+            QMessageBox.warning(
+                self, self.tr("Model not added"), f"{error.message}\n{error.hint or ''}"
+            )
+            return False
+        self._fill_models()
+        return True
+
+    def _add_gguf(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, self.tr("GGUF model"), "", "GGUF (*.gguf)")
+        if name:
+            stem = name.rsplit("/", 1)[-1].removesuffix(".gguf")
+            self._add(
+                {
+                    "id": model_id_from(stem),
+                    "label": f"{stem} (local)",
+                    "provider": "local",
+                    "gguf": name,
+                }
+            )
+
+    def _add_endpoint(self) -> None:
+        from app.ui.model_forms import EndpointDialog
+
+        dialog = EndpointDialog(self)
+        if dialog.exec():
+            self._add(dialog.entry())
+
+    def _add_anthropic(self) -> None:
+        from app.ui.model_forms import AnthropicDialog
+
+        dialog = AnthropicDialog(self)
+        if dialog.exec() and self._add(dialog.entry()):
+            dialog.store_key()
+
+    # -- saving ----------------------------------------------------------------------------------
+    def save(self) -> None:
+        """Write the settings and the sections' flags, then close."""
+        settings = self.services.settings
+        settings.set("external_content", self.external_content.isChecked())
+        settings.set("write_mode", self.write_mode.isChecked())
+        settings.set("index_model", self.index_model.text().strip() or None)
+        settings.set("language", self.language.currentData())
+        self._save_flags(self.restricted, "restricted")
+        self._save_flags(self.writable, "writable")
+        self.accept()
+
+    def _save_flags(self, box: QListWidget, flag: str) -> None:
+        archive = self.services.archive
+        for row in range(box.count()):
+            item = box.item(row)
+            section = archive.section(str(item.data(TIPO_ROLE)))
+            wanted = item.checkState() == Qt.CheckState.Checked
+            if getattr(section, flag) != wanted:
+                if flag == "restricted":
+                    archive.put_section(dataclasses.replace(section, restricted=wanted))
+                else:
+                    archive.put_section(dataclasses.replace(section, writable=wanted))

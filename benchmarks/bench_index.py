@@ -1,0 +1,226 @@
+"""Benchmarks of the semantic index: indexing throughput, search latency, retrieval quality.
+
+Run ``python benchmarks/bench_index.py`` (all parts) or pick parts::
+
+    python benchmarks/bench_index.py throughput [--quick]
+    python benchmarks/bench_index.py search [--quick]        # --quick skips 1M
+    python benchmarks/bench_index.py quality [--workdir DIR] # DBpedia-Entity 5k
+
+Every figure is printed next to the raw library doing the same work in the same run
+(sentence-transformers ``encode``; a bare numpy matmul + argpartition).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from app.core.archive import open_archive  # noqa: E402
+from app.core.archive.importers import run_import  # noqa: E402
+from app.core.index import Index, SentenceTransformerEmbedder  # noqa: E402
+from app.core.index.dense import DenseMatrix  # noqa: E402
+
+DBPEDIA = REPO.parent / "shared" / "data" / "beir-dbpedia-5k"
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """p50 and p95 in milliseconds."""
+    ordered = sorted(samples)
+    return statistics.median(ordered) * 1000, ordered[int(0.95 * (len(ordered) - 1))] * 1000
+
+
+def timed(fn: Callable[[], object], repeat: int) -> list[float]:
+    """Wall times of ``repeat`` calls after one warm-up."""
+    fn()
+    out = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+# -- throughput ---------------------------------------------------------------------------------
+def slice_corpus(target: Path, count: int) -> Path:
+    """The first ``count`` DBpedia documents as a BEIR corpus file."""
+    with gzip.open(DBPEDIA / "corpus.jsonl.gz", "rt", encoding="utf-8") as handle:
+        lines = [line for _, line in zip(range(count), handle, strict=False)]
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "corpus.jsonl").write_text("".join(lines), encoding="utf-8")
+    return target / "corpus.jsonl"
+
+
+def bench_throughput(quick: bool) -> None:
+    """Index N documents end to end against raw ``encode`` of the very same chunk texts."""
+    count = 300 if quick else 1000
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = slice_corpus(Path(tmp) / "corpus", count)
+        archive = open_archive(Path(tmp) / "archive", create=True)
+        run_import(archive, "beir", corpus)
+        embedder = SentenceTransformerEmbedder()
+        embedder.embed(["warm up"])
+        index = Index(archive, embedder)
+        start = time.perf_counter()
+        index.index_now()
+        ours = time.perf_counter() - start
+        with archive.db.reading() as conn:
+            rows = conn.execute("SELECT label, text FROM index_chunks ORDER BY id").fetchall()
+        from app.core.index.chunking import Chunk
+        from app.core.archive import RecordKey
+
+        texts = list(
+            dict.fromkeys(Chunk(RecordKey("", 0), "", "", 0, r[1], r[0]).embed_text for r in rows)
+        )
+        start = time.perf_counter()
+        embedder.model.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True)
+        raw = time.perf_counter() - start
+        index.close()
+        archive.close()
+    print(f"[throughput] {len(texts)} chunks from {count} DBpedia docs")
+    print(f"  arxiu index (chunk + embed + store): {len(texts) / ours:7.1f} chunks/s")
+    print(f"  raw sentence-transformers encode:    {len(texts) / raw:7.1f} chunks/s")
+    print(f"  ratio: {raw / ours:.2f}x of raw (goal >= 0.9)")
+    bench_faster_path(texts, embedder)
+
+
+def bench_faster_path(texts: list[str], embedder: SentenceTransformerEmbedder) -> None:
+    """ONNX backend when installed; else torch dynamic int8 quantisation of the Linear layers."""
+    try:
+        import onnxruntime  # noqa: F401
+        import optimum  # noqa: F401
+    except ImportError:
+        print("  ONNX backend: onnxruntime/optimum not installed; measuring torch int8 instead")
+    import torch
+
+    model = embedder.model
+    start = time.perf_counter()
+    reference = model.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True)
+    base = time.perf_counter() - start
+    quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    start = time.perf_counter()
+    fast = quantized.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True)
+    took = time.perf_counter() - start
+    cosine = float(np.mean(np.sum(reference * fast, axis=1)))
+    print(f"  torch int8 (dynamic): {base / took:.2f}x speed-up, mean cosine to fp32 {cosine:.4f}")
+
+
+# -- search latency -----------------------------------------------------------------------------
+def clustered(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+    """Unit vectors around 2,000 topic centres (closer to real embeddings than pure noise)."""
+    centres = rng.standard_normal((2000, dim)).astype(np.float32)
+    out = np.empty((n, dim), np.float32)
+    for start in range(0, n, 100_000):
+        stop = min(n, start + 100_000)
+        block = centres[rng.integers(0, 2000, stop - start)]
+        block += 0.8 * rng.standard_normal((stop - start, dim)).astype(np.float32)
+        out[start:stop] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return out
+
+
+def bench_search(quick: bool) -> None:
+    """DenseMatrix.search against ``X @ q`` + argpartition, at 10k, 100k (and 1M compressed)."""
+    rng = np.random.default_rng(0)
+    dim, k, repeat = 384, 10, 40
+    sizes = [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]
+    for n in sizes:
+        data = clustered(n, dim, rng)
+        queries = data[rng.integers(0, n, repeat)] + 0.3 * rng.standard_normal((repeat, dim))
+        queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+        it = iter(range(10**9))
+
+        def bare() -> object:
+            q = queries[next(it) % repeat]
+            scores = data @ q
+            top = np.argpartition(scores, -k)[-k:]
+            return top[np.argsort(-scores[top])]
+
+        floor = percentiles(timed(bare, repeat))
+        matrix = DenseMatrix(dim)
+        matrix.add(list(range(n)), data, ["s"] * n, [None] * n)
+        ours = percentiles(timed(lambda: matrix.search(queries[next(it) % repeat], k), repeat))
+        print(f"[search] {n:>9,} chunks  exact: p50 {ours[0]:6.1f} ms  p95 {ours[1]:6.1f} ms   "
+              f"bare numpy: p50 {floor[0]:6.1f} ms  p95 {floor[1]:6.1f} ms   "
+              f"ratio {ours[0] / floor[0]:.2f}x")
+        if n >= 100_000:
+            bench_compressed(data, queries, k, repeat, floor)
+        del matrix, data
+
+
+def bench_compressed(
+    data: np.ndarray, queries: np.ndarray, k: int, repeat: int, floor: tuple[float, float]
+) -> None:
+    """Compressed mode: latency and recall@10 against exact search."""
+    n = len(data)
+    packed = DenseMatrix(data.shape[1], compressed=True)
+    packed.add(list(range(n)), data, ["s"] * n, [None] * n)
+    packed.exact_lookup = lambda ids: {i: data[i] for i in ids}
+    packed.search(queries[0], k)
+    samples, found = [], 0
+    for q in queries:
+        truth = set(np.argpartition(data @ q, -k)[-k:].tolist())
+        start = time.perf_counter()
+        got = packed.search(q, k)
+        samples.append(time.perf_counter() - start)
+        found += len(truth & {cid for cid, _ in got})
+    p50, p95 = percentiles(samples)
+    print(f"[search] {n:>9,} chunks  compressed (bits+int8, exact rescoring): p50 {p50:6.1f} ms  "
+          f"p95 {p95:6.1f} ms  recall@10 vs exact {found / (k * repeat):.3f}  "
+          f"(float32 bare p50 {floor[0]:.1f} ms)")
+
+
+# -- quality ------------------------------------------------------------------------------------
+def bench_quality(workdir: Path | None) -> None:
+    """nDCG@10 / Recall@100 / MRR@10 on DBpedia-Entity 5k, plus naive RRF for reference."""
+    from app.core.index import fusion, search
+    from app.core.index.evaluation import evaluate_retrieval
+
+    if not DBPEDIA.exists():
+        print(f"[quality] skipped: {DBPEDIA} is absent")
+        return
+    args = (DBPEDIA, DBPEDIA / "queries.jsonl", DBPEDIA / "qrels.tsv")
+    results = evaluate_retrieval(*args, workdir=workdir)
+    original = search.fusion.convex
+    try:
+        search.fusion.convex = lambda d, lex, alpha=0.0: fusion.rrf([d, lex])  # type: ignore[assignment]
+        results["naive RRF"] = evaluate_retrieval(*args, modes=("hybrid",), workdir=workdir)["hybrid"]
+    finally:
+        search.fusion.convex = original  # type: ignore[assignment]
+    print("[quality] DBpedia-Entity 5k, 40 judged queries, MiniLM")
+    for mode, scores in results.items():
+        print(f"  {mode:<10} nDCG@10 {scores['ndcg@10']:.4f}  R@100 {scores['recall@100']:.4f}  "
+              f"MRR@10 {scores['mrr@10']:.4f}")
+
+
+def main() -> None:
+    """Parse the command line and run the chosen parts."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("parts", nargs="*", default=["throughput", "search", "quality"])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument("--workdir", type=Path, help="keep the quality archive (reused)")
+    args = parser.parse_args()
+    for part in args.parts:
+        if part == "throughput":
+            bench_throughput(args.quick)
+        elif part == "search":
+            bench_search(args.quick)
+        elif part == "quality":
+            bench_quality(args.workdir)
+
+
+if __name__ == "__main__":
+    main()

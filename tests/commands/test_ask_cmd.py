@@ -1,0 +1,150 @@
+"""``arxiu ask``: streamed answers, JSON events, the confirm card, errors (scripted models)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.cli import main
+from app.core.archive import open_archive
+from app.core.index.embedders import HashingEmbedder
+from app.core.index.hits import SearchFilter
+from app.core.index.service import Index
+from app.core.models.scripted import ScriptedModel, Turn, call
+from app.core.tools.write import find_matches
+from tests.core.agent.conftest import build_archive
+from tests.core.agent.test_plans import ANNA_OPS, ANNA_QUESTION
+
+CATALOG = {
+    "models": [
+        {
+            "id": "tools",
+            "label": "Scripted with tools",
+            "provider": "scripted",
+            "model": "s",
+            "default": True,
+        },
+        {
+            "id": "small",
+            "label": "Scripted small",
+            "provider": "scripted",
+            "model": "s",
+            "supports_tools": False,
+        },
+    ]
+}
+
+
+@pytest.fixture
+def folder(tmp_path: Path, arxiu_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An archive folder, a scripted catalog and the hashing embedder."""
+    build_archive(tmp_path / "oh").close()
+    (arxiu_home / "models.json").write_text(json.dumps(CATALOG), encoding="utf-8")
+    monkeypatch.setenv("ARXIU_EMBEDDING_MODEL", "hashing")
+    return tmp_path / "oh"
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> dict[str, ScriptedModel]:
+    """The models the catalog's entries are built as (the provider edge)."""
+    built = {
+        "tools": ScriptedModel(id="tools"),
+        "small": ScriptedModel(id="small", supports_tools=False),
+    }
+    monkeypatch.setattr("app.core.models.factory.create_model", lambda entry: built[entry.id])
+    return built
+
+
+def lines_of(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+QUESTION = "who had to leave when the reservoir flooded the valley?"
+
+
+def test_json_events_stream_one_event_per_line_with_citations_from_the_search(
+    folder: Path, scripted: dict[str, ScriptedModel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted["small"].extend(Turn(text="Joan left his village."))
+    code = main(["ask", QUESTION, "--model", "small", "--json-events", "--archive", str(folder)])
+    out = capsys.readouterr().out
+    events = lines_of(out)
+    assert code == 0
+    names = [e["event"] for e in events]
+    assert names[:4] == ["start", "tool_use", "tool_result", "iteration"] and names[-1] == "final"
+    assert all(set(e) == {"event", "data"} for e in events)
+    final = events[-1]["data"]
+    assert final["answer"] == "".join(e["data"]["delta"] for e in events if e["event"] == "text")
+    with open_archive(folder) as archive:
+        index = Index(archive, HashingEmbedder())
+        hits = index.search(QUESTION, k=8, filter=SearchFilter())
+        index.close()
+    found = {f"{h.label} ({h.key})" for h in hits}
+    cited = [line[2:] for line in final["answer"].split("Sources:\n")[1].splitlines()]
+    assert cited and set(cited) <= found
+    assert "Interview with Joan Vila (oh1/1)" in cited
+
+
+def test_text_mode_streams_the_answer_and_tool_activity(
+    folder: Path, scripted: dict[str, ScriptedModel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted["tools"].extend(
+        Turn(tool_calls=(call("dedalo_read_record", {"section_tipo": "oh1", "section_id": 1}),)),
+        Turn(text="Joan Vila left (Interview with Joan Vila (oh1/1))."),
+    )
+    code = main(["ask", "Who is in oh1/1?", "--archive", str(folder)])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert captured.out.strip() == "Joan Vila left (Interview with Joan Vila (oh1/1))."
+    assert "[tools · local / private · read]" in captured.err
+    assert "→ Read record oh1/1" in captured.err and "  ok" in captured.err
+
+
+@pytest.mark.parametrize(("typed", "applied"), [("yes\n", True), ("no\n", False), ("", False)])
+def test_write_mode_shows_the_confirm_card_and_applies_only_after_yes(
+    folder: Path,
+    scripted: dict[str, ScriptedModel],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    typed: str,
+    applied: bool,
+) -> None:
+    scripted["tools"].extend(
+        Turn(
+            text="I'll create Anna Pujol and link her.",
+            tool_calls=(
+                call("propose_change_plan", {"summary": "Anna as informant", "ops": ANNA_OPS}),
+            ),
+        )
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+    code = main(["ask", ANNA_QUESTION, "--write", "--context", "oh1/1", "--archive", str(folder)])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "Change plan: Anna as informant" in captured.err
+    assert (
+        "dedalo_find_or_create" in captured.err
+        and '"match": {"rsc85": "Anna Pujol"}' in captured.err
+    )
+    assert '"target": {"ref": "p1"}' in captured.err and "Type yes to apply it" in captured.err
+    with open_archive(folder) as archive:
+        annas = find_matches(archive, "rsc197", {"rsc85": "Anna Pujol"})
+    assert len(annas) == (1 if applied else 0)
+    if applied:
+        assert "applied p1\napplied l1" in captured.out
+    else:
+        assert "Cancelled: nothing was written." in captured.err
+
+
+def test_a_refused_request_prints_the_coded_error(
+    folder: Path, scripted: dict[str, ScriptedModel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ask", "hi", "--model", "nope", "--archive", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "error [ai.model_unknown]" in err and "hint:" in err
+    assert main(["ask", "hi", "--context", "oh1", "--archive", str(folder)]) == 2
+    assert "error [request.invalid]" in capsys.readouterr().err

@@ -1,0 +1,55 @@
+"""``arxiu ask`` with the real bundled model (SmolLM2 via llama.cpp) and the real MiniLM index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.core.archive import open_archive
+from app.core.index.hits import SearchFilter
+from app.core.index.service import Index
+from tests.core.agent.conftest import build_archive
+
+pytestmark = pytest.mark.slow
+
+QUESTION = "find interviews about people who had to leave their homes when the reservoir was built"
+
+
+def archive_folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """The demo archive when its fixture exists, else the agent tests' archive."""
+    try:
+        return Path(request.getfixturevalue("demo_archive_dir"))
+    except pytest.FixtureLookupError:
+        build_archive(tmp_path / "oh").close()
+        return tmp_path / "oh"
+
+
+def test_ask_streams_an_answer_citing_records_the_search_returned(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("sentence_transformers")
+    monkeypatch.delenv("ARXIU_EMBEDDING_MODEL", raising=False)
+    folder = archive_folder(request, tmp_path)
+    code = main(["ask", QUESTION, "--json-events", "--archive", str(folder)])
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    names = [e["event"] for e in events]
+    assert code == 0, events[-1]
+    assert names[:3] == ["start", "tool_use", "tool_result"] and names[-1] == "final"
+    assert events[0]["data"] == {"model": "local", "mode": "read", "egress": "local"}
+    assert "text" in names
+    final = events[-1]["data"]
+    assert final["answer"] == "".join(e["data"]["delta"] for e in events if e["event"] == "text")
+    with open_archive(folder) as archive:
+        index = Index(archive)
+        hits = index.search(QUESTION, k=8, filter=SearchFilter())
+        index.close()
+    returned = {f"{h.label} ({h.key})" for h in hits}
+    cited = [line[2:] for line in final["answer"].split("\n\nSources:\n")[1].splitlines()]
+    assert cited and set(cited) <= returned

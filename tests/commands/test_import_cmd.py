@@ -1,0 +1,106 @@
+"""``arxiu import KIND PATH``: summary, JSON, --archive on either side, coded exit codes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.core.archive import open_archive
+from tests.conftest import shared_data
+
+
+def _slice(source: Path, target: Path, count: int) -> Path:
+    with gzip.open(source, "rb") as handle:
+        lines = [line for _, line in zip(range(count), handle, strict=False)]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(gzip.compress(b"".join(lines)))
+    return target
+
+
+def test_import_prints_a_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hoards = _slice(
+        shared_data("igch", "hoards.jsonl.gz"), tmp_path / "igch" / "hoards.jsonl.gz", 30
+    )
+    folder = tmp_path / "archive"
+
+    code = main(["--archive", str(folder), "import", "igch", str(hoards)])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "records   30 (30 created, 0 updated, 0 unchanged)" in out
+    assert "unresolved" in out  # no nomisma in this archive
+    with open_archive(folder) as archive:
+        assert archive.count_records("igch1") == 30
+
+
+def test_archive_after_the_subcommand_and_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = shared_data("beir-dbpedia-5k", "corpus.jsonl.gz")
+    path = _slice(corpus, tmp_path / "beir-dbpedia-5k" / "corpus.jsonl.gz", 25)
+    folder = tmp_path / "archive"
+    args = ["import", "beir", str(path.parent), "--archive", str(folder), "--json"]
+
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    second = json.loads(capsys.readouterr().out)
+
+    assert (first["created"], first["sections"]) == (25, {"beir1": 25})
+    assert (second["created"], second["unchanged"]) == (0, 25)
+    assert first["skipped"] == [] and first["error"] is None
+
+
+def test_bad_lines_are_listed_with_their_numbers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "poilus" / "wills.jsonl.gz"
+    good = _slice(shared_data("poilus", "wills.jsonl.gz"), tmp_path / "w.jsonl.gz", 3)
+    lines = gzip.decompress(good.read_bytes()).splitlines(keepends=True)
+    path.parent.mkdir()
+    path.write_bytes(gzip.compress(lines[0] + b"not json\n" + lines[1] + b'{"id": 5}\n'))
+
+    code = main(["import", "poilus", str(path), "--archive", str(tmp_path / "a")])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "skipped   2" in out
+    assert "wills.jsonl.gz:2: bad JSON" in out
+    assert "wills.jsonl.gz:4: no 'page_texts' and no 'text'" in out
+
+
+def test_a_missing_file_exits_with_its_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["import", "nomisma", str(tmp_path / "absent"), "--archive", str(tmp_path / "a")])
+
+    assert code == 2
+    assert "error [import.file_missing]" in capsys.readouterr().err
+
+
+def test_a_truncated_file_imports_what_it_read_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = shared_data("tate", "artists.jsonl.gz").read_bytes()
+    path = tmp_path / "tate" / "artists.jsonl.gz"
+    path.parent.mkdir()
+    path.write_bytes(data[: len(data) // 3])
+
+    code = main(["import", "tate", str(path), "--archive", str(tmp_path / "a"), "--json"])
+
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert code == 2
+    assert summary["error"]["code"] == "import.truncated"
+    assert summary["created"] == summary["error"]["details"]["last_line"] > 0
+    assert "error [import.truncated]" in captured.err
+
+
+def test_an_unknown_kind_is_refused_by_the_parser(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["import", "marc21", str(tmp_path)])
+    assert caught.value.code == 2

@@ -1,0 +1,164 @@
+"""``arxiu index``, ``arxiu search`` and ``arxiu eval retrieval`` run in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.core.archive import Field, Section, open_archive
+
+
+def _archive(folder: Path) -> Path:
+    with open_archive(folder, create=True) as archive:
+        archive.put_section(Section("oh1", {"lg-eng": "Interviews"}, label_field="oh2"))
+        archive.put_section(
+            Section("rs1", {"lg-eng": "Closed"}, restricted=True, label_field="oh5")
+        )
+        for tipo, section, kind in [
+            ("oh2", "oh1", "text"),
+            ("oh3", "oh1", "transcription"),
+            ("oh5", "rs1", "text"),
+            ("oh6", "rs1", "rich_text"),
+        ]:
+            archive.put_field(Field(tipo, section, {"lg-eng": tipo}, kind))
+        archive.create_record(
+            "oh1",
+            {
+                "oh2": [{"lang": "lg-cat", "value": "La presa"}],
+                "oh3": [
+                    {
+                        "lang": "lg-cat",
+                        "value": "[TC_00:00:09.000_TC] Quan ens van fer marxar "
+                        "de casa per l'embassament, vam anar a Lleida.",
+                    }
+                ],
+            },
+        )
+        archive.create_record(
+            "rs1",
+            {
+                "oh5": [{"lang": "lg-cat", "value": "Expedient"}],
+                "oh6": [{"lang": "lg-cat", "value": "Embassament i malaltia, informe reservat."}],
+            },
+        )
+    return folder
+
+
+def test_index_then_search_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _archive(tmp_path / "archive")
+    assert main(["index", "--archive", str(folder), "--model", "hashing"]) == 0
+    assert "chunks" in capsys.readouterr().out
+    code = main(
+        [
+            "search",
+            "embassament",
+            "--archive",
+            str(folder),
+            "--model",
+            "hashing",
+            "--mode",
+            "lexical",
+            "--json",
+        ]
+    )
+    hits = json.loads(capsys.readouterr().out)
+    assert code == 0 and {h["section_tipo"] for h in hits} == {"oh1", "rs1"}
+    assert hits[0]["timecode"] == "00:00:09.000" or hits[1]["timecode"] == "00:00:09.000"
+    main(
+        [
+            "search",
+            "embassament",
+            "--archive",
+            str(folder),
+            "--model",
+            "hashing",
+            "--egress",
+            "--json",
+        ]
+    )
+    assert {h["section_tipo"] for h in json.loads(capsys.readouterr().out)} == {"oh1"}
+    main(
+        [
+            "search",
+            "embassament",
+            "--archive",
+            str(folder),
+            "--model",
+            "hashing",
+            "--section",
+            "rs1",
+        ]
+    )
+    assert "Expedient" in capsys.readouterr().out
+
+
+def test_index_rebuild_reports_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _archive(tmp_path / "archive")
+    main(["index", "--archive", str(folder), "--model", "hashing"])
+    capsys.readouterr()
+    assert main(["index", "--rebuild", "--archive", str(folder), "--model", "hashing"]) == 0
+    captured = capsys.readouterr()
+    assert "2 items indexed now" in captured.out
+    assert "indexing" in captured.err
+
+
+def _beir(folder: Path) -> tuple[Path, Path, Path]:
+    folder.mkdir()
+    docs = [
+        {"_id": "d1", "title": "Mequinensa", "text": "A town flooded by a reservoir in 1971."},
+        {"_id": "d2", "title": "Sardana", "text": "A Catalan circle dance."},
+        {"_id": "d3", "title": "Castells", "text": "Human towers built at festivals."},
+    ]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in docs))
+    (folder / "queries.jsonl").write_text(
+        '{"_id": "q1", "text": "flooded town reservoir"}\n{"_id": "q2", "text": "circle dance"}\n'
+        '{"_id": "q3", "text": "unjudged"}\n'
+    )
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq2\td2\t1\n")
+    return folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels.tsv"
+
+
+def test_eval_retrieval_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus, queries, qrels = _beir(tmp_path / "beir")
+    code = main(
+        ["eval", "retrieval", str(corpus), str(queries), str(qrels), "--model", "hashing", "--json"]
+    )
+    results = json.loads(capsys.readouterr().out)
+    assert code == 0 and set(results) == {"dense", "lexical", "hybrid"}
+    assert results["lexical"] == {"ndcg@10": 1.0, "recall@100": 1.0, "mrr@10": 1.0}
+    code = main(
+        [
+            "eval",
+            "retrieval",
+            str(corpus),
+            str(queries),
+            str(qrels),
+            "--model",
+            "hashing",
+            "--mode",
+            "hybrid",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and "hybrid" in out and "lexical" not in out
+
+
+def test_eval_retrieval_with_a_missing_file_is_a_coded_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus, queries, _ = _beir(tmp_path / "beir")
+    code = main(
+        [
+            "eval",
+            "retrieval",
+            str(corpus),
+            str(queries),
+            str(tmp_path / "none.tsv"),
+            "--model",
+            "hashing",
+        ]
+    )
+    assert code == 2 and "index.eval_input" in capsys.readouterr().err

@@ -1,0 +1,150 @@
+"""The background indexer: incremental, content-hash reuse, model change, resume, pause, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+
+from app.core.archive import Archive, RecordKey, open_archive
+from app.core.index import Index, Progress
+from app.core.index.embedders import Vectors
+
+from .conftest import CountingEmbedder, text
+
+
+def chunk_count(archive: Archive) -> int:
+    with archive.db.reading() as conn:
+        return int(conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0])
+
+
+def test_indexing_everything_then_nothing_left(index: Index, embedder: CountingEmbedder) -> None:
+    stats = index.stats()
+    assert stats["pending"] == 0
+    assert stats["chunks"] == stats["vectors"] == len(embedder.texts) > 0
+    assert index.progress().state == "idle"
+
+
+def test_unchanged_text_is_never_embedded_again(
+    index: Index, oral_archive: Archive, embedder: CountingEmbedder
+) -> None:
+    before = len(embedder.texts)
+    key = RecordKey("oh1", 1)
+    record = oral_archive.get_record(key)
+    oral_archive.update_record(key, {"oh4": text("A new summary about the valley")})
+    index.index_now()
+    new_texts = embedder.texts[before:]
+    assert len(new_texts) == 1 and "A new summary about the valley" in new_texts[0]
+    assert oral_archive.get_record(key).version == record.version + 1
+    index.rebuild()
+    index.index_now()
+    assert len(embedder.texts) == before + 1  # a rebuild re-chunks but reuses every vector
+
+
+def test_a_model_change_re_embeds(oral_archive: Archive, index: Index) -> None:
+    other = CountingEmbedder(salt="v2")
+    second = Index(oral_archive, other)
+    assert second.stats()["pending"] == index.stats()["chunks"]
+    second.index_now()
+    assert len(other.texts) == index.stats()["chunks"]
+    assert second.search("reservoir", mode="dense")
+    second.close()
+
+
+def test_record_changes_are_indexed_in_the_background(oral_archive: Archive) -> None:
+    idx = Index(oral_archive, CountingEmbedder())
+    events: list[Progress] = []
+    idx.add_progress_listener(events.append)
+    idx.start()
+    assert idx.indexer.wait_idle(30)
+    key = oral_archive.create_record("oh1", {"oh2": text("Orchards and irrigation canals")})
+    assert idx.indexer.wait_idle(30)
+    assert [h.key for h in idx.search("irrigation", mode="lexical")] == [key]
+    oral_archive.delete_record(key)
+    assert idx.indexer.wait_idle(30)
+    assert idx.search("irrigation", mode="lexical") == []
+    assert idx.search("irrigation canals orchards", mode="dense", k=10)
+    assert all(h.key != key for h in idx.search("irrigation canals", mode="dense", k=10))
+    assert events[0].state == "running" and events[-1].state == "idle"
+    idx.close()
+
+
+async def test_wait_idle_async_does_not_block_the_loop(oral_archive: Archive) -> None:
+    idx = Index(oral_archive, CountingEmbedder())
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(ticker())
+    idx.start()
+    assert await idx.indexer.wait_idle_async(30)
+    task.cancel()
+    assert ticks > 0 and idx.stats()["pending"] == 0
+    idx.close()
+
+
+def many_records(archive: Archive, n: int) -> None:
+    for i in range(n):
+        archive.create_record("oh1", {"oh2": text(f"Record number {i} about topic{i}")})
+
+
+def test_a_crash_mid_run_resumes_without_redoing_finished_work(oral_archive: Archive) -> None:
+    many_records(oral_archive, 100)
+    crashing = CountingEmbedder(fail_after=40)
+    first = Index(oral_archive, crashing)
+    with contextlib.suppress(RuntimeError):
+        first.index_now()
+    done_before = chunk_count(oral_archive)
+    assert 0 < done_before < 104
+    folder = oral_archive.folder
+    oral_archive.close()
+    reopened = open_archive(folder)
+    resumed = CountingEmbedder()
+    second = Index(reopened, resumed)
+    second.index_now()
+    assert set(crashing.texts).isdisjoint(resumed.texts)
+    assert len(crashing.texts) + len(resumed.texts) == chunk_count(reopened)
+    reopened.close()
+
+
+class GatedEmbedder(CountingEmbedder):
+    """Blocks each embed call until the test lets it through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Semaphore(0)
+        self.gate = threading.Semaphore(0)
+
+    def embed(self, texts: list[str]) -> Vectors:
+        self.entered.release()
+        assert self.gate.acquire(timeout=30)
+        return super().embed(texts)
+
+
+def test_pause_resume_and_cancel(oral_archive: Archive) -> None:
+    many_records(oral_archive, 100)
+    gated = GatedEmbedder()
+    idx = Index(oral_archive, gated)
+    states: list[str] = []
+    idx.add_progress_listener(lambda p: states.append(p.state))
+    idx.start()
+    assert gated.entered.acquire(timeout=30)
+    idx.pause()
+    gated.gate.release()  # the batch in flight finishes, then the run waits
+    assert not idx.indexer.wait_idle(0.3)
+    assert idx.progress().state == "paused"
+    done = chunk_count(oral_archive)
+    assert not gated.entered.acquire(timeout=0.3)  # nothing embedded while paused
+    assert chunk_count(oral_archive) == done
+    idx.resume()
+    assert gated.entered.acquire(timeout=30)
+    idx.cancel()
+    gated.gate.release()
+    assert idx.indexer.wait_idle(30)
+    assert idx.progress().state == "cancelled"
+    assert "paused" in states and idx.stats()["pending"] > 0
+    idx.close()

@@ -1,0 +1,117 @@
+"""Searching: modes, filters, the egress filter, accent folding, compressed mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.core.archive import Archive, RecordKey, Section
+from app.core.errors import IndexError_
+from app.core.index import Index, SearchFilter
+from app.core.index.dense import DenseMatrix
+
+from .conftest import CountingEmbedder, text
+
+RESTRICTED = {RecordKey("oh1", 3), RecordKey("rs1", 1)}
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_every_mode_finds_the_matching_passage(index: Index, mode: str) -> None:
+    hits = index.search("reservoir flooded the village houses", k=3, mode=mode)  # type: ignore[arg-type]
+    best = hits[0]
+    assert best.key == RecordKey("oh1", 1)
+    assert best.timecode == "00:00:01.000" and best.field_tipo == "oh3"
+    assert best.label == "Leaving the valley" and "reservoir" in best.snippet
+    assert best.lang == "lg-eng"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_restricted_records_never_appear_in_an_egress_filtered_search(
+    index: Index, mode: str
+) -> None:
+    unfiltered = {h.key for h in index.search("reservoir", k=20, mode=mode)}  # type: ignore[arg-type]
+    assert unfiltered >= RESTRICTED
+    egress = SearchFilter(exclude_restricted=True)
+    filtered = {h.key for h in index.search("reservoir", k=20, mode=mode, filter=egress)}  # type: ignore[arg-type]
+    assert filtered and not filtered & RESTRICTED
+
+
+def test_a_section_made_restricted_is_excluded_at_once(index: Index, oral_archive: Archive) -> None:
+    oral_archive.put_section(
+        Section("oh1", {"lg-eng": "Interviews"}, restricted=True, label_field="oh2")
+    )
+    hits = index.search("reservoir", k=20, filter=SearchFilter(exclude_restricted=True))
+    assert hits == []
+
+
+def test_a_record_made_restricted_is_excluded_before_it_is_reindexed(
+    index: Index, oral_archive: Archive
+) -> None:
+    key = RecordKey("oh1", 1)
+    oral_archive.db.write(
+        lambda c: c.execute(
+            "UPDATE records SET restricted = 1 WHERE section_id = 1 AND section_tipo = 'oh1'"
+        )
+    )
+    hits = index.search("reservoir village", k=20, filter=SearchFilter(exclude_restricted=True))
+    assert key not in {h.key for h in hits}
+
+
+def test_section_and_record_filters(index: Index) -> None:
+    in_rs1 = index.search("reservoir", k=10, filter=SearchFilter(sections=("rs1",)))
+    assert {h.key for h in in_rs1} == {RecordKey("rs1", 1)}
+    one = SearchFilter(records=(RecordKey("oh1", 2),))
+    for mode in ("dense", "lexical", "hybrid"):
+        hits = index.search("festa sardanes", k=10, mode=mode, filter=one)  # type: ignore[arg-type]
+        assert {h.key for h in hits} == {RecordKey("oh1", 2)}
+
+
+def test_lexical_search_folds_accents(index: Index) -> None:
+    for query in ("placa", "PLAÇA", "plaça"):
+        hits = index.search(query, mode="lexical")
+        assert [h.key for h in hits] == [RecordKey("oh1", 2)]
+
+
+def test_queries_with_fts_syntax_are_plain_words(index: Index) -> None:
+    assert index.search('"reservoir" AND NOT (', mode="lexical")
+    assert index.search("   ", mode="lexical") == []
+
+
+def test_group_by_record_gives_distinct_records(index: Index) -> None:
+    hits = index.search("reservoir city village", k=10, group_by_record=True)
+    keys = [h.key for h in hits]
+    assert len(keys) == len(set(keys)) >= 3
+
+
+def test_unknown_mode_is_a_coded_error(index: Index) -> None:
+    with pytest.raises(IndexError_) as caught:
+        index.search("x", mode="fuzzy")  # type: ignore[arg-type]
+    assert caught.value.code == "index.bad_mode"
+
+
+def test_compressed_index_agrees_with_exact(oral_archive: Archive) -> None:
+    for i in range(60):
+        oral_archive.create_record("oh1", {"oh3": text(f"turn {i} water valley village {i % 7}")})
+    exact = Index(oral_archive, CountingEmbedder(), compressed=False)
+    exact.index_now()
+    packed = Index(oral_archive, CountingEmbedder(), compressed=True)
+    for query in ("water valley", "village 3", "reservoir"):
+        a = exact.search(query, k=5, mode="dense")
+        b = packed.search(query, k=5, mode="dense")
+        assert [h.score for h in a] == pytest.approx([h.score for h in b])  # ties may swap ids
+
+
+def test_dense_matrix_recall_of_the_compressed_mode() -> None:
+    rng = np.random.default_rng(7)
+    centers = rng.standard_normal((50, 64)).astype(np.float32)
+    data = centers[rng.integers(0, 50, 5000)] + 0.6 * rng.standard_normal((5000, 64))
+    data = (data / np.linalg.norm(data, axis=1, keepdims=True)).astype(np.float32)
+    exact, packed = DenseMatrix(64), DenseMatrix(64, compressed=True)
+    for m in (exact, packed):
+        m.add(list(range(5000)), data, ["s"] * 5000, [None] * 5000)
+    packed.exact_lookup = lambda ids: {i: data[i] for i in ids}
+    found = 0
+    for q in data[:50] + 0.1 * rng.standard_normal((50, 64)).astype(np.float32):
+        truth = {cid for cid, _ in exact.search(q, 10)}
+        found += len(truth & {cid for cid, _ in packed.search(q, 10)})
+    assert found / 500 >= 0.98

@@ -1,0 +1,242 @@
+"""UI fixtures: a qasync loop, a small real archive, windows over the real session with a
+scripted model, and the checks every UI test gets: no Qt warnings, no threads or timers left."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+import qasync
+from PySide6.QtCore import QTimer, QtMsgType
+from PySide6.QtWidgets import QApplication
+
+from app.core.archive import Archive, Field, RecordKey, Section, open_archive
+from app.core.models.catalog import catalog_from_data
+from app.core.models.scripted import ScriptedModel, Turn
+from app.core.session import AssistantSession, AssistantSettings
+from app.ui.app_settings import AppSettings
+from app.ui.main_window import MainWindow
+from app.ui.services import Services
+
+T = TypeVar("T")
+
+PLATFORM_NOISE = frozenset({"This plugin does not support propagateSizeHints()"})
+"""What the offscreen platform plugin itself warns on every top-level show (not our code)."""
+
+LOCAL = {
+    "id": "local-test",
+    "label": "Local test model",
+    "provider": "scripted",
+    "model": "scripted",
+    "egress": "local",
+    "default": True,
+}
+EXTERNAL = {
+    "id": "cloud-test",
+    "label": "Cloud test model",
+    "provider": "scripted",
+    "model": "scripted",
+    "egress": "external",
+    "efforts": ["low", "high"],
+}
+
+
+@pytest.fixture(autouse=True)
+def no_qt_warnings(qtlog: Any) -> Iterator[None]:
+    """Fail a test on any Qt warning (or worse) it caused."""
+    yield
+    bad = [
+        r.message
+        for r in qtlog.records
+        if r.type in (QtMsgType.QtWarningMsg, QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg)
+        and r.message not in PLATFORM_NOISE
+    ]
+    assert not bad, f"Qt warnings: {bad}"
+
+
+@pytest.fixture
+def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
+    """A qasync event loop over the test QApplication."""
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+def run(loop: qasync.QEventLoop, coro: Awaitable[T], timeout: float = 20.0) -> T:
+    """Run ``coro`` on the qasync loop (Qt events are processed meanwhile)."""
+    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+
+async def until(condition: Callable[[], Any], timeout: float = 10.0) -> None:
+    """Wait (processing events) until ``condition()`` is true."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.01)
+
+
+def build_archive(folder: Path) -> Archive:
+    """Interviews (restricted) linked to people (writable), in three languages."""
+    archive = open_archive(folder, create=True)
+    archive.put_section(
+        Section(
+            "oh1",
+            {"lg-eng": "Oral history", "lg-cat": "Història oral"},
+            restricted=True,
+            writable=True,
+            label_field="oh1_title",
+        )
+    )
+    archive.put_section(
+        Section(
+            "rsc197",
+            {"lg-eng": "People", "lg-cat": "Persones"},
+            writable=True,
+            label_field="rsc197_name",
+        )
+    )
+    fields = [
+        Field("oh1_title", "oh1", {"lg-eng": "Title"}, "text", True, position=1),
+        Field(
+            "oh1_informant",
+            "oh1",
+            {"lg-eng": "Informant"},
+            "relation",
+            target_section="rsc197",
+            position=2,
+        ),
+        Field(
+            "oh1_transcription",
+            "oh1",
+            {"lg-eng": "Transcription"},
+            "transcription",
+            True,
+            position=3,
+        ),
+        Field("rsc197_name", "rsc197", {"lg-eng": "Name"}, "text", position=1),
+        Field("rsc197_birth", "rsc197", {"lg-eng": "Birth date"}, "date", position=2),
+    ]
+    for field in fields:
+        archive.put_field(field)
+    for name, year in (("Maria Vila", "1928"), ("Josep Soler", "1935"), ("Rosa Puig", "1940")):
+        archive.create_record(
+            "rsc197",
+            {
+                "rsc197_name": [{"lang": "lg-nolan", "value": name}],
+                "rsc197_birth": [{"lang": "lg-nolan", "value": year}],
+            },
+        )
+    for number, (title, text) in enumerate(
+        (
+            (
+                "El pantà de la vall",
+                "[TC_00:00:05.000_TC] Quan ens van fer marxar, el poble es va buidar.",
+            ),
+            ("La riada", "[TC_00:01:10.000_TC] When the water came we left everything."),
+            ("El mercat", "[TC_00:00:02.000_TC] Parlem del mercat del dissabte."),
+        ),
+        start=1,
+    ):
+        archive.create_record(
+            "oh1",
+            {
+                "oh1_title": [{"lang": "lg-cat", "value": title}],
+                "oh1_informant": [
+                    {"lang": "lg-nolan", "value": {"section_tipo": "rsc197", "section_id": number}}
+                ],
+                "oh1_transcription": [{"lang": "lg-cat", "value": text}],
+            },
+        )
+    return archive
+
+
+@pytest.fixture
+def ui_archive(tmp_path: Path) -> Iterator[Archive]:
+    """The small real archive."""
+    archive = build_archive(tmp_path / "archive")
+    yield archive
+    archive.close()
+
+
+class WindowFactory:
+    """Builds windows over the archive with a scripted session; owns their cleanup."""
+
+    def __init__(self, qtbot: Any, loop: qasync.QEventLoop, archive: Archive) -> None:
+        self.qtbot = qtbot
+        self.loop = loop
+        self.archive = archive
+        self.windows: list[MainWindow] = []
+        self.models: list[ScriptedModel] = []
+
+    def __call__(
+        self,
+        script: list[Turn] | None = None,
+        *,
+        external: bool = False,
+        write_allowed: bool = True,
+    ) -> MainWindow:
+        entries = [dict(LOCAL), dict(EXTERNAL)] if external else [dict(LOCAL)]
+        model = ScriptedModel(list(script or []), id="scripted")
+        self.models.append(model)
+        session = AssistantSession(
+            self.archive,
+            catalog_from_data(entries),
+            settings=AssistantSettings(write_allowed=write_allowed),
+            model_factory=lambda entry: model,
+        )
+        services = Services(self.archive, AppSettings())
+        services.set_session(session)
+        window = MainWindow(services)
+        window.show()
+        run(self.loop, window.assistant.load_models())
+        if external:
+            window.assistant.picker.select(EXTERNAL["id"])
+        self.windows.append(window)
+        return window
+
+    def close_all(self) -> None:
+        for window in self.windows:
+            window.close()
+            run(self.loop, window.aclose())
+            run(self.loop, window.services.aclose())
+            leftover = [t for t in window.findChildren(QTimer) if t.isActive()]
+            window.deleteLater()
+            names = [(t.parent().metaObject().className(), t.objectName()) for t in leftover]
+            assert not leftover, f"timers left running: {names}"
+
+
+@pytest.fixture
+def make_window(
+    qtbot: Any, qloop: qasync.QEventLoop, ui_archive: Archive
+) -> Iterator[WindowFactory]:
+    """``make_window(script, external=False)`` → a shown MainWindow; closed after the test."""
+    before = set(threading.enumerate())
+    factory = WindowFactory(qtbot, qloop, ui_archive)
+    yield factory
+    factory.close_all()
+    time.sleep(0.05)
+    extra = [
+        t
+        for t in threading.enumerate()
+        if t not in before
+        and t.is_alive()
+        and t.name.startswith(("arxiu-ui", "arxiu-run", "asyncio"))
+    ]
+    assert not extra, f"threads left running: {extra}"
+
+
+def key(tipo: str, sid: int) -> RecordKey:
+    """Shorthand."""
+    return RecordKey(tipo, sid)

@@ -1,0 +1,215 @@
+"""The assistant panel over the real session with a scripted model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QUrl
+
+from app.core.errors import ModelError
+from app.core.models.scripted import Turn, call
+from app.ui.assistant.confirm_card import ConfirmCardWidget
+from app.ui.assistant.turn_widgets import AnswerWidget, ErrorBanner, NoticeLabel, ToolLineWidget
+from tests.ui.conftest import EXTERNAL, LOCAL, key, run, until
+
+PLAN = {
+    "summary": "Add Anna Pujol and link her as informant of oh1/3.",
+    "ops": [
+        {
+            "op_id": "p1",
+            "tool": "dedalo_find_or_create",
+            "args": {"section_tipo": "rsc197", "match": {"rsc197_name": "Anna Pujol"}},
+            "summary": "Find or create Anna Pujol",
+        },
+        {
+            "op_id": "l1",
+            "tool": "dedalo_portal_link",
+            "args": {
+                "section_tipo": "oh1",
+                "section_id": 3,
+                "field": "oh1_informant",
+                "target": {"ref": "p1"},
+            },
+            "summary": "Link her as informant",
+        },
+    ],
+}
+
+
+def of_type(window: Any, kind: type) -> list[Any]:
+    return [w for w in window.assistant.view.widgets() if isinstance(w, kind)]
+
+
+def ask(factory: Any, window: Any, question: str) -> None:
+    window.assistant.send(question)
+    run(factory.loop, until(lambda: not window.assistant.is_busy()))
+
+
+def test_streamed_text_arrives_coalesced(make_window: Any) -> None:
+    text = "The valley was flooded in 1962. " * 12
+    window = make_window([Turn(text=text, chunk_size=4)])
+    ask(make_window, window, "When was the valley flooded?")
+    answers = of_type(window, AnswerWidget)
+    assert [a.markdown for a in answers] == [text]
+    deltas = len(text) // 4
+    assert 1 <= window.assistant.bridge.emissions < deltas
+
+
+def test_stop_keeps_the_partial_answer(make_window: Any) -> None:
+    window = make_window([Turn(text="x" * 20000, chunk_size=1)])
+    panel = window.assistant
+    panel.send("Tell me everything")
+    run(make_window.loop, until(lambda: of_type(window, AnswerWidget)))
+    assert panel.composer.stop_button.isVisible()
+    panel.composer.stop_button.click()
+    run(make_window.loop, until(lambda: not panel.is_busy()))
+    answer = of_type(window, AnswerWidget)[0].markdown
+    assert 0 < len(answer) < 20000
+    assert any("Stopped" in n.text() for n in of_type(window, NoticeLabel))
+    assert panel.composer.send_button.isVisible()
+
+
+def test_one_line_per_tool_call_with_its_outcome(make_window: Any) -> None:
+    script = [
+        Turn(
+            tool_calls=(
+                call("dedalo_count_records", {"section_tipo": "rsc197"}, "c1"),
+                call("dedalo_read_record", {"section_tipo": "nope", "section_id": 1}, "c2"),
+            )
+        ),
+        Turn(text="There are 3 people."),
+    ]
+    window = make_window(script)
+    ask(make_window, window, "How many people?")
+    lines = of_type(window, ToolLineWidget)
+    assert [line.call_id for line in lines] == ["c1", "c2"]
+    assert lines[0].outcome == "ok"
+    assert lines[1].outcome not in (None, "ok")  # the registry's error code
+    assert lines[1].outcome in lines[1].text()
+
+
+def test_a_citation_click_opens_the_record(make_window: Any) -> None:
+    window = make_window([Turn(text="See La riada (oh1/2) about the flood.")])
+    ask(make_window, window, "Which interview?")
+    answer = of_type(window, AnswerWidget)[0]
+    assert "record:oh1/2" in answer.toHtml()
+    answer.anchorClicked.emit(QUrl("record:oh1/2"))
+    assert window.record_view.key == key("oh1", 2)
+    assert window.sections.current_tipo() == "oh1"
+
+
+def propose(make_window: Any) -> tuple[Any, ConfirmCardWidget]:
+    window = make_window([Turn(tool_calls=(call("propose_change_plan", PLAN),))])
+    window.assistant.mode.setCurrentIndex(window.assistant.mode.findData("write"))
+    ask(make_window, window, "Add Anna Pujol as informant of oh1/3")
+    cards = of_type(window, ConfirmCardWidget)
+    assert len(cards) == 1
+    return window, cards[0]
+
+
+def test_apply_changes_the_archive_and_writes_audit_rows(make_window: Any) -> None:
+    window, card = propose(make_window)
+    archive = make_window.archive
+    assert [row.op["tool"] for row in card.rows] == ["dedalo_find_or_create", "dedalo_portal_link"]
+    assert "Anna Pujol" in card.rows[0].findChild(type(card.status), "opArgs").text()
+    card.apply_button.click()
+    run(make_window.loop, until(lambda: card.state != "pending" and not window.is_busy()))
+    assert card.state == "applied"
+    assert [row.state for row in card.rows] == ["applied", "applied"]
+    created = key("rsc197", 4)
+    assert archive.record_label(created) == "Anna Pujol"
+    assert created in [link.target for link in archive.links_from(key("oh1", 3))]
+    assert len(archive.audit_rows()) == 2
+    assert window.sections.item(1).data(Qt.ItemDataRole.UserRole + 1) == 4  # count refreshed
+
+
+def test_cancel_writes_nothing(make_window: Any) -> None:
+    window, card = propose(make_window)
+    card.cancel_button.click()
+    run(make_window.loop, until(lambda: card.state != "pending" and not window.is_busy()))
+    assert card.state == "declined"
+    assert make_window.archive.count_records("rsc197") == 3
+    assert make_window.archive.audit_rows() == []
+    assert not card.apply_button.isVisible()
+
+
+def test_a_new_message_supersedes_a_pending_card(make_window: Any) -> None:
+    window, card = propose(make_window)
+    make_window.models[0].extend(Turn(text="Forget it."))
+    ask(make_window, window, "Actually, never mind.")
+    assert card.state == "superseded"
+    assert "superseded" in card.status.text()
+    session = window.services.session_now
+    assert session.pending.get(card.pending_id).status == "superseded"
+    assert make_window.archive.audit_rows() == []
+
+
+def test_an_error_banner_carries_the_hint_and_retry(make_window: Any) -> None:
+    failure = ModelError(
+        "ai.provider_failed",
+        "The model server stopped answering.",
+        hint="Check that the server is running.",
+        retryable=True,
+    )
+    window = make_window([Turn(text="Partial", error=failure), Turn(text="Now it works.")])
+    ask(make_window, window, "Hello?")
+    banners = of_type(window, ErrorBanner)
+    assert len(banners) == 1
+    assert banners[0].error.code == "ai.provider_failed"
+    assert banners[0].hint.text() == "Check that the server is running."
+    assert not banners[0].retry_button.isHidden()
+    banners[0].retry_button.click()
+    run(make_window.loop, until(lambda: not window.assistant.is_busy()))
+    assert of_type(window, AnswerWidget)[-1].markdown == "Now it works."
+
+
+def test_model_picker_shows_privacy_badges_and_efforts(make_window: Any) -> None:
+    window = make_window(external=True)
+    picker = window.assistant.picker
+    assert picker.current_id() == EXTERNAL["id"]
+    assert picker.badge.text() == "external"
+    assert picker.badge.property("badge") == "external"
+    assert [picker.effort.itemData(i) for i in range(picker.effort.count())] == [
+        None,
+        "low",
+        "high",
+    ]
+    picker.select(LOCAL["id"])
+    assert picker.badge.text() == "local / private"
+    assert picker.effort.isHidden()
+
+
+def test_restricted_refusal_offers_the_local_model(make_window: Any) -> None:
+    script = [
+        Turn(
+            tool_calls=(call("dedalo_read_record", {"section_tipo": "oh1", "section_id": 1}, "r1"),)
+        ),
+        Turn(text="That record is restricted."),
+        Turn(text="El pantà de la vall (oh1/1) tells how the village was emptied."),
+    ]
+    window = make_window(script, external=True)
+    ask(make_window, window, "Summarise oh1/1")
+    line = of_type(window, ToolLineWidget)[0]
+    assert line.outcome == "mcp.egress_restricted"
+    banner = of_type(window, ErrorBanner)[-1]
+    assert not banner.local_button.isHidden()
+    banner.local_button.click()
+    run(make_window.loop, until(lambda: not window.assistant.is_busy()))
+    assert not window.assistant.picker.is_external()
+    assert "village was emptied" in of_type(window, AnswerWidget)[-1].markdown
+
+
+def test_conversations_are_listed_renamed_and_exported(make_window: Any, tmp_path: Any) -> None:
+    window = make_window([Turn(text="Three people.")])
+    ask(make_window, window, "How many people are there?")
+    view = window.assistant.conversations
+    view.refresh()
+    assert view.list.count() == 1
+    cid = window.assistant.conversation_id
+    view.rename(cid, "People count")
+    assert view.list.item(0).text().startswith("People count")
+    view.export(cid, tmp_path / "c.md")
+    assert "Three people." in (tmp_path / "c.md").read_text(encoding="utf-8")
+    view.delete(cid)
+    assert view.list.count() == 0
+    assert window.assistant.conversation_id is None
