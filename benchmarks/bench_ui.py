@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import statistics
 import subprocess
@@ -46,12 +47,15 @@ sys.exit(main(["--archive", ARCHIVE, "--screenshot", PNG]))
 
 def measure_launch(folder: Path) -> str:
     """Run a fresh interpreter and report its time to the window shown."""
-    code = f"import time; START = time.perf_counter(); ARCHIVE = {str(folder)!r}; " \
+    code = (
+        f"import time; START = time.perf_counter(); ARCHIVE = {str(folder)!r}; "
         f"PNG = {str(folder / 'shot.png')!r}\n" + LAUNCH_PROBE
+    )
     env = {**os.environ, "ARXIU_HOME": str(folder / "home")}
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
     total = time.perf_counter() - started
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith("WINDOW_SHOWN")), "")
     return f"{line} (process wall incl. interpreter start: {total:.3f} s, rc={done.returncode})"
@@ -62,14 +66,13 @@ async def stream_into_panel(archive_dir: Path, tokens: int) -> tuple[list[float]
     from PySide6.QtCore import QTimer
 
     from app.core.archive import open_archive
+    from app.core.index.embedders import HashingEmbedder
+    from app.core.index.service import Index
     from app.core.models.catalog import builtin_local, catalog_from_data
     from app.core.session import AssistantSession
     from app.ui.app_settings import AppSettings
     from app.ui.main_window import MainWindow
     from app.ui.services import Services
-
-    from app.core.index.embedders import HashingEmbedder
-    from app.core.index.service import Index
 
     archive = open_archive(archive_dir)
     index = Index(archive, HashingEmbedder())
@@ -95,7 +98,7 @@ async def stream_into_panel(archive_dir: Path, tokens: int) -> tuple[list[float]
         await asyncio.sleep(0.01)
     seconds = time.perf_counter() - started
     timer.stop()
-    gaps = [(b - a) * 1000 for a, b in zip(ticks, ticks[1:], strict=False)]
+    gaps = [(b - a) * 1000 for a, b in itertools.pairwise(ticks)]
     emissions = window.assistant.bridge.emissions
     for widget in window.assistant.view.widgets()[-3:]:
         text = getattr(widget, "markdown", None) or getattr(widget, "text", lambda: "")()
@@ -132,9 +135,11 @@ def main() -> None:
     gaps.sort()
     p99 = gaps[int(len(gaps) * 0.99) - 1] if gaps else 0.0
     print(f"streaming: {seconds:.2f} s, {emissions} coalesced text emissions, {len(gaps)} ticks")
-    print(f"GUI-thread tick gap (10 ms timer): max {max(gaps, default=0):.1f} ms, "
-          f"p99 {p99:.1f} ms, median {statistics.median(gaps) if gaps else 0:.1f} ms "
-          f"(goal: max < 50 ms)")
+    print(
+        f"GUI-thread tick gap (10 ms timer): max {max(gaps, default=0):.1f} ms, "
+        f"p99 {p99:.1f} ms, median {statistics.median(gaps) if gaps else 0:.1f} ms "
+        f"(goal: max < 50 ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -40,3 +40,13 @@ def archive(tmp_path: Path) -> Iterator[Archive]:
     arch = open_archive(tmp_path / "archive", create=True)
     yield arch
     arch.close()
+
+
+@pytest.fixture(scope="session")
+def demo_archive_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A demo archive built once per test session; copy it (or open it read-only) to use it."""
+    from app.core.archive.demo import create_demo_archive
+
+    folder = tmp_path_factory.mktemp("demo-archive") / "archive"
+    create_demo_archive(folder).close()
+    return folder

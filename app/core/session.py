@@ -69,7 +69,9 @@ class AssistantSession:
         self._registry = registry
         self._factory = model_factory
         self._models: dict[str, ChatModel] = {}
-        self._runs: dict[str | None, threading.Event] = {}
+        self._runs: dict[str, threading.Event] = {}
+        """Stop events of the runs in flight, by conversation id (``run-N`` when stateless)."""
+        self._run_count = 0
         self.pending = PendingPlans()
 
     # -- models ------------------------------------------------------------------------------
@@ -143,11 +145,13 @@ class AssistantSession:
         checked = validate_request(raw, self.catalog, write_allowed=self.settings.write_allowed)
         model = self.model(checked.entry)
         self._supersede(conversation)
-        previous = self._runs.get(conversation_id)
+        self._run_count += 1
+        key = conversation_id or f"run-{self._run_count}"
+        previous = self._runs.get(key)
         if previous is not None:
             previous.set()
         stop_event = threading.Event()
-        self._runs[conversation_id] = stop_event
+        self._runs[key] = stop_event
         setup = RunSetup(
             request=checked,
             model=model,
@@ -158,12 +162,11 @@ class AssistantSession:
             lang=self.settings.lang,
             stop_event=stop_event,
         )
-        return self._stream(setup, conversation)
+        return self._stream(setup, conversation, key)
 
     async def _stream(
-        self, setup: RunSetup, conversation: dict[str, Any] | None
+        self, setup: RunSetup, conversation: dict[str, Any] | None, key: str
     ) -> AsyncIterator[Event]:
-        key = conversation["id"] if conversation else None
         try:
             async for event in AgentRun(setup).events():
                 if isinstance(event, FinalEvent):

@@ -145,3 +145,14 @@ async def test_a_conversation_ignores_a_client_supplied_history(
 def test_settings_from_a_mapping_keep_known_keys() -> None:
     settings = AssistantSettings.from_mapping({"external_content": True, "theme": "dark"})
     assert settings.external_content is True and settings.write_allowed is True
+
+
+async def test_stateless_runs_do_not_stop_each_other(
+    make_session: SessionFactory, models: dict[str, ScriptedModel]
+) -> None:
+    models["local"].extend(Turn(text="first answer " * 5), Turn(text="second answer"))
+    session = make_session()
+    first = await session.chat({"question": "one"})
+    second = await session.chat({"question": "two"})
+    results = [await collect(first), await collect(second)]
+    assert [r[-1].to_dict()["stop"] for r in results] == ["end_turn", "end_turn"]

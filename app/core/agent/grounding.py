@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 SEARCH_TOOL = "dedalo_semantic_search"
 SEARCH_K = 8
 MAX_SOURCES = 5
+MAX_ANSWER_TOKENS = 256
 NOTHING_FOUND = "I found no records about this in the archive."
 
 
@@ -74,7 +75,7 @@ class GroundedAnswer:
             ),
         ]
         outcome = TurnOutcome()
-        async for event in run.model_turn(messages, [], outcome):
+        async for event in run.model_turn(messages, [], outcome, MAX_ANSWER_TOKENS):
             yield event
         if outcome.stopped or run.stopped:
             yield run.final("stopped")

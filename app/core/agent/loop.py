@@ -161,11 +161,16 @@ class AgentRun:
 
     # -- pieces ------------------------------------------------------------------------------
     async def model_turn(
-        self, messages: list[Message], tools: list[ToolSpec], outcome: TurnOutcome
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        outcome: TurnOutcome,
+        max_tokens: int | None = None,
     ) -> AsyncIterator[Event]:
         """Stream one model turn into ``outcome`` (raises the provider's coded error)."""
+        limit = self.request.entry.max_tokens
         options = StreamOptions(
-            max_tokens=self.request.entry.max_tokens,
+            max_tokens=min(limit, max_tokens) if max_tokens else limit,
             effort=self.request.effort,
             stop_event=self.setup.stop_event,
         )

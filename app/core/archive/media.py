@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive import records
 from app.core.archive.model import Media, RecordKey
 from app.core.errors import ArchiveError
 
@@ -65,8 +66,13 @@ def add_media(
     source: Path,
     *,
     duration_s: float | None = None,
+    audit: dict[str, Any] | None = None,
 ) -> Media:
-    """Copy ``source`` into the archive and attach it to ``key``'s media field."""
+    """Copy ``source`` into the archive and attach it to ``key``'s media field.
+
+    The media row, the new item in the record's field (``{"media_id", "path", "mime"}``), the
+    record's version bump and the optional audit row are one transaction.
+    """
     source = Path(source)
     if not source.is_file():
         raise ArchiveError(
@@ -126,14 +132,41 @@ def add_media(
             ":width, :height, :duration_s, :thumbnail, datetime('now'))",
             row,
         )
-        return int(cursor.lastrowid or 0)
+        media_id = int(cursor.lastrowid or 0)
+        _attach(
+            conn, key, field_tipo, {"media_id": media_id, "path": row["path"], "mime": mime}, audit
+        )
+        return media_id
 
     media_id = archive.db.write(run)
+    archive.notify_changed([key])
     return Media(
         id=media_id,
         key=key,
         **{k: v for k, v in row.items() if k not in ("section_tipo", "section_id")},
     )
+
+
+def _attach(
+    conn: sqlite3.Connection,
+    key: RecordKey,
+    field_tipo: str,
+    value: dict[str, Any],
+    audit: dict[str, Any] | None,
+) -> None:
+    before = records.read_record(conn, key)
+    items = [*before.items(field_tipo), {"id": len(before.items(field_tipo)) + 1, "value": value}]
+    data = {**before.values, field_tipo: records.normalize_values({field_tipo: items})[field_tipo]}
+    records.store_values(conn, key, data, before.version + 1)
+    if audit is not None:
+        records.write_audit(
+            conn,
+            "upload_media",
+            key,
+            {field_tipo: before.values.get(field_tipo)},
+            {field_tipo: data[field_tipo]},
+            audit,
+        )
 
 
 def media_of(archive: Archive, key: RecordKey) -> list[Media]:

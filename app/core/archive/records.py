@@ -389,6 +389,16 @@ def _read_or_none(conn: sqlite3.Connection, key: RecordKey) -> Record | None:
     return row_to_record(row) if row else None
 
 
+def read_record(conn: sqlite3.Connection, key: RecordKey) -> Record:
+    """Read one record inside the caller's transaction (``archive.record_not_found``)."""
+    return _read(conn, key)
+
+
+def store_values(conn: sqlite3.Connection, key: RecordKey, data: Values, version: int) -> None:
+    """Replace a record's values inside the caller's transaction (links follow)."""
+    _store(conn, key, data, version)
+
+
 def _read(conn: sqlite3.Connection, key: RecordKey) -> Record:
     row = conn.execute(
         "SELECT * FROM records WHERE section_tipo = ? AND section_id = ?",

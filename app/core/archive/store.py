@@ -65,6 +65,10 @@ class Archive(RecordWriter):
         if listener in self._listeners:
             self._listeners.remove(listener)
 
+    def notify_changed(self, keys: list[RecordKey]) -> None:
+        """Tell the listeners that ``keys`` changed (for writes made outside this class)."""
+        self._notify(keys)
+
     def _notify(self, keys: list[RecordKey]) -> None:
         for listener in list(self._listeners):
             listener(keys)

@@ -163,6 +163,9 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
         torch.set_num_threads(self.threads or min(2, os.cpu_count() or 1))
         try:

@@ -306,14 +306,13 @@ async def dedalo_upload_media(
         ctx.lang,
     )
     key = RecordKey(args["section_tipo"], section_id)
-    media = add_media(ctx.archive, key, args["field"], Path(path).expanduser())
+    media = add_media(ctx.archive, key, args["field"], Path(path).expanduser(), audit=ctx.audit)
     after = {
         "media_id": media.id,
         "field": media.field_tipo,
         "path": media.path,
         "sha256": media.sha256,
     }
-    ctx.archive.append_audit("upload_media", key, None, after, ctx.audit)
     return _done(key, False, media={**after, "mime": media.mime, "size": media.size})
 
 

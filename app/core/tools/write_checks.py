@@ -65,7 +65,7 @@ def _locator(fld: Field, value: Any) -> dict[str, Any]:
     raise ToolError(
         "mcp.invalid_value",
         f"{fld.label()} ({fld.tipo}) is a relation: give {{section_tipo, section_id}} locators.",
-        hint="Find the record to link first (or, in a plan, use {\"ref\": op_id} of the op "
+        hint='Find the record to link first (or, in a plan, use {"ref": op_id} of the op '
         "that finds or creates it).",
     )
 

@@ -18,6 +18,7 @@ from app.core.agent.events import (
     to_wire,
 )
 from app.core.agent.grounding import NOTHING_FOUND
+from app.core.agent.prompts import GROUNDED_ASK
 from app.core.archive import Archive
 from app.core.errors import ModelError
 from app.core.models.base import Message, Usage
@@ -184,7 +185,7 @@ async def test_grounded_run_searches_first_and_cites_the_hits_whatever_the_model
     assert final.answer.startswith("People left because of water.")
     assert "Sources:\n- Interview with Joan Vila (oh1/1)" in final.answer
     prompt = models["small"].calls[0].messages[-1].content
-    assert "Interview with Joan Vila (oh1/1)" in prompt and prompt.rstrip().endswith("cite them.")
+    assert "Interview with Joan Vila (oh1/1)" in prompt and prompt.rstrip().endswith(GROUNDED_ASK)
     assert models["small"].calls[0].tools == []
 
 

@@ -60,3 +60,19 @@ def test_missing_file_and_missing_record(images: Archive, tmp_path: Path) -> Non
     with pytest.raises(ArchiveError) as info:
         add_media(images, key.__class__("rsc170", 99), "rsc29", source)
     assert info.value.code == "archive.record_not_found"
+
+
+def test_media_lands_in_the_record_field_with_audit(images: Archive, tmp_path: Path) -> None:
+    source = tmp_path / "coin.png"
+    Image.new("RGB", (100, 100)).save(source)
+    key = images.create_record("rsc170", {})
+    media = add_media(images, key, "rsc29", source, audit={"op_id": "m1", "plan_hash": "h"})
+    record = images.get_record(key)
+    assert record.version == 2
+    assert record.items("rsc29")[0]["value"] == {
+        "media_id": media.id,
+        "path": media.path,
+        "mime": "image/png",
+    }
+    [row] = images.audit_rows()
+    assert (row["action"], row["op_id"], row["plan_hash"]) == ("upload_media", "m1", "h")

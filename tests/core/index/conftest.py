@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from app.core.archive import Archive, Field, Section
-from app.core.index import HashingEmbedder, Index
+from app.core.index import HashingEmbedder, Index, SentenceTransformerEmbedder
 from app.core.index.embedders import Vectors
 
 
@@ -101,3 +101,9 @@ def index(oral_archive: Archive, embedder: CountingEmbedder) -> Iterator[Index]:
     idx.index_now()
     yield idx
     idx.close()
+
+
+@pytest.fixture(scope="session")
+def minilm() -> SentenceTransformerEmbedder:
+    """The bundled all-MiniLM-L6-v2, loaded once per test session."""
+    return SentenceTransformerEmbedder()
