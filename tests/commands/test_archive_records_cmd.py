@@ -1,0 +1,56 @@
+"""``arxiu archive info`` and ``arxiu records list|show`` on the demo archive."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+
+def test_first_command_creates_the_demo_archive_in_arxiu_home(
+    arxiu_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["archive", "info", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert Path(info["path"]) == arxiu_home / "archives" / "demo"
+    counts = {s["tipo"]: s["records"] for s in info["sections"]}
+    assert counts["oh1"] >= 40 and counts["rsc197"] >= 60 and counts["numisdata4"] >= 40
+    assert {s["tipo"] for s in info["sections"] if s["restricted"]} == {"oh1"}
+    assert main(["archive", "info"]) == 0
+    assert "Oral history" in capsys.readouterr().out
+
+
+def test_records_list_and_show(
+    demo_archive_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "demo"
+    shutil.copytree(demo_archive_dir, folder)
+    assert main(["--archive", str(folder), "records", "list", "oh1", "--json", "--limit", "5"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["total"] >= 40 and len(listing["records"]) == 5
+    assert main(["records", "show", "oh1", "4", "--json", "--archive", str(folder)]) == 0
+    view = json.loads(capsys.readouterr().out)
+    assert view["restricted"] is True
+    informant = next(f for f in view["fields"] if f["tipo"] == "oh24")
+    target = informant["values"][0]["record"]
+    section, sid = target.split("/")
+    assert main(["--archive", str(folder), "records", "show", section, sid, "--json"]) == 0
+    person = json.loads(capsys.readouterr().out)
+    assert any(link["record"] == "oh1/4" for link in person["linked_from"])
+
+
+def test_errors_are_coded_with_exit_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--archive", str(tmp_path / "none"), "archive", "info"]) == 2
+    assert "error [archive.not_found]" in capsys.readouterr().err
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "archive.db").write_bytes(b"garbage" * 100)
+    assert main(["--archive", str(bad), "archive", "info"]) == 3
+    err = capsys.readouterr().err
+    assert "error [archive.corrupt]" in err and "hint:" in err
