@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,10 @@ QUESTION = "find interviews about people who had to leave their homes when the r
 
 
 def archive_folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """The demo archive when its fixture exists, else the agent tests' archive."""
+    """A copy of the demo archive (when its fixture exists), else the agent tests' archive."""
     try:
-        return Path(request.getfixturevalue("demo_archive_dir"))
+        demo = Path(request.getfixturevalue("demo_archive_dir"))
+        return Path(shutil.copytree(demo, tmp_path / "demo"))
     except pytest.FixtureLookupError:
         build_archive(tmp_path / "oh").close()
         return tmp_path / "oh"
