@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
+import importlib.util
 import os
 import statistics
 import sys
@@ -30,9 +30,10 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from app.core.archive import open_archive  # noqa: E402
+from app.core.archive import RecordKey, open_archive  # noqa: E402
 from app.core.archive.importers import run_import  # noqa: E402
 from app.core.index import Index, SentenceTransformerEmbedder  # noqa: E402
+from app.core.index.chunking import Chunk  # noqa: E402
 from app.core.index.dense import DenseMatrix  # noqa: E402
 
 DBPEDIA = REPO.parent / "shared" / "data" / "beir-dbpedia-5k"
@@ -80,9 +81,6 @@ def bench_throughput(quick: bool) -> None:
         ours = time.perf_counter() - start
         with archive.db.reading() as conn:
             rows = conn.execute("SELECT label, text FROM index_chunks ORDER BY id").fetchall()
-        from app.core.index.chunking import Chunk
-        from app.core.archive import RecordKey
-
         texts = list(
             dict.fromkeys(Chunk(RecordKey("", 0), "", "", 0, r[1], r[0]).embed_text for r in rows)
         )
@@ -100,10 +98,7 @@ def bench_throughput(quick: bool) -> None:
 
 def bench_faster_path(texts: list[str], embedder: SentenceTransformerEmbedder) -> None:
     """ONNX backend when installed; else torch dynamic int8 quantisation of the Linear layers."""
-    try:
-        import onnxruntime  # noqa: F401
-        import optimum  # noqa: F401
-    except ImportError:
+    if not all(importlib.util.find_spec(name) for name in ("onnxruntime", "optimum")):
         print("  ONNX backend: onnxruntime/optimum not installed; measuring torch int8 instead")
     import torch
 
@@ -111,7 +106,7 @@ def bench_faster_path(texts: list[str], embedder: SentenceTransformerEmbedder) -
     start = time.perf_counter()
     reference = model.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True)
     base = time.perf_counter() - start
-    quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)  # type: ignore[no-untyped-call]
     start = time.perf_counter()
     fast = quantized.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True)
     took = time.perf_counter() - start
@@ -135,30 +130,35 @@ def clustered(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
 def bench_search(quick: bool) -> None:
     """DenseMatrix.search against ``X @ q`` + argpartition, at 10k, 100k (and 1M compressed)."""
     rng = np.random.default_rng(0)
-    dim, k, repeat = 384, 10, 40
-    sizes = [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]
-    for n in sizes:
-        data = clustered(n, dim, rng)
-        queries = data[rng.integers(0, n, repeat)] + 0.3 * rng.standard_normal((repeat, dim))
-        queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
-        it = iter(range(10**9))
+    for n in [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]:
+        bench_search_size(n, rng)
 
-        def bare() -> object:
-            q = queries[next(it) % repeat]
-            scores = data @ q
-            top = np.argpartition(scores, -k)[-k:]
-            return top[np.argsort(-scores[top])]
 
-        floor = percentiles(timed(bare, repeat))
-        matrix = DenseMatrix(dim)
-        matrix.add(list(range(n)), data, ["s"] * n, [None] * n)
-        ours = percentiles(timed(lambda: matrix.search(queries[next(it) % repeat], k), repeat))
-        print(f"[search] {n:>9,} chunks  exact: p50 {ours[0]:6.1f} ms  p95 {ours[1]:6.1f} ms   "
-              f"bare numpy: p50 {floor[0]:6.1f} ms  p95 {floor[1]:6.1f} ms   "
-              f"ratio {ours[0] / floor[0]:.2f}x")
-        if n >= 100_000:
-            bench_compressed(data, queries, k, repeat, floor)
-        del matrix, data
+def bench_search_size(n: int, rng: np.random.Generator, dim: int = 384, k: int = 10) -> None:
+    """One size: exact mode against the bare floor, then the compressed mode from 100k up."""
+    repeat = 40
+    data = clustered(n, dim, rng)
+    queries = data[rng.integers(0, n, repeat)] + 0.3 * rng.standard_normal((repeat, dim))
+    queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+    turn = iter(range(10**9))
+
+    def bare() -> object:
+        q = queries[next(turn) % repeat]
+        scores = data @ q
+        top = np.argpartition(scores, -k)[-k:]
+        return top[np.argsort(-scores[top])]
+
+    floor = percentiles(timed(bare, repeat))
+    matrix = DenseMatrix(dim)
+    matrix.add(list(range(n)), data, ["s"] * n, [None] * n)
+    ours = percentiles(timed(lambda: matrix.search(queries[next(turn) % repeat], k), repeat))
+    print(
+        f"[search] {n:>9,} chunks  exact: p50 {ours[0]:6.1f} ms  p95 {ours[1]:6.1f} ms   "
+        f"bare numpy: p50 {floor[0]:6.1f} ms  p95 {floor[1]:6.1f} ms   "
+        f"ratio {ours[0] / floor[0]:.2f}x"
+    )
+    if n >= 100_000:
+        bench_compressed(data, queries, k, repeat, floor)
 
 
 def bench_compressed(
@@ -178,15 +178,17 @@ def bench_compressed(
         samples.append(time.perf_counter() - start)
         found += len(truth & {cid for cid, _ in got})
     p50, p95 = percentiles(samples)
-    print(f"[search] {n:>9,} chunks  compressed (bits+int8, exact rescoring): p50 {p50:6.1f} ms  "
-          f"p95 {p95:6.1f} ms  recall@10 vs exact {found / (k * repeat):.3f}  "
-          f"(float32 bare p50 {floor[0]:.1f} ms)")
+    print(
+        f"[search] {n:>9,} chunks  compressed (bits+int8, exact rescoring): p50 {p50:6.1f} ms  "
+        f"p95 {p95:6.1f} ms  recall@10 vs exact {found / (k * repeat):.3f}  "
+        f"(float32 bare p50 {floor[0]:.1f} ms)"
+    )
 
 
 # -- quality ------------------------------------------------------------------------------------
 def bench_quality(workdir: Path | None) -> None:
     """nDCG@10 / Recall@100 / MRR@10 on DBpedia-Entity 5k, plus naive RRF for reference."""
-    from app.core.index import fusion, search
+    from app.core.index import fusion
     from app.core.index.evaluation import evaluate_retrieval
 
     if not DBPEDIA.exists():
@@ -194,16 +196,25 @@ def bench_quality(workdir: Path | None) -> None:
         return
     args = (DBPEDIA, DBPEDIA / "queries.jsonl", DBPEDIA / "qrels.tsv")
     results = evaluate_retrieval(*args, workdir=workdir)
-    original = search.fusion.convex
+    original = fusion.convex
+
+    def naive_rrf(
+        dense: fusion.Ranked, lexical: fusion.Ranked, alpha: float = 0.0
+    ) -> list[tuple[int, float]]:
+        return fusion.rrf([dense, lexical])
+
     try:
-        search.fusion.convex = lambda d, lex, alpha=0.0: fusion.rrf([d, lex])  # type: ignore[assignment]
-        results["naive RRF"] = evaluate_retrieval(*args, modes=("hybrid",), workdir=workdir)["hybrid"]
+        fusion.convex = naive_rrf
+        naive = evaluate_retrieval(*args, modes=("hybrid",), workdir=workdir)
+        results["naive RRF"] = naive["hybrid"]
     finally:
-        search.fusion.convex = original  # type: ignore[assignment]
+        fusion.convex = original
     print("[quality] DBpedia-Entity 5k, 40 judged queries, MiniLM")
     for mode, scores in results.items():
-        print(f"  {mode:<10} nDCG@10 {scores['ndcg@10']:.4f}  R@100 {scores['recall@100']:.4f}  "
-              f"MRR@10 {scores['mrr@10']:.4f}")
+        print(
+            f"  {mode:<10} nDCG@10 {scores['ndcg@10']:.4f}  R@100 {scores['recall@100']:.4f}  "
+            f"MRR@10 {scores['mrr@10']:.4f}"
+        )
 
 
 def main() -> None:

@@ -64,7 +64,7 @@ def run_index(args: argparse.Namespace) -> int:
     if final.error is not None:
         raise final.error
     print(
-        f"{stats['chunks']} chunks, {stats['vectors']} vectors ({stats['model']}); "
+        f"{stats.chunks} chunks, {stats.vectors} vectors ({stats.model}); "
         f"{final.done} items indexed now."
     )
     return 0
@@ -74,7 +74,7 @@ def run_search(args: argparse.Namespace) -> int:
     """Print the best hits for a query."""
     with open_current(args) as archive:
         index = Index(archive, default_embedder(args.model or archive.meta(MODEL_SETTING)))
-        if index.stats()["pending"]:
+        if index.stats().pending:
             index.index_now()
         where = SearchFilter(
             sections=tuple(args.section),

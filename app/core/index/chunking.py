@@ -175,7 +175,9 @@ def chunk_record(record: Record, fields: list[Field], label_field: str | None) -
         lang, value = str(item.get("lang") or "lg-nolan"), item.get("value")
         if isinstance(value, str) and clean(value) and lang not in covered:
             segment = Segment(clean(value))
-            chunks.append(_chunk(record, label_field or "", lang, len(chunks), segment, segment.text))
+            chunks.append(
+                _chunk(record, label_field or "", lang, len(chunks), segment, segment.text)
+            )
             covered.add(lang)
     return chunks
 

@@ -165,7 +165,7 @@ class SentenceTransformerEmbedder:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
         torch.set_num_threads(self.threads or min(2, os.cpu_count() or 1))
         try:

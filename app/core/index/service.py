@@ -16,6 +16,7 @@ the in-memory matrix is updated after every committed batch.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,6 +33,16 @@ COMPRESS_ABOVE = 500_000
 """Chunk count above which the matrix is kept compressed (sign bits + int8) by default."""
 
 MODEL_SETTING = "index.model"
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """What the index holds: its model, chunks, vectors of that model, work items pending."""
+
+    model: str
+    chunks: int
+    vectors: int
+    pending: int
 
 
 class Index:
@@ -158,7 +169,7 @@ class Index:
         with self._lock:
             self._matrix = None
 
-    def stats(self) -> dict[str, int | str]:
+    def stats(self) -> IndexStats:
         """Counts for status displays: chunks, vectors of this model, work pending."""
         model = self.embedder.model_id
         with self.archive.db.reading() as conn:
@@ -168,12 +179,7 @@ class Index:
                     "SELECT count(*) FROM index_vectors WHERE model = ?", (model,)
                 ).fetchone()[0]
             )
-        return {
-            "model": model,
-            "chunks": chunks,
-            "vectors": vectors,
-            "pending": self.indexer.pending(),
-        }
+        return IndexStats(model, chunks, vectors, self.indexer.pending())
 
     def close(self) -> None:
         """Stop the indexer and detach from the archive (the archive stays open)."""

@@ -151,7 +151,7 @@ class LocalLlamaModel:
         *,
         available_memory: Callable[[], int | None] = available_memory_bytes,
         n_threads: int | None = None,
-        stop_grace_s: float = 2.0,
+        stop_grace_s: float = 10.0,
         load_timeout_s: float = 300.0,
     ) -> None:
         self.id = entry.id

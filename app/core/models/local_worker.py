@@ -6,9 +6,9 @@ of ``("text", str)`` and one terminal message: ``("done", result)``, ``("stopped
 ``("error", {code, message, details})``. A shared ``stop`` event is checked between prompt slices
 and between tokens.
 
-The prompt is evaluated in slices of :data:`PROMPT_SLICE` tokens after the longest prefix already
-in the KV cache; ``Llama.generate`` then finds the whole prompt but its last token cached, so
-only that token is re-evaluated before sampling.
+The prompt is evaluated in slices (about :data:`SLICE_SECONDS` each) after the longest prefix
+already in the KV cache; ``Llama.generate`` then finds the whole prompt but its last token
+cached, so only that token is re-evaluated before sampling.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import Any
 
 from app.core.models.chat_prompt import render
 
-PROMPT_SLICE = 128
+FIRST_SLICE = 32
+SLICE_SECONDS = 0.25
 
 
 def serve(conn: Any, stop: Any, config: dict[str, Any]) -> None:
@@ -97,7 +98,12 @@ def prompt_tokens(llm: Any, request: dict[str, Any]) -> list[int]:
 
 
 def _prefill(llm: Any, stop: Any, tokens: list[int]) -> int | None:
-    """Evaluate all but the last prompt token, reusing the cached prefix; ``None`` if stopped."""
+    """Evaluate all but the last prompt token, reusing the cached prefix; ``None`` if stopped.
+
+    Slices start at :data:`FIRST_SLICE` tokens and are then sized from the measured speed so
+    each takes about :data:`SLICE_SECONDS`: Stop stays prompt on a slow machine while a fast
+    one still evaluates in full batches.
+    """
     cached = 0
     for old, new in zip(llm.input_ids[: llm.n_tokens].tolist(), tokens[:-1], strict=False):
         if old != new:
@@ -107,10 +113,16 @@ def _prefill(llm: Any, stop: Any, tokens: list[int]) -> int | None:
         cached = 0
         llm.reset()
     llm.n_tokens = cached
-    for start in range(cached, len(tokens) - 1, PROMPT_SLICE):
+    start, end, size = cached, len(tokens) - 1, FIRST_SLICE
+    while start < end:
         if stop.is_set():
             return None
-        llm.eval(tokens[start : min(start + PROMPT_SLICE, len(tokens) - 1)])
+        count = min(size, end - start)
+        began = time.perf_counter()
+        llm.eval(tokens[start : start + count])
+        start += count
+        per_token = max((time.perf_counter() - began) / count, 1e-6)
+        size = int(min(max(SLICE_SECONDS / per_token, FIRST_SLICE), llm.n_batch))
     return cached
 
 

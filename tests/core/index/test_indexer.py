@@ -20,8 +20,8 @@ def chunk_count(archive: Archive) -> int:
 
 def test_indexing_everything_then_nothing_left(index: Index, embedder: CountingEmbedder) -> None:
     stats = index.stats()
-    assert stats["pending"] == 0
-    assert stats["chunks"] == stats["vectors"] == len(embedder.texts) > 0
+    assert stats.pending == 0
+    assert stats.chunks == stats.vectors == len(embedder.texts) > 0
     assert index.progress().state == "idle"
 
 
@@ -44,9 +44,9 @@ def test_unchanged_text_is_never_embedded_again(
 def test_a_model_change_re_embeds(oral_archive: Archive, index: Index) -> None:
     other = CountingEmbedder(salt="v2")
     second = Index(oral_archive, other)
-    assert second.stats()["pending"] == index.stats()["chunks"]
+    assert second.stats().pending == index.stats().chunks
     second.index_now()
-    assert len(other.texts) == index.stats()["chunks"]
+    assert len(other.texts) == index.stats().chunks
     assert second.search("reservoir", mode="dense")
     second.close()
 
@@ -83,7 +83,7 @@ async def test_wait_idle_async_does_not_block_the_loop(oral_archive: Archive) ->
     idx.start()
     assert await idx.indexer.wait_idle_async(30)
     task.cancel()
-    assert ticks > 0 and idx.stats()["pending"] == 0
+    assert ticks > 0 and idx.stats().pending == 0
     idx.close()
 
 
@@ -146,5 +146,5 @@ def test_pause_resume_and_cancel(oral_archive: Archive) -> None:
     gated.gate.release()
     assert idx.indexer.wait_idle(30)
     assert idx.progress().state == "cancelled"
-    assert "paused" in states and idx.stats()["pending"] > 0
+    assert "paused" in states and idx.stats().pending > 0
     idx.close()

@@ -7,7 +7,7 @@ import pytest
 
 from app.core.archive import Archive, RecordKey, Section
 from app.core.errors import IndexError_
-from app.core.index import Index, SearchFilter
+from app.core.index import Index, SearchFilter, SearchMode
 from app.core.index.dense import DenseMatrix
 
 from .conftest import CountingEmbedder, text
@@ -61,8 +61,9 @@ def test_section_and_record_filters(index: Index) -> None:
     in_rs1 = index.search("reservoir", k=10, filter=SearchFilter(sections=("rs1",)))
     assert {h.key for h in in_rs1} == {RecordKey("rs1", 1)}
     one = SearchFilter(records=(RecordKey("oh1", 2),))
-    for mode in ("dense", "lexical", "hybrid"):
-        hits = index.search("festa sardanes", k=10, mode=mode, filter=one)  # type: ignore[arg-type]
+    modes: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
+    for mode in modes:
+        hits = index.search("festa sardanes", k=10, mode=mode, filter=one)
         assert {h.key for h in hits} == {RecordKey("oh1", 2)}
 
 

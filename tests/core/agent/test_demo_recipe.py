@@ -1,0 +1,98 @@
+"""The seed's write recipe on a demo interview, through the session, applied twice."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from app.core.agent.events import FinalEvent
+from app.core.archive import open_archive
+from app.core.archive.model import RecordKey
+from app.core.models.scripted import ScriptedModel, Turn, call
+from app.core.session import AssistantSession
+from app.core.tools.registry import build_registry
+from app.core.tools.write import find_matches
+from tests.core.agent.conftest import collect, scripted_catalog
+from tests.core.agent.test_plans import ANNA_QUESTION
+
+INTERVIEW = RecordKey("oh1", 1)
+DEMO_OPS: list[dict[str, Any]] = [
+    {
+        "op_id": "s1",
+        "tool": "dedalo_find_or_create",
+        "args": {"section_tipo": "tp1", "match": {"Name": "Súria"}},
+        "summary": "Find or create the place Súria",
+    },
+    {
+        "op_id": "p1",
+        "tool": "dedalo_find_or_create",
+        "args": {
+            "section_tipo": "rsc197",
+            "match": {"Full name": "Anna Pujol"},
+            "set": {"Birth date": "1931"},
+        },
+        "summary": "Find or create person Anna Pujol",
+    },
+    {
+        "op_id": "b1",
+        "tool": "dedalo_portal_link",
+        "args": {
+            "section_tipo": "rsc197",
+            "section_id": {"ref": "p1"},
+            "field": "Birth place",
+            "target": {"ref": "s1"},
+        },
+        "summary": "Born in Súria",
+    },
+    {
+        "op_id": "l1",
+        "tool": "dedalo_portal_link",
+        "args": {
+            "section_tipo": "oh1",
+            "section_id": 1,
+            "field": "Informant",
+            "target": {"ref": "p1"},
+        },
+        "summary": "Link Anna Pujol as informant of this interview",
+    },
+]
+
+
+async def test_the_recipe_on_a_demo_interview_creates_one_anna_pujol(
+    demo_archive_dir: Path, tmp_path: Path
+) -> None:
+    folder = Path(shutil.copytree(demo_archive_dir, tmp_path / "demo"))
+    model = ScriptedModel(id="local")
+    model.extend(
+        Turn(
+            text="I'll find or create Anna Pujol and link her.",
+            tool_calls=(call("propose_change_plan", {"summary": "Anna Pujol", "ops": DEMO_OPS}),),
+        )
+    )
+    with open_archive(folder) as archive:
+        session = AssistantSession(
+            archive, scripted_catalog(), registry=build_registry(), model_factory=lambda e: model
+        )
+        context = INTERVIEW.to_locator()
+        events = await collect(
+            await session.chat({"question": ANNA_QUESTION, "mode": "write", "context": context})
+        )
+        final = events[-1]
+        assert isinstance(final, FinalEvent) and final.stop == "change_plan"
+        plan = final.change_plan
+        assert plan is not None
+        tools = [op["tool"] for op in plan["ops"]]
+        assert "dedalo_find_or_create" in tools and "dedalo_portal_link" in tools
+        assert find_matches(archive, "rsc197", {"rsc84": "Anna Pujol"}) == []
+
+        first = await session.resolve(plan["pending_id"], True)
+        second = await session.apply(plan, plan["plan_hash"])
+        assert first is not None and "failed" not in first and "failed" not in second
+        assert first["created"] == second["created"]
+        (anna,) = find_matches(archive, "rsc197", {"rsc84": "Anna Pujol"})
+        assert len(find_matches(archive, "tp1", {"tp2": "Súria"})) == 1
+        informants = [i["value"] for i in archive.get_record(INTERVIEW).items("oh24")]
+        assert informants.count(anna.to_locator()) == 1
+        birthplace = archive.links_from(anna)
+        assert [link.target.section_tipo for link in birthplace] == ["tp1"]
