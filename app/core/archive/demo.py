@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from app.core import paths
+from app.core.archive.bulk import NewRecord
 from app.core.archive.media import add_media
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
-from app.core.archive.records import NewRecord
 from app.core.archive.store import DB_NAME, Archive, open_archive
 from app.core.errors import ArchiveError
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from concurrent.futures import Future
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,27 +24,6 @@ Values = dict[str, list[dict[str, Any]]]
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-@dataclass(frozen=True)
-class NewRecord:
-    """A record to upsert in bulk (importers)."""
-
-    section_tipo: str
-    values: Values
-    external_id: str | None = None
-    section_id: int | None = None
-    restricted: bool | None = None
-
-
-@dataclass(frozen=True)
-class UpsertResult:
-    """What a bulk upsert did."""
-
-    created: int
-    updated: int
-    unchanged: int
-    keys: list[RecordKey]
 
 
 def row_to_record(row: sqlite3.Row) -> Record:
@@ -127,8 +104,8 @@ class RecordWriter:
         clean = normalize_values(values or {})
 
         def run(conn: sqlite3.Connection) -> RecordKey:
-            _require_section(conn, section_tipo)
-            sid = section_id if section_id is not None else _next_id(conn, section_tipo)
+            require_section(conn, section_tipo)
+            sid = section_id if section_id is not None else next_id(conn, section_tipo)
             if _exists(conn, section_tipo, sid):
                 raise ArchiveError(
                     "archive.record_exists",
@@ -136,7 +113,7 @@ class RecordWriter:
                     category="conflict",
                 )
             key = RecordKey(section_tipo, sid)
-            _insert(conn, key, clean, restricted)
+            insert_record(conn, key, clean, restricted)
             if audit is not None:
                 write_audit(conn, "create", key, None, clean, audit)
             return key
@@ -170,7 +147,7 @@ class RecordWriter:
         """Replace the given fields' items; ``expected_version`` guards against lost updates."""
 
         def run(conn: sqlite3.Connection) -> Record:
-            before = _read(conn, key)
+            before = read_record(conn, key)
             if expected_version is not None and before.version != expected_version:
                 raise ArchiveError(
                     "archive.version_conflict",
@@ -187,12 +164,12 @@ class RecordWriter:
                     data[field_tipo] = cleaned
                 else:
                     data.pop(field_tipo, None)
-            _store(conn, key, data, before.version + 1)
+            store_values(conn, key, data, before.version + 1)
             if audit is not None:
                 old = {f: before.values.get(f) for f in changes}
                 new = {f: data.get(f) for f in changes}
                 write_audit(conn, "update", key, old, new, audit)
-            return _read(conn, key)
+            return read_record(conn, key)
 
         record = self.db.write(run)
         self._notify([key])
@@ -202,7 +179,7 @@ class RecordWriter:
         """Delete a record and its outgoing links; returns what was deleted."""
 
         def run(conn: sqlite3.Connection) -> Record:
-            before = _read(conn, key)
+            before = read_record(conn, key)
             conn.execute(
                 "DELETE FROM records WHERE section_tipo = ? AND section_id = ?",
                 (key.section_tipo, key.section_id),
@@ -223,9 +200,9 @@ class RecordWriter:
         """Copy a record into a new id of the same section."""
 
         def run(conn: sqlite3.Connection) -> RecordKey:
-            source = _read(conn, key)
-            new = RecordKey(key.section_tipo, _next_id(conn, key.section_tipo))
-            _insert(conn, new, source.values, source.restricted)
+            source = read_record(conn, key)
+            new = RecordKey(key.section_tipo, next_id(conn, key.section_tipo))
+            insert_record(conn, new, source.values, source.restricted)
             if audit is not None:
                 write_audit(conn, "duplicate", new, None, source.values, audit)
             return new
@@ -245,109 +222,8 @@ class RecordWriter:
         """Append an audit row on its own."""
         self.db.write(lambda c: write_audit(c, action, key, before, after, info))
 
-    # -- bulk --------------------------------------------------------------------------------
-    def upsert_records(self, records: list[NewRecord], *, source: str = "") -> UpsertResult:
-        """Create or update many records in one transaction; see :meth:`submit_upsert`."""
-        return self.submit_upsert(records, source=source).result()
 
-    def submit_upsert(self, records: list[NewRecord], *, source: str = "") -> Future[UpsertResult]:
-        """Create or update many records in one transaction (importers).
-
-        Records with an ``external_id`` are matched through ``external_ids`` (``source``,
-        ``external_id``) so that importing the same data twice creates nothing twice. Returns at
-        once: the caller may build the next batch while the writer thread commits this one.
-        """
-
-        def run(conn: sqlite3.Connection) -> UpsertResult:
-            batch = _Batch(conn)
-            created = updated = unchanged = 0
-            keys: list[RecordKey] = []
-            for item in records:
-                clean = normalize_values(item.values)
-                key = _resolve_external(conn, source, item)
-                if key is None and item.section_id is not None:
-                    key = RecordKey(item.section_tipo, item.section_id)
-                before = _read_or_none(conn, key) if key is not None else None
-                if before is None:
-                    key = key or RecordKey(item.section_tipo, batch.next_id(item.section_tipo))
-                    _insert(conn, key, clean, item.restricted, batch.relations(key.section_tipo))
-                    created += 1
-                elif _upsert_existing(conn, before, clean, item.restricted):
-                    updated += 1
-                else:
-                    unchanged += 1
-                assert key is not None
-                if item.external_id is not None:
-                    conn.execute(
-                        "INSERT OR REPLACE INTO external_ids VALUES (?, ?, ?, ?)",
-                        (source, item.external_id, key.section_tipo, key.section_id),
-                    )
-                keys.append(key)
-            return UpsertResult(created, updated, unchanged, keys)
-
-        future = self.db.submit(run)
-        future.add_done_callback(self._notify_done)
-        return future
-
-    def _notify_done(self, future: Future[UpsertResult]) -> None:
-        if future.exception() is None:
-            self._notify(future.result().keys)
-
-    def external_key(self, source: str, external_id: str) -> RecordKey | None:
-        """The record imported from ``source`` under ``external_id``, if any."""
-        with self.db.reading() as conn:
-            row = conn.execute(
-                "SELECT section_tipo, section_id FROM external_ids WHERE source = ? "
-                "AND external_id = ?",
-                (source, external_id),
-            ).fetchone()
-        return RecordKey(row[0], row[1]) if row else None
-
-
-def _upsert_existing(
-    conn: sqlite3.Connection, before: Record, clean: Values, restricted: bool | None
-) -> bool:
-    if before.values == clean and before.restricted == restricted:
-        return False
-    _store(conn, before.key, clean, before.version + 1, restricted=restricted)
-    return True
-
-
-class _Batch:
-    """Per-transaction caches for bulk writes: next ids and relation fields per section."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self._next: dict[str, int] = {}
-        self._relations: dict[str, list[str]] = {}
-
-    def next_id(self, tipo: str) -> int:
-        """A fresh id in ``tipo`` (ids handed out in this batch are not reused)."""
-        if tipo not in self._next:
-            _require_section(self.conn, tipo)
-            self._next[tipo] = _next_id(self.conn, tipo)
-        sid = self._next[tipo]
-        self._next[tipo] = sid + 1
-        return sid
-
-    def relations(self, tipo: str) -> list[str]:
-        """The relation fields of ``tipo``."""
-        if tipo not in self._relations:
-            self._relations[tipo] = _relation_fields(self.conn, tipo)
-        return self._relations[tipo]
-
-
-def _resolve_external(conn: sqlite3.Connection, source: str, item: NewRecord) -> RecordKey | None:
-    if item.external_id is None:
-        return None
-    row = conn.execute(
-        "SELECT section_tipo, section_id FROM external_ids WHERE source = ? AND external_id = ?",
-        (source, item.external_id),
-    ).fetchone()
-    return None if row is None else RecordKey(row[0], row[1])
-
-
-def _require_section(conn: sqlite3.Connection, tipo: str) -> None:
+def require_section(conn: sqlite3.Connection, tipo: str) -> None:
     if conn.execute("SELECT 1 FROM sections WHERE tipo = ?", (tipo,)).fetchone() is None:
         raise ArchiveError(
             "archive.section_unknown", f"There is no section {tipo!r}.", category="input"
@@ -374,14 +250,14 @@ def _exists(conn: sqlite3.Connection, tipo: str, sid: int) -> bool:
     return row is not None
 
 
-def _next_id(conn: sqlite3.Connection, tipo: str) -> int:
+def next_id(conn: sqlite3.Connection, tipo: str) -> int:
     row = conn.execute(
         "SELECT coalesce(max(section_id), 0) FROM records WHERE section_tipo = ?", (tipo,)
     ).fetchone()
     return int(row[0]) + 1
 
 
-def _read_or_none(conn: sqlite3.Connection, key: RecordKey) -> Record | None:
+def read_or_none(conn: sqlite3.Connection, key: RecordKey) -> Record | None:
     row = conn.execute(
         "SELECT * FROM records WHERE section_tipo = ? AND section_id = ?",
         (key.section_tipo, key.section_id),
@@ -390,16 +266,6 @@ def _read_or_none(conn: sqlite3.Connection, key: RecordKey) -> Record | None:
 
 
 def read_record(conn: sqlite3.Connection, key: RecordKey) -> Record:
-    """Read one record inside the caller's transaction (``archive.record_not_found``)."""
-    return _read(conn, key)
-
-
-def store_values(conn: sqlite3.Connection, key: RecordKey, data: Values, version: int) -> None:
-    """Replace a record's values inside the caller's transaction (links follow)."""
-    _store(conn, key, data, version)
-
-
-def _read(conn: sqlite3.Connection, key: RecordKey) -> Record:
     row = conn.execute(
         "SELECT * FROM records WHERE section_tipo = ? AND section_id = ?",
         (key.section_tipo, key.section_id),
@@ -411,7 +277,7 @@ def _read(conn: sqlite3.Connection, key: RecordKey) -> Record:
     return row_to_record(row)
 
 
-def _insert(
+def insert_record(
     conn: sqlite3.Connection,
     key: RecordKey,
     data: Values,
@@ -434,7 +300,7 @@ def _insert(
     _add_links(conn, key, data, relations)
 
 
-def _store(
+def store_values(
     conn: sqlite3.Connection,
     key: RecordKey,
     data: Values,
@@ -470,7 +336,7 @@ def _store(
     _sync_links(conn, key, data)
 
 
-def _relation_fields(conn: sqlite3.Connection, section_tipo: str) -> list[str]:
+def relation_fields(conn: sqlite3.Connection, section_tipo: str) -> list[str]:
     rows = conn.execute(
         "SELECT tipo FROM fields WHERE section_tipo = ? AND kind = 'relation'", (section_tipo,)
     ).fetchall()
@@ -488,7 +354,7 @@ def _sync_links(conn: sqlite3.Connection, key: RecordKey, data: Values) -> None:
 def _add_links(
     conn: sqlite3.Connection, key: RecordKey, data: Values, relations: list[str] | None
 ) -> None:
-    fields = relations if relations is not None else _relation_fields(conn, key.section_tipo)
+    fields = relations if relations is not None else relation_fields(conn, key.section_tipo)
     rows = [
         (key.section_tipo, key.section_id, field_tipo, target.section_tipo, target.section_id)
         for field_tipo in fields

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from app.core.archive.bulk import BulkWriter
+from app.core.archive.conversations import ConversationStore
 from app.core.archive.database import Database
 from app.core.archive.migrations import MIGRATIONS
 from app.core.archive.model import Field, Link, Record, RecordKey, Section
@@ -32,7 +34,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Archive(RecordWriter):
+class Archive(RecordWriter, BulkWriter, ConversationStore):
     """One open archive folder."""
 
     def __init__(self, folder: Path, db: Database) -> None:
@@ -274,57 +276,6 @@ class Archive(RecordWriter):
             out.append(item)
         return out
 
-    # -- conversations -----------------------------------------------------------------------
-    def save_conversation(self, conversation: dict[str, Any]) -> None:
-        """Insert or update a conversation (``id``, ``title``, ``model``, ``history``...)."""
-        stamp = now()
-        row = (
-            conversation["id"],
-            conversation.get("title", ""),
-            conversation.get("model"),
-            conversation.get("created_at") or stamp,
-            stamp,
-            json.dumps(conversation.get("history", []), ensure_ascii=False),
-            json.dumps(conversation.get("transcript", []), ensure_ascii=False),
-            _dumps_or_none(conversation.get("pending_plan")),
-        )
-        self.db.write(
-            lambda c: c.execute(
-                "INSERT INTO conversations(id, title, model, created_at, updated_at, history, "
-                "transcript, pending_plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET title = excluded.title, model = excluded.model, "
-                "updated_at = excluded.updated_at, history = excluded.history, "
-                "transcript = excluded.transcript, pending_plan = excluded.pending_plan",
-                row,
-            )
-        )
-
-    def conversations(self) -> list[dict[str, Any]]:
-        """Every conversation, most recently updated first."""
-        with self.db.reading() as conn:
-            rows = conn.execute(
-                "SELECT * FROM conversations ORDER BY updated_at DESC, id"
-            ).fetchall()
-        return [_row_to_conversation(r) for r in rows]
-
-    def conversation(self, conversation_id: str) -> dict[str, Any] | None:
-        """One conversation or ``None``."""
-        with self.db.reading() as conn:
-            row = conn.execute(
-                "SELECT * FROM conversations WHERE id = ?", (conversation_id,)
-            ).fetchone()
-        return _row_to_conversation(row) if row else None
-
-    def delete_conversation(self, conversation_id: str) -> None:
-        """Delete a conversation."""
-        self.db.write(
-            lambda c: c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
-        )
-
-
-def _dumps_or_none(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
 
 def _put_section(conn: sqlite3.Connection, s: Section) -> None:
     conn.execute(
@@ -393,14 +344,6 @@ def _row_to_link(row: sqlite3.Row) -> Link:
     )
 
 
-def _row_to_conversation(row: sqlite3.Row) -> dict[str, Any]:
-    item = dict(row)
-    item["history"] = json.loads(item["history"])
-    item["transcript"] = json.loads(item["transcript"])
-    item["pending_plan"] = json.loads(item["pending_plan"]) if item["pending_plan"] else None
-    return item
-
-
 def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = False) -> Archive:
     """Open (and with ``create=True`` create) the archive in ``folder``, migrating its schema.
 
@@ -459,15 +402,3 @@ def _make_folder(folder: Path) -> None:
             f"Cannot create the archive folder {folder}: {exc.strerror}.",
             hint="Choose a folder you can write to.",
         ) from exc
-
-
-def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """Split ``items`` into lists of at most ``size``."""
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -139,8 +139,10 @@ def chunk_record(record: Record, fields: list[Field], label_field: str | None) -
     Long values (and any transcription or marked-up value) are cut into passages; short text
     values of one language (names, places, identifiers) are gathered into one metadata chunk, so
     that a catalogue entry is one chunk rather than a dozen tiny ones. Each chunk's label is the
-    record's label in the chunk's language; a language the label has but no chunk has gets a
-    chunk holding just the label, so every title stays findable.
+    record's label in the chunk's language (not on the metadata chunk of a record that has
+    passages: a title-only vector there outranked the passages of better records); a language
+    the label has but no chunk has gets a chunk holding just the label, so every title stays
+    findable.
 
     Args:
         record: the record to cut.
@@ -167,9 +169,11 @@ def chunk_record(record: Record, fields: list[Field], label_field: str | None) -
                 continue
             for segment in pack(split_markers(value)):
                 chunks.append(_chunk(record, field.tipo, lang, len(chunks), segment, label(lang)))
+    passages = bool(chunks)
     for lang, (tipo, values) in short.items():
         segment = Segment(" · ".join(values))
-        chunks.append(_chunk(record, tipo, lang, len(chunks), segment, label(lang)))
+        head = "" if passages else label(lang)  # passages already carry the label
+        chunks.append(_chunk(record, tipo, lang, len(chunks), segment, head))
     covered = {c.lang for c in chunks}
     for item in record.items(label_field) if label_field else []:
         lang, value = str(item.get("lang") or "lg-nolan"), item.get("value")

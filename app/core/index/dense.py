@@ -42,16 +42,37 @@ def _empty_rows() -> Rows:
 
 
 class Compressed:
-    """Sign bits plus int8 rows of a matrix (about 1/4 of float32 memory)."""
+    """Sign bits plus int8 rows of a matrix (about 1/4 of float32 memory).
+
+    The per-dimension int8 scale is fixed by the first rows; rows added later are clipped to
+    it (unit vectors of one model rarely exceed it, and only the re-ranking is approximate:
+    the final scores are exact).
+    """
 
     def __init__(self, matrix: Vectors) -> None:
-        peak = np.abs(matrix).max(axis=0) if len(matrix) else np.ones(matrix.shape[1])
+        peak = np.abs(matrix).max(axis=0) if len(matrix) else np.full(matrix.shape[1], 0.25)
         self.scale = (np.maximum(peak, 1e-6) / 127.0).astype(np.float32)
-        self.codes = np.round(matrix / self.scale).astype(np.int8)
+        self.codes = self._quantise(matrix)
+        self.bits = self._signs(matrix)
+
+    def _quantise(self, matrix: Vectors) -> npt.NDArray[np.int8]:
+        return np.asarray(np.clip(np.round(matrix / self.scale), -127, 127), dtype=np.int8)
+
+    @staticmethod
+    def _signs(matrix: Vectors) -> npt.NDArray[np.uint64]:
         packed = np.packbits(matrix > 0, axis=1)
-        pad = (-packed.shape[1]) % 8
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-        self.bits = np.ascontiguousarray(packed.view(np.uint64).T)
+        packed = np.pad(packed, ((0, 0), (0, (-packed.shape[1]) % 8)))
+        return np.ascontiguousarray(packed.view(np.uint64).T)
+
+    def select(self, keep: Mask) -> None:
+        """Drop the rows not in ``keep``."""
+        self.codes = self.codes[keep]
+        self.bits = np.ascontiguousarray(self.bits[:, keep])
+
+    def extend(self, matrix: Vectors) -> None:
+        """Append rows (quantised with the existing scale)."""
+        self.codes = np.concatenate([self.codes, self._quantise(matrix)])
+        self.bits = np.ascontiguousarray(np.concatenate([self.bits, self._signs(matrix)], axis=1))
 
     def hamming(self, query: Vectors) -> npt.NDArray[np.uint16]:
         """Hamming distance of every row's sign bits to the query's."""
@@ -118,38 +139,44 @@ class DenseMatrix:
             self._alive[np.isin(self._rows.ids, np.array(ids, np.int64))] = False
 
     def _consolidate(self) -> None:
+        """Append pending rows; drop removed rows once they are many."""
         dead = len(self._alive) - int(self._alive.sum())
-        if not self._pending and dead <= max(1000, len(self._alive) // 5):
+        compact = dead > max(1000, len(self._alive) // 5)
+        if not self._pending and not compact:
             return
-        keep = self._alive
-        blocks = [
-            (
-                self._rows.ids[keep],
-                self._matrix_rows(keep),
-                self._rows.sections[keep],
-                self._rows.flags[keep],
-            )
-        ]
-        blocks += self._pending
-        self._pending = []
+        keep = self._alive if compact else np.ones(len(self._alive), bool)
+        ids, block, sections, flags = self._take_pending()
         self._rows = Rows(
-            np.concatenate([b[0] for b in blocks]),
-            np.concatenate([b[2] for b in blocks]),
-            np.concatenate([b[3] for b in blocks]),
+            np.concatenate([self._rows.ids[keep], ids]),
+            np.concatenate([self._rows.sections[keep], sections]),
+            np.concatenate([self._rows.flags[keep], flags]),
         )
-        matrix = np.concatenate([b[1] for b in blocks]).astype(np.float32, copy=False)
-        self._alive = np.ones(len(self._rows.ids), bool)
-        if self.compressed:
-            self._packed, self._matrix = Compressed(matrix), np.zeros((0, self.dim), np.float32)
+        self._alive = np.concatenate([self._alive[keep], np.ones(len(ids), bool)])
+        if not self.compressed:
+            self._matrix = np.concatenate([self._matrix[keep], block])
+        elif self._packed is None:
+            self._packed = Compressed(block)
         else:
-            self._packed, self._matrix = None, matrix
+            self._packed.select(keep)
+            self._packed.extend(block)
 
-    def _matrix_rows(self, keep: Mask) -> Vectors:
-        if self._packed is not None:
-            return (self._packed.codes[keep].astype(np.float32) * self._packed.scale).astype(
-                np.float32
+    def _take_pending(
+        self,
+    ) -> tuple[Ids, Vectors, npt.NDArray[np.int32], npt.NDArray[np.int8]]:
+        parts, self._pending = self._pending, []
+        if not parts:
+            return (
+                np.zeros(0, np.int64),
+                np.zeros((0, self.dim), np.float32),
+                np.zeros(0, np.int32),
+                np.zeros(0, np.int8),
             )
-        return self._matrix[keep]
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]).astype(np.float32, copy=False),
+            np.concatenate([p[2] for p in parts]),
+            np.concatenate([p[3] for p in parts]),
+        )
 
     def mask(
         self,

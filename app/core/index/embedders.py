@@ -141,7 +141,7 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         """Vector length, read from the loaded model."""
-        return int(self.model.get_sentence_embedding_dimension())
+        return int(self.model.get_embedding_dimension())
 
     @property
     def model(self) -> Any:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import sqlite3
 import threading
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 State = Literal["idle", "running", "paused", "cancelled", "error"]
 RECORD_BATCH = 32
 VECTOR_BATCH = 128
+PROGRESS_KEY = "progress"
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class Indexer:
         self._stop = False
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._run_lock = threading.Lock()
 
     # -- control -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -190,28 +193,52 @@ class Indexer:
         self._idle.set()
 
     def run(self) -> Progress:
-        """Index everything pending now, on the calling thread; returns the final progress."""
-        self._cancel.clear()
-        try:
-            progress = Progress("running", 0, self.pending())
-            self._emit(progress)
-            while True:
-                self._checkpoint(progress)
-                step = self.step()
-                if step == 0:
-                    break
-                progress = replace(progress, done=progress.done + step)
-                progress = replace(progress, total=max(progress.total, progress.done))
-                self._emit(progress)
-            final = replace(progress, state="idle", total=progress.done)
-        except Cancelled:
-            final = replace(self._progress, state="cancelled")
-        except ArxiuError as error:
-            final = replace(self._progress, state="error", error=error)
-        self._emit(final)
+        """Index everything pending now, on the calling thread; returns the final progress.
+
+        Runs are serialised: a second caller waits for the first. Each batch's progress is
+        persisted (``index_state``), so a restarted app can show how far the last run got.
+        """
+        with self._run_lock:
+            self._cancel.clear()
+            try:
+                final = self._run_batches()
+            except Cancelled:
+                final = replace(self._progress, state="cancelled")
+            except ArxiuError as error:
+                final = replace(self._progress, state="error", error=error)
+            self._emit(final)
+            self._persist(final)
         if not self._wake.is_set():
             self._idle.set()
         return final
+
+    def _run_batches(self) -> Progress:
+        progress = Progress("running", 0, self.pending())
+        self._emit(progress)
+        while True:
+            self._checkpoint(progress)
+            step = self.step()
+            if step == 0:
+                return replace(progress, state="idle", total=progress.done)
+            done = progress.done + step
+            progress = replace(progress, done=done, total=max(progress.total, done))
+            self._emit(progress)
+            self._persist(progress)
+
+    def _persist(self, progress: Progress) -> None:
+        value = json.dumps(
+            {"state": progress.state, "done": progress.done, "total": progress.total}
+        )
+        self.archive.db.write(lambda conn: storage.set_state(conn, PROGRESS_KEY, value))
+
+    def last_run(self) -> Progress | None:
+        """The progress persisted by the last run on this archive (any process), if any."""
+        with self.archive.db.reading() as conn:
+            value = storage.get_state(conn, PROGRESS_KEY)
+        if value is None:
+            return None
+        data = json.loads(value)
+        return Progress(data["state"], int(data["done"]), int(data["total"]))
 
     def _checkpoint(self, progress: Progress) -> None:
         if not self._running.is_set():

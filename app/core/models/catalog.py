@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +111,6 @@ class Catalog:
     """The validated list of models, built-in first, exactly one of them the default."""
 
     entries: tuple[ModelEntry, ...]
-    user_entries: tuple[dict[str, Any], ...] = field(default=(), repr=False)
-    """The raw entries of the file (what :func:`save_catalog` writes back)."""
 
     def __iter__(self) -> Iterator[ModelEntry]:
         return iter(self.entries)
@@ -183,7 +181,7 @@ def catalog_from_data(raw: list[dict[str, Any]]) -> Catalog:
     if not any(entry.default for entry in entries):
         first = entries[0]
         entries[0] = ModelEntry(**{**first.__dict__, "default": True})
-    return Catalog(tuple(entries), tuple(dict(item) for item in raw))
+    return Catalog(tuple(entries))
 
 
 def read_raw_entries(path: Path) -> list[dict[str, Any]]:

@@ -204,9 +204,20 @@ class LocalLlamaModel:
             await self._settle(worker)
             worker = self._worker
         if worker is None:
-            worker = await self._start()
+            worker = await self._start_with_fallback()
             self._worker = worker
         return worker
+
+    async def _start_with_fallback(self) -> _Worker:
+        """Start the child; if llama.cpp dies of an illegal instruction, retry in safe mode."""
+        for attempt in range(2):
+            try:
+                return await self._start()
+            except _WorkerDied as died:
+                if attempt or not died.illegal_instruction or _SAFE[0]:
+                    raise self._crashed(died.exitcode, "while loading") from None
+                _enter_safe_mode(died.exitcode)
+        raise AssertionError("unreachable")
 
     def _spawn(self) -> _Worker:
         path = self.model_path()
@@ -239,7 +250,7 @@ class LocalLlamaModel:
             messages = await self._run(_drain, worker.conn, 0.1)
             if messages is None:
                 await self._kill(worker)
-                raise self._crashed(worker.process.exitcode, "while loading")
+                raise _WorkerDied(worker.process.exitcode)
             for kind, payload in messages:
                 if kind == "ready":
                     worker.n_ctx = int(payload["n_ctx"])
@@ -296,6 +307,9 @@ class LocalLlamaModel:
                     if yielded or attempt or not died.illegal_instruction or _SAFE[0]:
                         raise self._crashed(died.exitcode, "while answering") from None
                     _enter_safe_mode(died.exitcode)
+                finally:
+                    if worker.abandoned:  # the reader left early: stop generating now
+                        worker.stop.set()
 
     async def _events(
         self, worker: _Worker, reply: _Reply, options: StreamOptions

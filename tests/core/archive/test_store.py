@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.archive import Archive, Field, RecordKey, Section, open_archive
-from app.core.archive.records import NewRecord
+from app.core.archive.bulk import NewRecord
 from app.core.errors import ArchiveError
 
 

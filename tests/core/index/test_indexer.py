@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import signal
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 from app.core.archive import Archive, RecordKey, open_archive
 from app.core.index import Index, Progress
 from app.core.index.embedders import Vectors
 
 from .conftest import CountingEmbedder, text
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def chunk_count(archive: Archive) -> int:
@@ -105,7 +113,12 @@ def test_a_crash_mid_run_resumes_without_redoing_finished_work(oral_archive: Arc
     reopened = open_archive(folder)
     resumed = CountingEmbedder()
     second = Index(reopened, resumed)
+    interrupted = second.indexer.last_run()
+    assert interrupted is not None and interrupted.state == "running"
+    assert 0 < interrupted.done < interrupted.total
     second.index_now()
+    finished = second.indexer.last_run()
+    assert finished is not None and finished.state == "idle"
     assert set(crashing.texts).isdisjoint(resumed.texts)
     assert len(crashing.texts) + len(resumed.texts) == chunk_count(reopened)
     reopened.close()
@@ -148,3 +161,49 @@ def test_pause_resume_and_cancel(oral_archive: Archive) -> None:
     assert idx.progress().state == "cancelled"
     assert "paused" in states and idx.stats().pending > 0
     idx.close()
+
+
+KILLED_CHILD = """
+import sys, time
+from app.core.archive import open_archive
+from app.core.index import HashingEmbedder, Index
+
+class Slow(HashingEmbedder):
+    def embed(self, texts):
+        time.sleep(0.2)
+        return super().embed(texts)
+
+archive = open_archive(sys.argv[1])
+Index(archive, Slow(64)).index_now()
+"""
+
+
+def test_a_killed_process_resumes_without_redoing_finished_work(oral_archive: Archive) -> None:
+    many_records(oral_archive, 300)
+    folder = oral_archive.folder
+    oral_archive.close()
+    child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, str(folder)], cwd=REPO)
+    try:
+        with open_archive(folder) as watcher:
+            deadline = time.monotonic() + 60
+            while chunk_count(watcher) < 64 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            child.send_signal(signal.SIGKILL)
+            child.wait(30)
+            done_before = chunk_count(watcher)
+            with watcher.db.reading() as conn:
+                hashes = {r[0] for r in conn.execute("SELECT content_hash FROM index_chunks")}
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert 0 < done_before < 304
+    with open_archive(folder) as reopened:
+        resumed = CountingEmbedder()
+        Index(reopened, resumed).index_now()
+        assert chunk_count(reopened) == done_before + len(resumed.texts)
+        assert hashes.isdisjoint(content_hashes(resumed.texts))
+
+
+def content_hashes(texts: list[str]) -> set[str]:
+    """The content hashes of embedded texts (as Chunk.content_hash computes them)."""
+    return {hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts}

@@ -7,7 +7,7 @@ import pytest
 
 from app.core.archive import Archive, RecordKey, Section
 from app.core.errors import IndexError_
-from app.core.index import Index, SearchFilter, SearchMode
+from app.core.index import Index, Searcher, SearchFilter, SearchMode
 from app.core.index.dense import DenseMatrix
 
 from .conftest import CountingEmbedder, text
@@ -116,3 +116,29 @@ def test_dense_matrix_recall_of_the_compressed_mode() -> None:
         truth = {cid for cid, _ in exact.search(q, 10)}
         found += len(truth & {cid for cid, _ in packed.search(q, 10)})
     assert found / 500 >= 0.98
+
+
+def test_matrix_updates_keep_exact_and_compressed_in_step() -> None:
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((3000, 32)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    exact, packed = DenseMatrix(32), DenseMatrix(32, compressed=True)
+    packed.exact_lookup = lambda ids: {i: data[i] for i in ids}
+    for m in (exact, packed):
+        m.add(list(range(2000)), data[:2000], ["s"] * 2000, [None] * 2000)
+        m.search(data[0], 5)
+        m.remove(list(range(0, 2000, 2)))  # enough removals to force a compaction
+        m.add(list(range(2000, 3000)), data[2000:], ["t"] * 1000, [None] * 1000)
+    assert len(exact) == len(packed) == 2000
+    for q in data[:20]:
+        best = exact.search(q, 3)
+        assert all(cid % 2 == 1 or cid >= 2000 for cid, _ in best)
+        assert [c for c, _ in packed.search(q, 3)] == [c for c, _ in best]
+    only_t = exact.mask(sections={exact.section_code("t")})
+    assert all(cid >= 2000 for cid, _ in exact.search(data[1], 10, only_t))
+
+
+def test_index_is_a_searcher(index: Index) -> None:
+    searcher: Searcher = index  # checked by mypy: the contract the agent's tools code against
+    hits = searcher.search("festa", k=1, mode="lexical", filter=None)
+    assert hits[0].to_dict()["section_tipo"] == "oh1"

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive.bulk import NewRecord, UpsertResult
 from app.core.archive.importers.reading import BadRow, JsonlReader, count_lines
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
-from app.core.archive.records import NewRecord, UpsertResult
 from app.core.errors import ImportFailed
 
 if TYPE_CHECKING:

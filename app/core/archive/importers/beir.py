@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
     Built,
     ImportRun,
@@ -31,7 +32,6 @@ from app.core.archive.importers.base import (
 )
 from app.core.archive.importers.reading import BadRow, dataset_file, opt_str, require_id
 from app.core.archive.model import Field, RecordKey, Section
-from app.core.archive.records import NewRecord
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive

@@ -34,6 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
     Built,
     ImportRun,
@@ -56,7 +57,6 @@ from app.core.archive.importers.reading import (
 )
 from app.core.archive.media import add_media
 from app.core.archive.model import Field, RecordKey, Section
-from app.core.archive.records import NewRecord
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
     Built,
     ImportRun,
@@ -52,7 +53,6 @@ from app.core.archive.importers.reading import (
     str_list,
 )
 from app.core.archive.model import Field, RecordKey, Section
-from app.core.archive.records import NewRecord
 from app.core.errors import ImportFailed
 
 if TYPE_CHECKING:

@@ -1,0 +1,156 @@
+"""Bulk writes for importers: many records per transaction, matched by external ids."""
+
+from __future__ import annotations
+
+import sqlite3
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from app.core.archive.model import Record, RecordKey
+from app.core.archive.records import (
+    Values,
+    insert_record,
+    next_id,
+    normalize_values,
+    read_or_none,
+    relation_fields,
+    require_section,
+    store_values,
+)
+
+if TYPE_CHECKING:
+    from app.core.archive.database import Database
+
+
+@dataclass(frozen=True)
+class NewRecord:
+    """A record to upsert in bulk (importers)."""
+
+    section_tipo: str
+    values: Values
+    external_id: str | None = None
+    section_id: int | None = None
+    restricted: bool | None = None
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    """What a bulk upsert did."""
+
+    created: int
+    updated: int
+    unchanged: int
+    keys: list[RecordKey]
+
+
+class BulkWriter:
+    """Bulk upserts; mixed into :class:`~app.core.archive.store.Archive`."""
+
+    db: Database
+
+    def _notify(self, keys: list[RecordKey]) -> None:  # provided by Archive
+        raise NotImplementedError
+
+    # -- bulk --------------------------------------------------------------------------------
+    def upsert_records(self, records: list[NewRecord], *, source: str = "") -> UpsertResult:
+        """Create or update many records in one transaction; see :meth:`submit_upsert`."""
+        return self.submit_upsert(records, source=source).result()
+
+    def submit_upsert(self, records: list[NewRecord], *, source: str = "") -> Future[UpsertResult]:
+        """Create or update many records in one transaction (importers).
+
+        Records with an ``external_id`` are matched through ``external_ids`` (``source``,
+        ``external_id``) so that importing the same data twice creates nothing twice. Returns at
+        once: the caller may build the next batch while the writer thread commits this one.
+        """
+
+        def run(conn: sqlite3.Connection) -> UpsertResult:
+            batch = _Batch(conn)
+            created = updated = unchanged = 0
+            keys: list[RecordKey] = []
+            for item in records:
+                clean = normalize_values(item.values)
+                key = _resolve_external(conn, source, item)
+                if key is None and item.section_id is not None:
+                    key = RecordKey(item.section_tipo, item.section_id)
+                before = read_or_none(conn, key) if key is not None else None
+                if before is None:
+                    key = key or RecordKey(item.section_tipo, batch.next_id(item.section_tipo))
+                    insert_record(
+                        conn, key, clean, item.restricted, batch.relations(key.section_tipo)
+                    )
+                    created += 1
+                elif _upsert_existing(conn, before, clean, item.restricted):
+                    updated += 1
+                else:
+                    unchanged += 1
+                assert key is not None
+                if item.external_id is not None:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO external_ids VALUES (?, ?, ?, ?)",
+                        (source, item.external_id, key.section_tipo, key.section_id),
+                    )
+                keys.append(key)
+            return UpsertResult(created, updated, unchanged, keys)
+
+        future = self.db.submit(run)
+        future.add_done_callback(self._notify_done)
+        return future
+
+    def _notify_done(self, future: Future[UpsertResult]) -> None:
+        if future.exception() is None:
+            self._notify(future.result().keys)
+
+    def external_key(self, source: str, external_id: str) -> RecordKey | None:
+        """The record imported from ``source`` under ``external_id``, if any."""
+        with self.db.reading() as conn:
+            row = conn.execute(
+                "SELECT section_tipo, section_id FROM external_ids WHERE source = ? "
+                "AND external_id = ?",
+                (source, external_id),
+            ).fetchone()
+        return RecordKey(row[0], row[1]) if row else None
+
+
+def _upsert_existing(
+    conn: sqlite3.Connection, before: Record, clean: Values, restricted: bool | None
+) -> bool:
+    if before.values == clean and before.restricted == restricted:
+        return False
+    store_values(conn, before.key, clean, before.version + 1, restricted=restricted)
+    return True
+
+
+class _Batch:
+    """Per-transaction caches for bulk writes: next ids and relation fields per section."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._next: dict[str, int] = {}
+        self._relations: dict[str, list[str]] = {}
+
+    def next_id(self, tipo: str) -> int:
+        """A fresh id in ``tipo`` (ids handed out in this batch are not reused)."""
+        if tipo not in self._next:
+            require_section(self.conn, tipo)
+            self._next[tipo] = next_id(self.conn, tipo)
+        sid = self._next[tipo]
+        self._next[tipo] = sid + 1
+        return sid
+
+    def relations(self, tipo: str) -> list[str]:
+        """The relation fields of ``tipo``."""
+        if tipo not in self._relations:
+            self._relations[tipo] = relation_fields(self.conn, tipo)
+        return self._relations[tipo]
+
+
+def _resolve_external(conn: sqlite3.Connection, source: str, item: NewRecord) -> RecordKey | None:
+    if item.external_id is None:
+        return None
+    row = conn.execute(
+        "SELECT section_tipo, section_id FROM external_ids WHERE source = ? AND external_id = ?",
+        (source, item.external_id),
+    ).fetchone()
+    return None if row is None else RecordKey(row[0], row[1])

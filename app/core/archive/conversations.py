@@ -1,0 +1,75 @@
+"""Persisted chat sessions: title, model, text history, transcript summary, pending plan."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.core.archive.database import Database
+
+
+class ConversationStore:
+    """Conversation storage; mixed into :class:`~app.core.archive.store.Archive`."""
+
+    db: Database
+
+    def save_conversation(self, conversation: dict[str, Any]) -> None:
+        """Insert or update a conversation (``id``, ``title``, ``model``, ``history``...)."""
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        row = (
+            conversation["id"],
+            conversation.get("title", ""),
+            conversation.get("model"),
+            conversation.get("created_at") or stamp,
+            stamp,
+            json.dumps(conversation.get("history", []), ensure_ascii=False),
+            json.dumps(conversation.get("transcript", []), ensure_ascii=False),
+            _dumps_or_none(conversation.get("pending_plan")),
+        )
+        self.db.write(
+            lambda c: c.execute(
+                "INSERT INTO conversations(id, title, model, created_at, updated_at, history, "
+                "transcript, pending_plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET title = excluded.title, model = excluded.model, "
+                "updated_at = excluded.updated_at, history = excluded.history, "
+                "transcript = excluded.transcript, pending_plan = excluded.pending_plan",
+                row,
+            )
+        )
+
+    def conversations(self) -> list[dict[str, Any]]:
+        """Every conversation, most recently updated first."""
+        with self.db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM conversations ORDER BY updated_at DESC, id"
+            ).fetchall()
+        return [_row_to_conversation(r) for r in rows]
+
+    def conversation(self, conversation_id: str) -> dict[str, Any] | None:
+        """One conversation or ``None``."""
+        with self.db.reading() as conn:
+            row = conn.execute(
+                "SELECT * FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+        return _row_to_conversation(row) if row else None
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete a conversation."""
+        self.db.write(
+            lambda c: c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+        )
+
+
+def _dumps_or_none(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _row_to_conversation(row: sqlite3.Row) -> dict[str, Any]:
+    item = dict(row)
+    item["history"] = json.loads(item["history"])
+    item["transcript"] = json.loads(item["transcript"])
+    item["pending_plan"] = json.loads(item["pending_plan"]) if item["pending_plan"] else None
+    return item
