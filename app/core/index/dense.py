@@ -238,8 +238,7 @@ class DenseMatrix:
         distances = self._packed.hamming(query)
         if n_allowed < len(allowed):
             distances[~allowed] = np.iinfo(np.uint16).max
-        shortlist = min(max(SHORTLIST, 4 * k), n_allowed)
-        rows = np.argpartition(distances, shortlist - 1)[:shortlist]
+        rows = _nearest(distances, min(max(SHORTLIST, 4 * k), n_allowed))
         approx = self._packed.rescore(rows, query)
         keep = min(max(4 * k, 40), len(rows))
         top = _top(approx, keep)
@@ -256,6 +255,14 @@ class DenseMatrix:
         ]
         scored.sort(key=lambda item: -item[1])
         return scored[:k]
+
+
+def _nearest(distances: npt.NDArray[np.uint16], count: int) -> Ids:
+    """Rows with the ``count`` smallest distances (ties at the cut-off kept): a histogram
+    threshold, several times cheaper than ``argpartition`` over a million rows."""
+    histogram = np.bincount(distances, minlength=1)
+    cut = int(np.searchsorted(np.cumsum(histogram), count))
+    return np.asarray(np.flatnonzero(distances <= cut), np.int64)
 
 
 def _top(scores: npt.NDArray[np.float32], k: int) -> Ids:

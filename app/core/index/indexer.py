@@ -34,8 +34,9 @@ from app.core.index.storage import RecordWork, WriteResult
 log = logging.getLogger(__name__)
 
 State = Literal["idle", "running", "paused", "cancelled", "error"]
-RECORD_BATCH = 32
-VECTOR_BATCH = 128
+RECORD_BATCH = 128
+"""Records chunked and embedded per committed batch (one encode call: fewer, fuller batches)."""
+VECTOR_BATCH = 256
 PROGRESS_KEY = "progress"
 
 

@@ -42,3 +42,11 @@ def test_bundled_minilm_embeds_by_meaning(minilm: SentenceTransformerEmbedder) -
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
     assert minilm.model_id == "all-MiniLM-L6-v2"
+
+
+@pytest.mark.slow
+def test_int8_backend_keeps_meaning_under_its_own_model_id() -> None:
+    int8 = SentenceTransformerEmbedder(backend="torch-int8")
+    vectors = int8.embed(["They forced us to leave our homes", "We were evicted", "Coin prices"])
+    assert int8.model_id == "all-MiniLM-L6-v2+torch-int8"
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2

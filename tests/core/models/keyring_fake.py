@@ -13,10 +13,10 @@ from keyring.backends import fail
 class MemoryKeyring(KeyringBackend):
     """Keeps passwords in a dict."""
 
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.passwords: dict[tuple[str, str], str] = {}
 
     def get_password(self, service: str, username: str) -> str | None:
@@ -44,6 +44,6 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 def no_keyring() -> Iterator[None]:
     """A system without any keyring backend."""
     previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
+    keyring.set_keyring(fail.Keyring())  # type: ignore[no-untyped-call]
     yield
     keyring.set_keyring(previous)
