@@ -5,9 +5,11 @@
 1. Launch: a fresh ``python`` runs ``arxiu --screenshot`` on a small archive; the child prints
    the time from interpreter start to the window shown, and whether torch,
    sentence_transformers or llama_cpp were imported by then (they must not be).
-2. Streaming: the real bundled SmolLM2 streams an answer of up to ``--tokens`` tokens into the
-   assistant panel (no tools: a direct model turn) while a 10 ms QTimer ticks on the GUI thread;
-   the longest gap between ticks (max, p99) is the stall the person would feel. Goal: < 50 ms.
+2. Streaming: the real bundled SmolLM2 streams a story of up to ``--tokens`` tokens (a direct
+   model turn, no grounding search, so the answer is long) through the run bridge into the
+   assistant panel's conversation, and the block's final Markdown render, while a 10 ms QTimer
+   ticks on the GUI thread; the longest gap between ticks (max, p99) is the stall the person
+   would feel. Goal: < 50 ms.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -61,54 +65,70 @@ def measure_launch(folder: Path) -> str:
     return f"{line} (process wall incl. interpreter start: {total:.3f} s, rc={done.returncode})"
 
 
-async def stream_into_panel(archive_dir: Path, tokens: int) -> tuple[list[float], int, float]:
-    """Stream a real local answer into the panel; returns tick gaps (ms), emissions, seconds."""
+STORY = (
+    "Write a long story, at least 300 words, in several paragraphs, about a village in the "
+    "Pyrenees that was flooded by a reservoir in 1960 and the families who had to leave."
+)
+
+
+async def model_events(model: Any, tokens: int, usage: dict[str, int]) -> AsyncIterator[Any]:
+    """The real model's reply to :data:`STORY` as the core's text frames."""
+    from app.core.agent.events import TextEvent
+    from app.core.models.base import Message, StreamOptions
+
+    messages = [Message("user", STORY)]
+    options = StreamOptions(max_tokens=tokens, temperature=0.7)
+    async for event in model.stream(messages, [], options):
+        if event.kind == "text":
+            yield TextEvent(event.text)
+        elif event.kind == "usage":
+            usage["output_tokens"] = event.output_tokens
+
+
+async def stream_into_panel(archive_dir: Path, tokens: int) -> tuple[list[float], int, float, int]:
+    """Stream a real local answer into the panel; returns tick gaps (ms), emissions, seconds
+    and the tokens the model produced."""
     from PySide6.QtCore import QTimer
 
     from app.core.archive import open_archive
-    from app.core.index.embedders import HashingEmbedder
-    from app.core.index.service import Index
-    from app.core.models.catalog import builtin_local, catalog_from_data
-    from app.core.session import AssistantSession
+    from app.core.models.catalog import builtin_local
+    from app.core.models.factory import create_model
     from app.ui.app_settings import AppSettings
     from app.ui.main_window import MainWindow
     from app.ui.services import Services
 
     archive = open_archive(archive_dir)
-    index = Index(archive, HashingEmbedder())
-    index.index_now()
-    entry = {**builtin_local().to_json(), "max_tokens": tokens}
-    session = AssistantSession(archive, catalog_from_data([entry]), searcher=index)
+    model = create_model(builtin_local())
     services = Services(archive, AppSettings(archive_dir / "settings.json"))
-    services.set_session(session)
     window = MainWindow(services)
+    window.resize(1600, 940)
     window.show()
-    await window.assistant.load_models()
-    warm = session.model(session.catalog.get())  # type: ignore[union-attr]
-    del warm
+    async for _ in model_events(model, 2, {}):  # load the model before timing
+        pass
     ticks: list[float] = []
     timer = QTimer()
     timer.setInterval(10)
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     started = time.perf_counter()
-    window.assistant.send("Write a long story about a village flooded by a reservoir.")
+    panel, usage = window.assistant, {"output_tokens": 0}
+    panel.view.add_user_turn(STORY)
+    await panel.bridge.start(model_events(model, tokens, usage))
+    panel.view.end_turn()  # the final Markdown render is part of what is measured
     await asyncio.sleep(0.05)
-    while window.assistant.is_busy():
-        await asyncio.sleep(0.01)
     seconds = time.perf_counter() - started
     timer.stop()
     gaps = [(b - a) * 1000 for a, b in itertools.pairwise(ticks)]
-    emissions = window.assistant.bridge.emissions
-    for widget in window.assistant.view.widgets()[-3:]:
-        text = getattr(widget, "markdown", None) or getattr(widget, "text", lambda: "")()
-        print(f"  shown: {type(widget).__name__}: {str(text)[:160]!r}")
+    emissions = panel.bridge.emissions
+    answer = panel.view.widgets()[-1]
+    print(f"  shown: {type(answer).__name__}: {getattr(answer, 'markdown', '')[:160]!r}")
     window.close()
     await window.aclose()
     await services.aclose()
-    index.close()
+    await model.aclose()
+    window.deleteLater()
     archive.close()
-    return gaps, emissions, seconds
+    return gaps, emissions, seconds, usage["output_tokens"]
 
 
 def main() -> None:
@@ -122,19 +142,31 @@ def main() -> None:
     build_archive(folder / "archive").close()
     print("launch:", measure_launch(folder / "archive"))
     import qasync
+    from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication
+
+    from app.ui.qt_compat import protect_singletons
+
+    protect_singletons()
 
     app = QApplication.instance() or QApplication([])
     app.setQuitOnLastWindowClosed(False)  # closing the window must not stop the loop here
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
-        gaps, emissions, seconds = loop.run_until_complete(
+        gaps, emissions, seconds, produced = loop.run_until_complete(
             stream_into_panel(folder / "archive", args.tokens)
         )
+    asyncio.set_event_loop(None)
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the window, before the app
+    app.shutdown()
+    del app
     gaps.sort()
     p99 = gaps[int(len(gaps) * 0.99) - 1] if gaps else 0.0
-    print(f"streaming: {seconds:.2f} s, {emissions} coalesced text emissions, {len(gaps)} ticks")
+    print(
+        f"streaming: {produced} tokens in {seconds:.2f} s, {emissions} coalesced text emissions, "
+        f"{len(gaps)} ticks"
+    )
     print(
         f"GUI-thread tick gap (10 ms timer): max {max(gaps, default=0):.1f} ms, "
         f"p99 {p99:.1f} ms, median {statistics.median(gaps) if gaps else 0:.1f} ms "

@@ -1,9 +1,12 @@
 """``arxiu ask "question"``: ask the assistant from the terminal, streaming its answer.
 
 The answer streams to stdout; tool activity, the model line and errors go to stderr. With
-``--json-events`` every event is one line ``{"event": NAME, "data": {...}}`` on stdout. With
-``--write`` a proposed change plan is shown as a confirm card (each op's tool and real
-arguments) and applied only after the person types ``yes``.
+``--json-events`` every event is one line ``{"event": NAME, "data": {...}}`` on stdout, and
+stdout holds nothing but the seed's events. With ``--write`` a proposed change plan is shown
+as a confirm card (each op's tool and real arguments) on stderr and applied only after the
+person types ``yes``; the apply report goes to stdout as text, or — with ``--json-events`` — to
+stderr as one line in the seed's apply response shape, ``{"ok": true, "data": {applied,
+skipped, failed?, created}}`` (``{"ok": false, "error": {...}}`` when the plan is refused).
 """
 
 from __future__ import annotations
@@ -44,13 +47,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("question", help="the question, in any language")
     parser.add_argument("--model", metavar="ID", help="model id (see `arxiu models list`)")
     parser.add_argument(
-        "--write", action="store_true", help="write mode: propose a change plan to confirm"
+        "--write",
+        action="store_true",
+        help="write mode: propose a change plan, shown as a confirm card on stderr, applied "
+        "only after you type yes",
     )
     parser.add_argument(
         "--context", metavar="SECTION/ID", help="the record the question is about ('this record')"
     )
     parser.add_argument(
-        "--json-events", action="store_true", help='print each event as {"event", "data"} JSON'
+        "--json-events",
+        action="store_true",
+        help='print each event as one {"event", "data"} JSON line; stdout then holds only '
+        "events (with --write, the confirm card goes to stderr, and so does the apply report, "
+        'as one {"ok": true, "data": {...}} line)',
     )
     parser.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
     parser.set_defaults(func=run_ask)
@@ -116,7 +126,7 @@ async def ask(archive: Archive, index: Index, request: dict[str, Any], *, json_e
             if isinstance(event, ErrorEvent):
                 code = EXIT_INPUT if event.category == "input" else EXIT_ENVIRONMENT
         if final is not None and final.change_plan is not None:
-            await confirm_and_apply(session, final.change_plan, json_events=json_events)
+            code = await confirm_and_apply(session, final.change_plan, json_events=json_events)
         return code
     finally:
         await session.aclose()
@@ -163,20 +173,37 @@ def confirm_card(plan: dict[str, Any]) -> str:
 
 async def confirm_and_apply(
     session: AssistantSession, plan: dict[str, Any], *, json_events: bool
-) -> None:
-    """Show the confirm card; apply only when the person types ``yes``."""
+) -> int:
+    """Show the confirm card; apply only when the person types ``yes``; the exit code.
+
+    With ``json_events`` stdout stays events-only: the report (or the refusal) is one JSON line
+    on stderr in the seed's apply response shape.
+
+    Raises:
+        ArxiuError: without ``json_events``, when the plan is refused as a whole.
+    """
     print(confirm_card(plan), file=sys.stderr, flush=True)
     print("Type yes to apply it: ", end="", file=sys.stderr, flush=True)
     answer = sys.stdin.readline().strip().lower()
+    if not sys.stdin.isatty():
+        print(file=sys.stderr, flush=True)  # a piped answer is not echoed: end the prompt line
     approved = answer == "yes"
-    report = await session.resolve(plan["pending_id"], approved)
+    try:
+        report = await session.resolve(plan["pending_id"], approved)
+    except ArxiuError as error:
+        if not json_events:
+            raise
+        envelope = {"ok": False, "error": error.to_dict()}
+        print(json.dumps(envelope, ensure_ascii=False, default=str), file=sys.stderr, flush=True)
+        return EXIT_INPUT if error.category == "input" else EXIT_ENVIRONMENT
     if report is None:
         print("Cancelled: nothing was written.", file=sys.stderr, flush=True)
-        return
-    if json_events:
-        print(json.dumps({"event": "apply", "data": report}, ensure_ascii=False), flush=True)
-        return
-    print(apply_summary(report), flush=True)
+    elif json_events:
+        envelope = {"ok": True, "data": report}
+        print(json.dumps(envelope, ensure_ascii=False, default=str), file=sys.stderr, flush=True)
+    else:
+        print(apply_summary(report), flush=True)
+    return EXIT_OK
 
 
 def apply_summary(report: dict[str, Any]) -> str:

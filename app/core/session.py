@@ -4,7 +4,8 @@ It lists the models, runs chats as async streams of events, applies and resolves
 stops runs, and keeps conversations in the archive (titled after the first turn, renamable,
 resettable, exportable). Models are created lazily and cached per id; starting a new run in a
 conversation stops the one still running there, and a new message supersedes the
-conversation's pending plan (an implicit decline).
+conversation's pending plan (an implicit decline). Every plan's resolution stays on record in
+its conversation (see :mod:`app.core.agent.pending`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.agent import conversations as convs
 from app.core.agent.apply import ApplyContext, apply_plan
-from app.core.agent.events import Event, FinalEvent
+from app.core.agent.events import ErrorEvent, Event, FinalEvent
 from app.core.agent.loop import AgentRun, RunSetup
-from app.core.agent.pending import PendingPlan, PendingPlans
+from app.core.agent.pending import PendingPlan, PendingPlans, find_in, store_in
 from app.core.agent.request import ChatRequest, validate_request
 from app.core.errors import ArxiuError, ToolError
 
@@ -127,12 +128,18 @@ class AssistantSession:
 
     # -- chat --------------------------------------------------------------------------------
     async def chat(
-        self, request: Mapping[str, Any], *, conversation_id: str | None = None
+        self,
+        request: Mapping[str, Any],
+        *,
+        conversation_id: str | None = None,
+        supersedes: str | None = None,
     ) -> AsyncIterator[Event]:
         """Validate ``request`` and return the run's event stream.
 
         With ``conversation_id`` the history is the stored conversation's (the request's own
-        ``history`` is ignored) and the finished turn is saved back to it.
+        ``history`` is ignored), the conversation's pending plan is superseded, and the
+        finished turn is saved back to it. ``supersedes`` names a pending plan this message
+        abandons (an implicit decline, for stateless front ends); an unknown id is ignored.
 
         Raises:
             ArxiuError: the request is refused before anything streams (``request.invalid``,
@@ -145,6 +152,8 @@ class AssistantSession:
         checked = validate_request(raw, self.catalog, write_allowed=self.settings.write_allowed)
         model = self.model(checked.entry)
         self._supersede(conversation)
+        if supersedes is not None:
+            self._supersede_id(supersedes)
         self._run_count += 1
         key = conversation_id or f"run-{self._run_count}"
         previous = self._runs.get(key)
@@ -170,7 +179,11 @@ class AssistantSession:
         try:
             async for event in AgentRun(setup).events():
                 if isinstance(event, FinalEvent):
-                    event = self._finish(event, setup.request, conversation)
+                    try:
+                        event = self._finish(event, setup.request, conversation)
+                    except ArxiuError as error:  # e.g. the disk is full: still a terminal frame
+                        yield ErrorEvent.from_error(error)
+                        return
                 yield event
         finally:
             if self._runs.get(key) is setup.stop_event:
@@ -191,13 +204,15 @@ class AssistantSession:
                 final, change_plan={**final.change_plan, "pending_id": pending.id}
             )
         if conversation is not None:
+            conversation = self.archive.conversation(conversation["id"]) or conversation
             conversation["history"] = final.history
             conversation["model"] = request.entry.id
             conversation["transcript"] = [
                 *conversation.get("transcript", []),
                 convs.turn_record(request.question, final.to_dict()),
             ]
-            conversation["pending_plan"] = pending.to_dict() if pending else None
+            if pending is not None:
+                store_in(conversation, pending)
             if not conversation.get("title"):
                 conversation["title"] = convs.make_title(request.question)
             self.archive.save_conversation(conversation)
@@ -259,19 +274,41 @@ class AssistantSession:
         self._store_pending(pending)
         return report
 
+    def plan_record(self, pending_id: str) -> dict[str, Any] | None:
+        """A proposed plan's record with its status; ``None`` for an unknown id.
+
+        The status (``pending``, ``applying``, ``applied``, ``failed``, ``declined``,
+        ``superseded``) lets a front end show how a plan's confirm card was resolved.
+        """
+        if self.pending.get(pending_id) is None:
+            self._load_pending(pending_id)
+        found = self.pending.get(pending_id)
+        return found.to_dict() if found else None
+
     def _supersede(self, conversation: dict[str, Any] | None) -> None:
+        """Implicitly decline the conversation's pending plan, recording it in place."""
         if conversation is None:
             return
         stored = conversation.get("pending_plan")
         if stored and stored.get("status") == "pending":
             self.pending.remember(PendingPlan.from_dict(stored))
-        for done in self.pending.supersede(conversation["id"]):
-            self._store_pending(done)
+        done = self.pending.supersede(conversation["id"])
+        for pending in done:
+            store_in(conversation, pending)
+        if done:
+            self.archive.save_conversation(conversation)
+
+    def _supersede_id(self, pending_id: str) -> None:
+        if self.pending.get(pending_id) is None:
+            self._load_pending(pending_id)
+        pending = self.pending.get(pending_id)
+        if pending is not None and pending.status == "pending":
+            self._store_pending(self.pending.claim(pending_id, False, status="superseded"))
 
     def _load_pending(self, pending_id: str) -> None:
         for item in self.archive.conversations():
-            stored = item.get("pending_plan")
-            if stored and stored.get("id") == pending_id:
+            stored = find_in(item, pending_id)
+            if stored is not None:
                 self.pending.remember(PendingPlan.from_dict(stored))
                 return
 
@@ -280,7 +317,7 @@ class AssistantSession:
             return
         conversation = self.archive.conversation(pending.conversation_id)
         if conversation is not None:
-            conversation["pending_plan"] = pending.to_dict()
+            store_in(conversation, pending)
             self.archive.save_conversation(conversation)
 
     # -- conversations -----------------------------------------------------------------------
@@ -306,11 +343,14 @@ class AssistantSession:
         self.archive.save_conversation(conversation)
 
     def reset_conversation(self, conversation_id: str) -> None:
-        """Forget a conversation's history (its pending plan is declined); keeps its title."""
+        """Forget a conversation's history; keeps its title and its latest plan's record.
+
+        A pending plan is superseded (an implicit decline).
+        """
         conversation = self._conversation(conversation_id)
         self.stop(conversation_id)
         self._supersede(conversation)
-        conversation.update(history=[], transcript=[], pending_plan=None)
+        conversation.update(history=[], transcript=[])
         self.archive.save_conversation(conversation)
 
     def delete_conversation(self, conversation_id: str) -> None:

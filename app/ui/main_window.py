@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
     QDockWidget,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMessageBox,
     QSplitter,
     QStackedWidget,
     QTableView,
@@ -35,6 +39,8 @@ from app.ui.tasks import TaskGroup
 log = logging.getLogger(__name__)
 
 SEARCH_RESULTS = 30
+COLUMN_MAX = 120
+"""The widest a column other than the title may open (pixels); the title stretches."""
 
 
 class MainWindow(QMainWindow):
@@ -55,6 +61,8 @@ class MainWindow(QMainWindow):
         self.search_box = QLineEdit(self)
         self.assistant = AssistantPanel(services, self)
         self.index_status = IndexStatusWidget(services, self)
+        self.import_report: QMessageBox | None = None
+        self.settings_dialog: QDialog | None = None
         self._build_layout()
         self._build_menus()
         self._connect()
@@ -71,8 +79,13 @@ class MainWindow(QMainWindow):
         table.setWordWrap(False)
         table.verticalHeader().setVisible(False)
         table.verticalHeader().setDefaultSectionSize(26)
-        table.horizontalHeader().setStretchLastSection(True)
-        table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignLeft)
+        table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        header = table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setResizeContentsPrecision(40)
+        header.setMinimumSectionSize(40)
         return table
 
     def _build_layout(self) -> None:
@@ -86,9 +99,9 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(middle)
         self.splitter.addWidget(self.record_view)
         self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setStretchFactor(2, 3)
-        self.splitter.setSizes([210, 420, 520])
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 2)
+        self.splitter.setSizes([220, 560, 460])
         self.setCentralWidget(self.splitter)
         toolbar = QToolBar(self.tr("Search"), self)
         toolbar.setObjectName("searchBar")
@@ -113,9 +126,13 @@ class MainWindow(QMainWindow):
         self.assistant_dock = dock
         self.statusBar().addPermanentWidget(self.index_status)
         self.resize(1500, 900)
+        self.resizeDocks([dock], [440], Qt.Orientation.Horizontal)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu(self.tr("&File"))
+        import_action = QAction(self.tr("&Import…"), self)
+        import_action.triggered.connect(self.choose_import)
+        file_menu.addAction(import_action)
         settings = QAction(self.tr("&Settings…"), self)
         settings.setShortcut(QKeySequence.StandardKey.Preferences)
         settings.triggered.connect(self.open_settings)
@@ -155,12 +172,21 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.table)
         if self.records_model.section_tipo != tipo:
             self.records_model.set_section(tipo)
-            self.table.resizeColumnToContents(0)
-            for column in range(1, self.records_model.columnCount()):
-                self.table.setColumnWidth(column, 180 if column == 1 else 110)
+            self._size_columns()
         self.statusBar().showMessage(
             self.tr("{n} records").format(n=self.records_model.total()), 4000
         )
+
+    def _size_columns(self) -> None:
+        """The title column takes the room left; the others fit their contents, within limits."""
+        header = self.table.horizontalHeader()
+        for column in range(self.records_model.columnCount()):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            self.table.resizeColumnToContents(column)
+            most = 64 if column == 0 else COLUMN_MAX
+            self.table.setColumnWidth(column, min(self.table.columnWidth(column), most))
+        if self.records_model.columnCount() > 1:
+            header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
 
     def open_record(self, key: RecordKey, timecode: str = "") -> None:
         """Show ``key`` (selecting its section and row) and play from ``timecode`` if given."""
@@ -201,9 +227,37 @@ class MainWindow(QMainWindow):
         from app.ui.settings_dialog import SettingsDialog
 
         dialog = SettingsDialog(self.services, self)
-        if dialog.exec():
-            self.assistant.reload_models()
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(self._settings_saved)
+        dialog.open()  # not exec(): the asyncio loop keeps running (a model test streams)
+        self.settings_dialog = dialog
+
+    def _settings_saved(self) -> None:
+        self.assistant.reload_models()
+        self.refresh()
+
+    def choose_import(self) -> None:
+        """Ask for a dataset and import it."""
+        from app.ui.import_dialog import ImportChoiceDialog
+
+        dialog = ImportChoiceDialog(self)
+        choice = dialog.choice() if dialog.exec() else None
+        if choice is not None:
+            self.tasks.start(self.import_dataset(*choice), name="import")
+
+    async def import_dataset(self, kind: str, path: Path) -> str:
+        """Import ``path`` as ``kind`` with a progress dialog, then show what it did."""
+        from app.ui.import_dialog import import_with_progress
+
+        text, summary = await import_with_progress(self, self.services, kind, path)
+        if summary is not None:
             self.refresh()
+        self.show_notice(text)
+        box = QMessageBox(QMessageBox.Icon.Information, self.tr("Import"), text, parent=self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # not exec(): the loop keeps running
+        self.import_report = box
+        return text
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         record = self.records_model.record_at(current.row())

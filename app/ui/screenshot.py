@@ -45,15 +45,32 @@ def showcase_record(window: MainWindow) -> RecordKey | None:
     return None
 
 
+def record_with_media(window: MainWindow) -> RecordKey | None:
+    """A record with a picture (the record view shows its thumbnail), if the archive has one."""
+    from app.core.archive.media import media_of
+
+    archive = window.services.archive
+    for section in archive.sections():
+        for record in archive.list_records(section.tipo, limit=50):
+            if any(m.mime.startswith("image/") for m in media_of(archive, record.key)):
+                return record.key
+    return None
+
+
 async def capture(window: MainWindow, state: str, path: Path) -> None:
     """Render ``state`` and save the window as ``path``."""
     window.resize(1600, 940)
     window.show()
     key = showcase_record(window)
+    if state == "record":
+        key = record_with_media(window) or key
     if key is not None:
         window.open_record(key)
     if state in QUESTIONS:
         await _scripted_run(window, state, key)
+    else:  # the picker filled as in the app, without loading a real model
+        window.services.set_session(demo_script.demo_session(window.services.archive, []))
+        await window.assistant.load_models()
     await wait_idle(window)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not window.grab().save(str(path)):

@@ -30,8 +30,12 @@ from app.core.errors import ArxiuError
 from app.core.models import catalog as catalog_mod
 from app.ui.i18n import LANGUAGES
 from app.ui.services import Services
+from app.ui.tasks import TaskGroup
 
 TIPO_ROLE = Qt.ItemDataRole.UserRole
+MODEL_ROLE = Qt.ItemDataRole.UserRole + 1
+MODEL_SETTING = "index.model"
+"""The archive meta key the index reads its embedding model from (``app.core.index``)."""
 
 
 def model_id_from(text: str) -> str:
@@ -46,6 +50,7 @@ class SettingsDialog(QDialog):
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.services = services
+        self.tasks = TaskGroup(self)
         self.setWindowTitle(self.tr("Settings"))
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self._models_tab(), self.tr("Models"))
@@ -73,11 +78,20 @@ class SettingsDialog(QDialog):
         endpoint.clicked.connect(self._add_endpoint)
         anthropic = QPushButton(self.tr("Add an Anthropic key…"), page)
         anthropic.clicked.connect(self._add_anthropic)
+        self.test_button = QPushButton(self.tr("Test the selected model"), page)
+        self.test_button.clicked.connect(self.test_selected)
+        self.test_result = QLabel(self.tr("Choose a model and test it: a short reply is streamed."))
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QHBoxLayout()
         for button in (gguf, endpoint, anthropic):
             buttons.addWidget(button)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.test_result, 1)
         layout = QVBoxLayout(page)
         layout.addWidget(self.models_list, 1)
+        layout.addLayout(test_row)
         layout.addLayout(buttons)
         return page
 
@@ -90,7 +104,9 @@ class SettingsDialog(QDialog):
             return
         for entry in entries:
             badge = self.tr("local / private") if entry.egress == "local" else self.tr("external")
-            self.models_list.addItem(f"{entry.label}  ·  {badge}  ·  {entry.id}")
+            item = QListWidgetItem(f"{entry.label}  ·  {badge}  ·  {entry.id}")
+            item.setData(MODEL_ROLE, entry.id)
+            self.models_list.addItem(item)
 
     def _sections_list(self, page: QWidget, flag: str) -> QListWidget:
         box = QListWidget(page)
@@ -130,7 +146,12 @@ class SettingsDialog(QDialog):
 
     def _general_tab(self) -> QWidget:
         page = QWidget(self)
-        self.index_model = QLineEdit(str(self.services.settings.get("index_model") or ""), page)
+        current_model = self.services.archive.meta(MODEL_SETTING) or ""
+        self.index_model = QLineEdit(current_model, page)
+        self.index_model.setPlaceholderText(self.tr("the bundled all-MiniLM-L6-v2"))
+        self.index_model.setToolTip(
+            self.tr("A sentence-transformers model folder; used when the index is next opened.")
+        )
         self.language = QComboBox(page)
         for code, name in LANGUAGES.items():
             self.language.addItem(name, code)
@@ -138,7 +159,7 @@ class SettingsDialog(QDialog):
         if current in LANGUAGES:
             self.language.setCurrentIndex(self.language.findData(current))
         form = QFormLayout(page)
-        form.addRow(self.tr("Embedding model:"), self.index_model)
+        form.addRow(self.tr("Embedding model (after a restart):"), self.index_model)
         form.addRow(self.tr("Language (after a restart):"), self.language)
         form.addRow(QLabel(self.tr("Light or dark appearance follows the system.")))
         return page
@@ -182,17 +203,56 @@ class SettingsDialog(QDialog):
         if dialog.exec() and self._add(dialog.entry()):
             dialog.store_key()
 
+    # -- testing ---------------------------------------------------------------------------------
+    def test_selected(self) -> None:
+        """Stream a short reply from the selected model and show tokens/s or the error."""
+        item = self.models_list.currentItem()
+        model_id = item.data(MODEL_ROLE) if item is not None else None
+        if not model_id:
+            self.test_result.setText(self.tr("Choose a model in the list first."))
+            return
+        self.test_result.setText(self.tr("Testing {id}…").format(id=model_id))
+        self.test_button.setEnabled(False)
+        self.tasks.start(self._test(str(model_id)), name="test-model")
+
+    async def _test(self, model_id: str) -> None:
+        from app.ui.model_check import check_model
+
+        try:
+            ok, text = await check_model(self.services, model_id)
+        finally:
+            self.test_button.setEnabled(True)
+        self.test_result.setObjectName("testOk" if ok else "testFailed")
+        self.test_result.setText(text)
+
     # -- saving ----------------------------------------------------------------------------------
     def save(self) -> None:
-        """Write the settings and the sections' flags, then close."""
+        """Write the settings and the sections' flags, apply them to the session, then close."""
         settings = self.services.settings
         settings.set("external_content", self.external_content.isChecked())
         settings.set("write_mode", self.write_mode.isChecked())
-        settings.set("index_model", self.index_model.text().strip() or None)
         settings.set("language", self.language.currentData())
+        self.services.archive.set_meta(MODEL_SETTING, self.index_model.text().strip())
         self._save_flags(self.restricted, "restricted")
         self._save_flags(self.writable, "writable")
+        self._apply_live()
         self.accept()
+
+    def _apply_live(self) -> None:
+        """Write mode and external content reach the running session without a restart."""
+        session = self.services.session_now
+        current = getattr(session, "settings", None)
+        if current is not None and dataclasses.is_dataclass(current):
+            session.settings = dataclasses.replace(
+                current,
+                write_allowed=self.write_mode.isChecked(),
+                external_content=self.external_content.isChecked(),
+            )
+
+    def done(self, result: int) -> None:
+        """Closing also cancels a model test still running."""
+        self.tasks.cancel_all()
+        super().done(result)
 
     def _save_flags(self, box: QListWidget, flag: str) -> None:
         archive = self.services.archive

@@ -11,11 +11,12 @@ import pytest
 
 from app.cli import main
 from app.core.archive import open_archive
+from app.core.errors import ToolError
 from app.core.index.embedders import HashingEmbedder
 from app.core.index.hits import SearchFilter
 from app.core.index.service import Index
 from app.core.models.scripted import ScriptedModel, Turn, call
-from app.core.tools.write import find_matches
+from app.core.tools.matching import find_matches
 from tests.core.agent.conftest import build_archive
 from tests.core.agent.test_plans import ANNA_OPS, ANNA_QUESTION
 
@@ -148,3 +149,77 @@ def test_a_refused_request_prints_the_coded_error(
     assert "error [ai.model_unknown]" in err and "hint:" in err
     assert main(["ask", "hi", "--context", "oh1", "--archive", str(folder)]) == 2
     assert "error [request.invalid]" in capsys.readouterr().err
+
+
+SEED_EVENTS = {
+    "start",
+    "thinking",
+    "text",
+    "tool_use",
+    "tool_result",
+    "iteration",
+    "final",
+    "error",
+}
+
+
+def propose_anna(scripted: dict[str, ScriptedModel]) -> None:
+    scripted["tools"].extend(
+        Turn(
+            text="I'll create Anna Pujol and link her.",
+            tool_calls=(
+                call("propose_change_plan", {"summary": "Anna as informant", "ops": ANNA_OPS}),
+            ),
+        )
+    )
+
+
+@pytest.mark.parametrize(("typed", "applied"), [("yes\n", True), ("no\n", False)])
+def test_write_with_json_events_keeps_stdout_to_seed_events(
+    folder: Path,
+    scripted: dict[str, ScriptedModel],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    typed: str,
+    applied: bool,
+) -> None:
+    propose_anna(scripted)
+    monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+    argv = ["ask", ANNA_QUESTION, "--write", "--context", "oh1/1", "--json-events"]
+    code = main([*argv, "--archive", str(folder)])
+    captured = capsys.readouterr()
+    assert code == 0
+    events = lines_of(captured.out)
+    assert all(set(e) == {"event", "data"} and e["event"] in SEED_EVENTS for e in events)
+    assert events[-1]["event"] == "final" and events[-1]["data"]["stop"] == "change_plan"
+    assert "Change plan: Anna as informant" in captured.err
+    reports = [json.loads(line) for line in captured.err.splitlines() if line.startswith('{"ok"')]
+    if applied:
+        (report,) = reports
+        assert report["ok"] is True
+        assert [a["op_id"] for a in report["data"]["applied"]] == ["p1", "l1"]
+        assert set(report["data"]["created"]) == {"p1"} and report["data"]["skipped"] == []
+    else:
+        assert reports == [] and "Cancelled: nothing was written." in captured.err
+
+
+def test_write_with_json_events_reports_a_refused_plan_as_a_failure_envelope(
+    folder: Path,
+    scripted: dict[str, ScriptedModel],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    propose_anna(scripted)
+    monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))
+
+    async def refuse(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise ToolError("mcp.plan_hash_mismatch", "Changed.", category="conflict")
+
+    monkeypatch.setattr("app.core.session.AssistantSession.apply", refuse)
+    argv = ["ask", ANNA_QUESTION, "--write", "--context", "oh1/1", "--json-events"]
+    code = main([*argv, "--archive", str(folder)])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert all(e["event"] in SEED_EVENTS for e in lines_of(captured.out))
+    (envelope,) = [json.loads(ln) for ln in captured.err.splitlines() if ln.startswith('{"ok"')]
+    assert envelope["ok"] is False and envelope["error"]["code"] == "mcp.plan_hash_mismatch"

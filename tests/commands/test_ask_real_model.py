@@ -48,10 +48,16 @@ def test_ask_streams_an_answer_citing_records_the_search_returned(
     assert "text" in names
     final = events[-1]["data"]
     assert final["answer"] == "".join(e["data"]["delta"] for e in events if e["event"] == "text")
+    cited = [line[2:] for line in final["answer"].split("\n\nSources:\n")[1].splitlines()]
     with open_archive(folder) as archive:
         index = Index(archive)
         hits = index.search(QUESTION, k=8, filter=SearchFilter())
         index.close()
-    returned = {f"{h.label} ({h.key})" for h in hits}
-    cited = [line[2:] for line in final["answer"].split("\n\nSources:\n")[1].splitlines()]
-    assert cited and set(cited) <= returned
+        labels: dict[str, set[str]] = {}
+        for h in hits:
+            labels.setdefault(str(h.key), {archive.record_label(h.key)}).add(h.label)
+    assert cited
+    for line in cited:
+        label, key = line[:-1].rsplit(" (", 1)
+        assert key in labels, f"{line} was not returned by the search"
+        assert label in labels[key]

@@ -162,3 +162,16 @@ def test_eval_retrieval_with_a_missing_file_is_a_coded_error(
         ]
     )
     assert code == 2 and "index.eval_input" in capsys.readouterr().err
+
+
+def test_search_without_archive_uses_the_demo_archive(
+    arxiu_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No ``--archive``: the default archive under ARXIU_HOME is created as the demo, indexed."""
+    code = main(
+        ["search", "pantà", "--model", "hashing", "--mode", "lexical", "--records", "--json"]
+    )
+    hits = json.loads(capsys.readouterr().out)
+    assert code == 0 and hits
+    assert any(h["section_tipo"] == "oh1" for h in hits)
+    assert any(arxiu_home.rglob("archive.db"))

@@ -8,8 +8,9 @@ from PySide6.QtCore import Qt, QUrl
 
 from app.core.errors import ModelError
 from app.core.models.scripted import Turn, call
+from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.assistant.confirm_card import ConfirmCardWidget
-from app.ui.assistant.turn_widgets import AnswerWidget, ErrorBanner, NoticeLabel, ToolLineWidget
+from app.ui.assistant.turn_widgets import ErrorBanner, NoticeLabel, ToolLineWidget
 from tests.ui.conftest import EXTERNAL, LOCAL, key, run, until
 
 PLAN = {

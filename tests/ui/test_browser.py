@@ -62,7 +62,7 @@ def test_indexing_progress_reaches_the_status_bar(make_window: Any) -> None:
     status.start()
     run(make_window.loop, until(lambda: status.label.text() == "Index up to date"))
     assert status.bar.maximum() >= 1
-    assert index.stats()["chunks"] > 0
+    assert index.stats().chunks > 0
     status.show_progress("running", 2, 6)
     assert status.bar.value() == 2 and not status.pause_button.isHidden()
     status.toggle_pause()

@@ -2,9 +2,11 @@
 
 The loop searches first — ``dedalo_semantic_search`` on the question, streamed as ordinary
 ``tool_use``/``tool_result`` events and gated like any call — then gives the model the hits and
-asks it to answer from them. The records found are cited in a "Sources" list appended to the
-answer, whatever the model wrote. With no hits the model is not asked at all: the answer says
-that the archive has nothing on it, rather than letting a small model invent something.
+asks it to answer from them. The relevant records among the hits (see
+:mod:`app.core.agent.sources`: a cut-off relative to the best hit, lead sections, one entry per
+record) are cited in a "Sources" list appended to the answer, whatever the model wrote; the
+model is shown only those records' hits. With no hits the model is not asked at all: the answer
+says that the archive has nothing on it, rather than letting a small model invent something.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.agent.events import Event, IterationEvent, TextEvent, ToolResultEvent, ToolUseEvent
 from app.core.agent.prompts import citation, grounded_turn, sources_block, system_prompt
+from app.core.agent.sources import Source, hits_of, select_sources
 from app.core.agent.streaming import TurnOutcome
 from app.core.agent.transcript import history_messages
+from app.core.archive.model import RecordKey
 from app.core.models.base import Message
 
 if TYPE_CHECKING:
@@ -23,7 +27,6 @@ if TYPE_CHECKING:
 
 SEARCH_TOOL = "dedalo_semantic_search"
 SEARCH_K = 8
-MAX_SOURCES = 5
 MAX_ANSWER_TOKENS = 256
 NOTHING_FOUND = "I found no records about this in the archive."
 
@@ -33,7 +36,7 @@ class GroundedAnswer:
 
     def __init__(self, run: AgentRun) -> None:
         self.run = run
-        self.hits: list[dict[str, Any]] = []
+        self.sources: list[Source] = []
 
     async def events(self, history: list[dict[str, Any]]) -> AsyncIterator[Event]:
         """The grounded run's events after ``start`` (ends with ``final``)."""
@@ -46,11 +49,12 @@ class GroundedAnswer:
         run.transcript.note(
             {"tool": SEARCH_TOOL, "ok": result.ok, "code": None if result.ok else result.code}
         )
-        self.hits = best_records(hits_of(result.data) if result.ok else [], MAX_SOURCES)
+        self.sources = select_sources(hits_of(result.data) if result.ok else [])
+        self._label_sources()
         if run.stopped:
             yield run.final("stopped")
             return
-        if not self.hits:
+        if not self.sources:
             text = (
                 NOTHING_FOUND if result.ok else f"I could not search the archive: {result.message}"
             )
@@ -70,7 +74,7 @@ class GroundedAnswer:
             *history_messages(history),
             Message(
                 "user",
-                grounded_turn(run.request.question, self.hits, run.context_text()),
+                grounded_turn(run.request.question, self.shown_hits(), run.context_text()),
                 images=run.request.images,
             ),
         ]
@@ -80,39 +84,21 @@ class GroundedAnswer:
         if outcome.stopped or run.stopped:
             yield run.final("stopped")
             return
-        sources = sources_block([citation(hit) for hit in self.hits])
+        sources = sources_block([citation(s.to_citation_item()) for s in self.sources])
         run.transcript.add_text(sources)
         yield TextEvent(sources)
         yield run.final("end_turn")
 
+    def _label_sources(self) -> None:
+        """Give sources whose hits carry no label the archive's label for the record."""
+        archive = self.run.setup.archive
+        for source in self.sources:
+            if source.needs_label and isinstance(source.section_id, int):
+                key = RecordKey(source.section_tipo, source.section_id)
+                source.record_label = archive.record_label(key, self.run.setup.lang)
 
-def hits_of(data: Any) -> list[dict[str, Any]]:
-    """The hit dicts in a search result (a list, or ``{"hits": [...]}``/``{"results": ...}``)."""
-    if isinstance(data, dict):
-        for name in ("hits", "results", "records"):
-            if isinstance(data.get(name), list):
-                data = data[name]
-                break
-    if not isinstance(data, list):
-        return []
-    return [
-        hit
-        for hit in data
-        if isinstance(hit, dict)
-        and isinstance(hit.get("section_tipo"), str)
-        and "section_id" in hit
-    ]
-
-
-def best_records(hits: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """The best hit of each record, in rank order, at most ``limit`` records."""
-    seen: set[tuple[str, Any]] = set()
-    out = []
-    for hit in hits:
-        key = (hit["section_tipo"], hit["section_id"])
-        if key not in seen:
-            seen.add(key)
-            out.append(hit)
-        if len(out) >= limit:
-            break
-    return out
+    def shown_hits(self) -> list[dict[str, Any]]:
+        """The hits the model answers from: those of the cited records, labelled alike."""
+        return [{**hit, "label": source.label} for source in self.sources for hit in source.hits][
+            :SEARCH_K
+        ]

@@ -142,6 +142,11 @@ class AgentRun:
             async for event in self._run_calls(outcome.calls, messages):
                 yield event
             if self.change_plan is not None:
+                if not self.transcript.answer.strip():
+                    # the answer is what the text frames carried: the plan's summary is streamed
+                    summary = str(self.change_plan["summary"])
+                    self.transcript.add_text(summary)
+                    yield TextEvent(summary)
                 yield self.final("change_plan")
                 return
         raise ModelError(
@@ -286,9 +291,6 @@ class AgentRun:
 
     def final(self, stop: StopKind) -> FinalEvent:
         """The ``final`` frame for the run so far."""
-        answer = self.transcript.answer
-        if stop == "change_plan" and self.change_plan and not answer.strip():
-            self.transcript.add_text(self.change_plan["summary"])
         tainted = self.gate.touched_restricted and not self.gate.external
         history = self.transcript.history(
             self.request.history, self.request.question, tainted=tainted

@@ -4,6 +4,12 @@ A plan proposed in a conversation waits as *pending* until a person applies or d
 until a new message in that conversation supersedes it (an implicit decline). Resolving a plan
 that is no longer pending raises ``mcp.plan_resolved``; an unknown id raises
 ``mcp.plan_unknown``.
+
+A conversation keeps the record of its plans and how each was resolved: ``pending_plan`` is the
+latest plan proposed in it with its ``status`` (``pending``, ``applying``, ``applied``,
+``failed``, ``declined`` or ``superseded``; it stays there once resolved), and the transcript
+turn that proposed a plan carries its ``plan_status``. So a front end can show a card as
+declined, and a late resolution answers ``mcp.plan_resolved``, even after a restart.
 """
 
 from __future__ import annotations
@@ -76,8 +82,9 @@ class PendingPlans:
         """The plan ``pending_id``, if known."""
         return self._plans.get(pending_id)
 
-    def claim(self, pending_id: str, approved: bool) -> PendingPlan:
-        """Take the one resolution of ``pending_id``: ``applying`` when approved, else declined.
+    def claim(self, pending_id: str, approved: bool, *, status: Status = "declined") -> PendingPlan:
+        """Take the one resolution of ``pending_id``: ``applying`` when approved, else
+        ``status`` (``declined``, or ``superseded`` for an implicit decline).
 
         Raises:
             ToolError: ``mcp.plan_unknown`` or ``mcp.plan_resolved``.
@@ -97,7 +104,7 @@ class PendingPlans:
                 category="conflict",
                 details={"status": pending.status},
             )
-        return self._set(pending, "applying" if approved else "declined")
+        return self._set(pending, "applying" if approved else status)
 
     def finish(self, pending_id: str, status: Status = "applied") -> PendingPlan:
         """Record how an approved plan's apply ended (``applied`` or ``failed``)."""
@@ -115,3 +122,45 @@ class PendingPlans:
         changed = replace(pending, status=status)
         self._plans[pending.id] = changed
         return changed
+
+
+def find_in(conversation: dict[str, Any], pending_id: str) -> dict[str, Any] | None:
+    """The stored record of plan ``pending_id`` in a conversation, if it holds one.
+
+    The latest plan is ``pending_plan``; an earlier one is rebuilt from the transcript turn
+    that proposed it (an earlier plan without a recorded status was superseded).
+    """
+    current = conversation.get("pending_plan")
+    if isinstance(current, dict) and current.get("id") == pending_id:
+        return current
+    for turn in conversation.get("transcript", []):
+        plan = turn.get("change_plan") if isinstance(turn, dict) else None
+        if isinstance(plan, dict) and plan.get("pending_id") == pending_id:
+            return {
+                "id": pending_id,
+                "plan": {k: v for k, v in plan.items() if k != "pending_id"},
+                "conversation_id": conversation.get("id"),
+                "model_id": turn.get("model", ""),
+                "status": turn.get("plan_status", "superseded"),
+            }
+    return None
+
+
+def store_in(conversation: dict[str, Any], pending: PendingPlan) -> None:
+    """Record ``pending`` and its status in a conversation, in place.
+
+    The transcript turn that proposed it gets ``plan_status``; the record itself becomes
+    ``pending_plan`` unless a later plan already holds that place.
+    """
+    for turn in conversation.get("transcript", []):
+        plan = turn.get("change_plan") if isinstance(turn, dict) else None
+        if isinstance(plan, dict) and plan.get("pending_id") == pending.id:
+            turn["plan_status"] = pending.status
+    current = conversation.get("pending_plan")
+    if not isinstance(current, dict) or current.get("id") == pending.id or _newer(pending):
+        conversation["pending_plan"] = pending.to_dict()
+
+
+def _newer(pending: PendingPlan) -> bool:
+    """Whether ``pending`` was just proposed (a newly proposed plan takes ``pending_plan``)."""
+    return pending.status == "pending"

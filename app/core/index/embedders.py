@@ -39,6 +39,8 @@ BATCH_SIZE = 32
 """Texts per forward pass: large enough to amortise, small enough for two shared cores."""
 
 BUNDLED_MODEL_ID = "all-MiniLM-L6-v2"
+BUNDLED_LANGUAGES: tuple[str, ...] = ("lg-eng",)
+"""all-MiniLM-L6-v2 was trained on English text only."""
 MODEL_ENV = "ARXIU_EMBEDDING_MODEL"
 BACKEND_ENV = "ARXIU_EMBEDDING_BACKEND"
 
@@ -119,6 +121,9 @@ class SentenceTransformerEmbedder:
             (needs onnxruntime and optimum).
         batch_size: texts per forward pass.
         threads: torch intra-op threads (default: at most 2).
+        languages: the Dédalo codes of the languages the model understands, ``None`` for any
+            (default: English for the bundled model, any for another folder); a query in
+            another language gives BM25 more weight in hybrid search.
     """
 
     def __init__(
@@ -128,6 +133,7 @@ class SentenceTransformerEmbedder:
         backend: str = "torch",
         batch_size: int = BATCH_SIZE,
         threads: int | None = None,
+        languages: tuple[str, ...] | None = None,
     ) -> None:
         self.path = Path(path) if path else bundled_model_path()
         self.backend = backend
@@ -137,6 +143,7 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()
         name = BUNDLED_MODEL_ID if path is None else self.path.name
         self._model_id = name if backend == "torch" else f"{name}+{backend}"
+        self.languages = languages if languages or path else BUNDLED_LANGUAGES
 
     @property
     def model_id(self) -> str:

@@ -63,5 +63,11 @@ class Searcher(Protocol):
         mode: SearchMode = "hybrid",
         filter: SearchFilter | None = None,
     ) -> list[SearchHit]:
-        """The ``k`` best chunks for ``query`` under ``filter``."""
+        """The ``k`` best chunks for ``query`` under ``filter``.
+
+        The query's language is guessed from its words, and chunks and records written in it
+        rank first. :meth:`app.core.index.Index.search` also takes ``group_by_record`` (one
+        hit per record) and ``lang`` (the language given rather than guessed); they are kept
+        out of this protocol so that the simple implementations stay valid.
+        """
         ...

@@ -13,8 +13,13 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from app.core.index.language import FUNCTION_WORDS
+
 LABEL_WEIGHT = 2.0
 TEXT_WEIGHT = 1.0
+STEM_CHARS = 6
+EXACT_LANGUAGES = frozenset({"lg-eng"})
+"""Languages whose long words are matched exactly (no truncation stems)."""
 
 STOPWORDS = frozenset(
     (
@@ -119,27 +124,58 @@ class SqlFilter:
         return sql, args
 
 
-def terms(query: str) -> list[str]:
-    """The query's searchable words: lower-cased, deduplicated, function words dropped."""
-    words = [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS]
+def terms(query: str, lang: str | None = None) -> list[str]:
+    """The query's searchable words: lower-cased, deduplicated, function words dropped.
+
+    With ``lang`` (a Dédalo code), that language's function words are dropped too.
+    """
+    drop = STOPWORDS | FUNCTION_WORDS.get(lang or "", frozenset())
+    words = [w for w in _WORD.findall(query.lower()) if w not in drop]
     if not words:
         words = _WORD.findall(query.lower())
     return list(dict.fromkeys(words))
 
 
-def match_expression(words: list[str], operator: str) -> str:
-    """An FTS5 MATCH expression joining quoted words with ``AND`` or ``OR``."""
-    return f" {operator} ".join('"' + w.replace('"', '""') + '"' for w in words)
+def stem(word: str) -> str | None:
+    """The truncation stem of a long word (``desallotjats`` → ``desallo``), else ``None``."""
+    return word[:STEM_CHARS] if len(word) > STEM_CHARS else None
+
+
+def match_expression(words: list[str], operator: str, *, stems: bool = False) -> str:
+    """An FTS5 MATCH expression joining quoted words with ``AND`` or ``OR``.
+
+    With ``stems`` (``OR`` only), each long word also matches any word sharing its first
+    :data:`STEM_CHARS` letters, so an exact match counts twice and an inflected one once.
+    """
+    quoted = ['"' + w.replace('"', '""') + '"' for w in words]
+    if stems:
+        quoted += [f'"{s}"*' for w in words if (s := stem(w)) and '"' not in s]
+    return f" {operator} ".join(quoted)
 
 
 def search(
-    conn: sqlite3.Connection, query: str, k: int, where: SqlFilter | None = None
+    conn: sqlite3.Connection,
+    query: str,
+    k: int,
+    where: SqlFilter | None = None,
+    lang: str | None = None,
 ) -> list[tuple[int, float]]:
-    """The ``k`` best ``(chunk_id, bm25)`` for ``query`` (positive scores, higher is better)."""
-    words = terms(query)
+    """The ``k`` best ``(chunk_id, bm25)`` for ``query`` (positive scores, higher is better).
+
+    Args:
+        conn: a connection to the archive.
+        query: the query text.
+        k: how many chunks.
+        where: restrictions on the chunks.
+        lang: the query's language, when known: its function words are dropped and long
+            words also match by truncation stem (Catalan, Spanish and the other Romance
+            languages inflect too much for exact words alone).
+    """
+    words = terms(query, lang)
     if not words:
         return []
-    return _run(conn, match_expression(words, "OR"), k, where)
+    stems = lang is not None and lang not in EXACT_LANGUAGES
+    return _run(conn, match_expression(words, "OR", stems=stems), k, where)
 
 
 def _run(

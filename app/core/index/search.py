@@ -15,7 +15,7 @@ from collections.abc import Callable
 from app.core.archive.database import Database
 from app.core.archive.model import RecordKey
 from app.core.errors import IndexError_
-from app.core.index import fusion, lexical
+from app.core.index import fusion, language, lexical, ranking
 from app.core.index.dense import DenseMatrix, Mask
 from app.core.index.embedders import Embedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
@@ -44,8 +44,13 @@ class SearchEngine:
         mode: SearchMode = "hybrid",
         filter: SearchFilter | None = None,
         group_by_record: bool = False,
+        lang: str | None = None,
     ) -> list[SearchHit]:
-        """The ``k`` best chunks (or records, with ``group_by_record``) for ``query``."""
+        """The ``k`` best chunks (or records, with ``group_by_record``) for ``query``.
+
+        ``lang`` is the query's language as a Dédalo code (``lg-cat``…); by default it is
+        guessed from the query, and ``"lg-nolan"`` ranks without any language preference.
+        """
         if mode not in MODES:
             raise IndexError_(
                 "index.bad_mode",
@@ -56,13 +61,33 @@ class SearchEngine:
         if not query.strip() or k <= 0:
             return []
         filter = filter or SearchFilter()
+        query_lang = language.detect(query) if lang is None else lang
+        query_lang = None if query_lang == language.NEUTRAL else query_lang
         depth = max(CANDIDATES, k * (20 if group_by_record else 4))
-        ranked = self._rank(query, depth, mode, filter)
+        ranked = self._rank(query, depth, mode, filter, query_lang)
         with self.db.reading() as conn:
-            return self._hits(conn, ranked, k, filter, group_by_record, query)
+            rows = read_chunks(conn, [cid for cid, _ in ranked])
+            blocked = (
+                _restricted(conn, {r.key for r in rows.values()})
+                if filter.exclude_restricted
+                else set()
+            )
+            rows = {cid: row for cid, row in rows.items() if row.key not in blocked}
+            originals = (
+                ranking.record_languages(conn, {r.key for r in rows.values()}) if query_lang else {}
+            )
+        ranked = ranking.prefer_language(ranked, rows, originals, query_lang)
+        if group_by_record:
+            ranked = ranking.by_record(ranked, rows)
+        return [_hit(rows[cid], score, query) for cid, score in ranked if cid in rows][:k]
 
     def _rank(
-        self, query: str, depth: int, mode: SearchMode, filter: SearchFilter
+        self,
+        query: str,
+        depth: int,
+        mode: SearchMode,
+        filter: SearchFilter,
+        query_lang: str | None,
     ) -> list[tuple[int, float]]:
         dense: list[tuple[int, float]] = []
         lex: list[tuple[int, float]] = []
@@ -77,12 +102,13 @@ class SearchEngine:
                     tuple((r.section_tipo, r.section_id) for r in filter.records),
                     filter.exclude_restricted,
                 )
-                lex = lexical.search(conn, query, depth, where)
+                lex = lexical.search(conn, query, depth, where, query_lang)
         if mode == "dense":
             return dense
         if mode == "lexical":
             return lex
-        return fusion.convex(dense, lex)
+        understood = getattr(self.embedder, "languages", None)
+        return fusion.convex(dense, lex, ranking.dense_weight(query_lang, understood))
 
     def _mask(self, conn: sqlite3.Connection, filter: SearchFilter) -> Mask | None:
         if not (filter.sections or filter.records or filter.exclude_restricted):
@@ -96,33 +122,6 @@ class SearchEngine:
             restricted = {codes[r[0]] for r in rows if r[0] in codes}
         chunk_ids = _record_chunks(conn, filter.records) if filter.records else None
         return matrix.mask(sections=sections, restricted_sections=restricted, chunk_ids=chunk_ids)
-
-    def _hits(
-        self,
-        conn: sqlite3.Connection,
-        ranked: list[tuple[int, float]],
-        k: int,
-        filter: SearchFilter,
-        group_by_record: bool,
-        query: str,
-    ) -> list[SearchHit]:
-        rows = read_chunks(conn, [cid for cid, _ in ranked])
-        blocked = (
-            _restricted(conn, {r.key for r in rows.values()})
-            if filter.exclude_restricted
-            else set()
-        )
-        hits: list[SearchHit] = []
-        seen: set[RecordKey] = set()
-        for cid, score in ranked:
-            row = rows.get(cid)
-            if row is None or row.key in blocked or (group_by_record and row.key in seen):
-                continue
-            seen.add(row.key)
-            hits.append(_hit(row, score, query))
-            if len(hits) >= k:
-                break
-        return hits
 
 
 def _record_chunks(conn: sqlite3.Connection, records: tuple[RecordKey, ...]) -> list[int]:

@@ -76,10 +76,15 @@ class Index:
         mode: SearchMode = "hybrid",
         filter: SearchFilter | None = None,
         group_by_record: bool = False,
+        lang: str | None = None,
     ) -> list[SearchHit]:
-        """The ``k`` best chunks for ``query`` (one per record with ``group_by_record``)."""
+        """The ``k`` best chunks for ``query`` (one per record with ``group_by_record``).
+
+        ``lang`` is the query's language (``lg-cat``…, default: guessed from the query;
+        ``lg-nolan``: no language preference); see :mod:`app.core.index.ranking`.
+        """
         return self.engine.search(
-            query, k=k, mode=mode, filter=filter, group_by_record=group_by_record
+            query, k=k, mode=mode, filter=filter, group_by_record=group_by_record, lang=lang
         )
 
     def matrix(self) -> DenseMatrix:

@@ -228,3 +228,14 @@ def run_search(
             params,
         ).fetchall()
     return int(total[0]), [row_to_record(r) for r in rows]
+
+
+def matching_ids(conn: sqlite3.Connection, compiled: Compiled, limit: int) -> list[int]:
+    """The ids of the first ``limit`` matches, read on ``conn`` (e.g. inside a write)."""
+    prepare(conn)
+    where = " AND ".join(compiled.sql)
+    rows = conn.execute(
+        f"SELECT r0.section_id FROM records r0 WHERE {where} ORDER BY r0.section_id LIMIT :limit",
+        dict(compiled.params, limit=limit),
+    ).fetchall()
+    return [int(row[0]) for row in rows]

@@ -201,9 +201,11 @@ class ToolRegistry:
         Looks at ``section_tipo`` / ``target_section`` values, ``sections`` lists and filter
         ``path`` lists (sections at even positions: ``[section, field, section, field...]``),
         at any depth; ``{"ref": ...}`` objects (plan references) are skipped. With ``archive``,
-        section labels and paths are resolved (labels, relative paths, skipped target sections)
-        and a ``field`` that is a relation adds its target section; what does not resolve is
-        returned as written, so that a gate treating unknown sections as restricted fails closed.
+        section labels and paths are resolved (labels, relative paths, skipped target sections),
+        and a ``field`` (or each of ``fields``) named by tipo or label is resolved in the
+        section of the call or object it appears in: a relation adds its target section. What
+        does not resolve is returned as written, so that a gate treating unknown sections as
+        restricted fails closed.
         """
         collector = _SectionCollector(archive)
         collector.collect(args, None)
@@ -247,13 +249,24 @@ class _SectionCollector:
                 self.found.update(self.path([str(p) for p in item], context))
             elif key == "field" and isinstance(item, str):
                 self.found.update(self.field_target(item, context))
+            elif key == "fields" and isinstance(item, list):
+                for name in item:
+                    if isinstance(name, str):
+                        self.found.update(self.field_target(name, context))
             else:
                 self.collect(item, context)
 
     def field_target(self, name: str, context: str | None) -> set[str]:
-        """The target section of a relation field named in ``context`` (unresolved: the name)."""
-        if self.archive is None or context is None or not self.archive.has_section(context):
+        """The sections a field named by tipo or label in ``context`` leads to.
+
+        A relation's target section counts as named. Without a known ``context`` section every
+        field of the archive carrying that tipo or exact label counts (with its own section).
+        What does not resolve is returned as written, so that the gate fails closed.
+        """
+        if self.archive is None:
             return set()
+        if context is None or not self.archive.has_section(context):
+            return self.field_anywhere(name)
         from app.core.tools.resolve import resolve_field
 
         try:
@@ -261,6 +274,20 @@ class _SectionCollector:
         except ArxiuError:
             return {name}  # unresolvable: counts as named (fails closed)
         return {fld.target_section} if fld.target_section else set()
+
+    def field_anywhere(self, name: str) -> set[str]:
+        """Owner and target sections of every field named ``name`` (tipo or exact label)."""
+        assert self.archive is not None
+        from app.core.tools.resolve import fold
+
+        wanted = fold(name)
+        found: set[str] = set()
+        for fld in self.archive.fields():
+            if fld.tipo == name or wanted in {fold(v) for v in fld.labels.values() if v}:
+                found.add(fld.section_tipo)
+                if fld.target_section:
+                    found.add(fld.target_section)
+        return found or {name}
 
     def path(self, path: list[str], context: str | None) -> set[str]:
         """The sections a filter path passes through (relative paths start at ``context``)."""

@@ -15,7 +15,7 @@ from app.core.archive.media import add_media
 from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ToolError
 from app.core.tools.base import ToolContext, ToolResult
-from app.core.tools.query import Filter, compile_filters, run_search
+from app.core.tools.matching import find_or_create
 from app.core.tools.registry import tool
 from app.core.tools.write_checks import (
     CHECKS,
@@ -249,16 +249,6 @@ async def dedalo_portal_unlink(
     return _done(key, False, field=field_tipo, unlinked=len(kept) != len(items), target=locator)
 
 
-def find_matches(archive: Archive, section_tipo: str, match: dict[str, Any]) -> list[RecordKey]:
-    """Records of ``section_tipo`` whose fields equal every ``match`` value (case/accents aside)."""
-    filters: list[Filter] = [
-        {"field": tipo, "op": "equals", "value": v} for tipo, v in match.items()
-    ]
-    compiled = compile_filters(archive, section_tipo, filters, exclude_restricted=False)
-    _, records = run_search(archive, compiled, limit=10, offset=0)
-    return [r.key for r in records]
-
-
 @tool("write", "Find or create in {section_tipo}: {match}")
 async def dedalo_find_or_create(
     ctx: ToolContext,
@@ -280,12 +270,9 @@ async def dedalo_find_or_create(
         ctx.archive, {"section_tipo": section_tipo, "match": match, "set": set}, ctx.lang
     )
     tipo = args["section_tipo"]
-    found = find_matches(ctx.archive, tipo, args["match"])
-    if found:
-        return _done(found[0], False, matched=len(found))
     items = _items_of(ctx, tipo, {**args["set"], **args["match"]})
-    key = ctx.archive.create_record(tipo, items, audit=ctx.audit)
-    return _done(key, True, matched=0)
+    key, created, matched = find_or_create(ctx.archive, tipo, args["match"], items, ctx.audit)
+    return _done(key, created, matched=matched)
 
 
 @tool("write", "Attach {path} to {field} of {section_tipo}/{section_id}")

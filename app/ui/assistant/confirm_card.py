@@ -112,6 +112,7 @@ class ConfirmCardWidget(QFrame):
         self.state = "pending"
         title = QLabel(self.tr("Proposed changes — nothing is written until you apply"), self)
         title.setObjectName("cardTitle")
+        title.setWordWrap(True)
         summary = QLabel(str(plan.get("summary", "")), self)
         summary.setWordWrap(True)
         self.rows = [OpRowWidget(archive, op, lang, self) for op in plan.get("ops", [])]

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.core.agent.events import ErrorEvent
 from app.core.archive import Archive
+from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.assistant.confirm_card import ConfirmCardWidget
 from app.ui.assistant.turn_widgets import (
-    AnswerWidget,
     ErrorBanner,
     NoticeLabel,
     ThinkingWidget,
@@ -43,6 +43,18 @@ class ConversationView(QScrollArea):
         self.column.setContentsMargins(12, 12, 12, 12)
         self.column.setSpacing(8)
         self.column.addStretch(1)
+        self.placeholder = QLabel(
+            self.tr(
+                "Ask about the archive. Answers cite their records — click a citation to open "
+                "it. With the local model nothing leaves this computer; in write mode every "
+                "change waits for your Apply."
+            ),
+            self.body,
+        )
+        self.placeholder.setObjectName("placeholder")
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.column.insertWidget(0, self.placeholder)
         self.setWidget(self.body)
         self.answer: AnswerWidget | None = None
         self.thinking: ThinkingWidget | None = None
@@ -57,23 +69,25 @@ class ConversationView(QScrollArea):
     # -- building ----------------------------------------------------------------------------
     def add(self, widget: QWidget) -> QWidget:
         """Append a widget to the conversation and scroll to it."""
+        self.placeholder.hide()
         self.column.insertWidget(self.column.count() - 1, widget)
         self._scroll_timer.start()
         return widget
 
     def clear(self) -> None:
         """Remove everything."""
-        while self.column.count() > 1:
-            item = self.column.takeAt(0)
+        while self.column.count() > 2:
+            item = self.column.takeAt(1)
             widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
+        self.placeholder.show()
         self.end_turn()
         self.cards.clear()
 
     def end_turn(self) -> None:
         """The run ended: the next text starts a new answer."""
-        self.answer = None
+        self._close_answer()
         self.thinking = None
         self.tool_lines.clear()
 
@@ -122,7 +136,7 @@ class ConversationView(QScrollArea):
         """A tool call line."""
         line = ToolLineWidget(call_id, name, summary, self.body)
         self.tool_lines[call_id] = line
-        self.answer = None  # text after a tool call is a new block
+        self._close_answer()  # text after a tool call is a new block
         self.add(line)
         return line
 
@@ -160,12 +174,17 @@ class ConversationView(QScrollArea):
     def widgets(self) -> list[QWidget]:
         """Everything shown, in order."""
         out = []
-        for number in range(self.column.count() - 1):
+        for number in range(1, self.column.count() - 1):
             item = self.column.itemAt(number)
             widget = item.widget() if item is not None else None
             if widget is not None:
                 out.append(widget)
         return out
+
+    def _close_answer(self) -> None:
+        if self.answer is not None:
+            self.answer.finish()
+        self.answer = None
 
     def _on_range(self, _low: int, high: int) -> None:
         self.verticalScrollBar().setValue(high)

@@ -79,15 +79,19 @@ class AssistantPanel(QWidget):
 
     def _layout(self) -> None:
         head = QHBoxLayout()
-        head.setContentsMargins(10, 6, 10, 6)
+        head.setContentsMargins(10, 6, 10, 2)
         head.addWidget(self.picker, 1)
-        head.addWidget(self.mode)
-        head.addWidget(self.new_button)
-        head.addWidget(self.list_button)
+        tools = QHBoxLayout()
+        tools.setContentsMargins(10, 2, 10, 6)
+        tools.addWidget(self.mode)
+        tools.addStretch(1)
+        tools.addWidget(self.new_button)
+        tools.addWidget(self.list_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(head)
+        layout.addLayout(tools)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.composer)
 

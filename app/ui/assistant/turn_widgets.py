@@ -1,29 +1,19 @@
-"""The pieces of a conversation: user turns, answers, thinking, tool lines, error banners."""
+"""The pieces of a conversation: user turns, thinking, tool lines, error banners (and answers)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSizeF, Qt, QUrl, Signal, SignalInstance
-from PySide6.QtGui import QResizeEvent, QTextDocument
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSizePolicy,
-    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.agent.events import ErrorEvent
-from app.ui.assistant.citations import linkify
-from app.ui.browser.record_html import parse_record_link
-
-MARKDOWN = (
-    QTextDocument.MarkdownFeature.MarkdownDialectGitHub
-    | QTextDocument.MarkdownFeature.MarkdownNoHTML
-)
 
 
 class UserTurnWidget(QFrame):
@@ -42,58 +32,6 @@ class UserTurnWidget(QFrame):
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.label)
-
-
-class AnswerWidget(QTextBrowser):
-    """The answer as Markdown, growing as text streams in; citations open records.
-
-    Signals:
-        record_requested: (key, timecode or "") a citation was clicked.
-    """
-
-    record_requested = Signal(object, str)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("answer")
-        self._markdown = ""
-        self.setOpenLinks(False)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.viewport().setAutoFillBackground(False)
-        self.anchorClicked.connect(self._on_anchor)
-        self.document().documentLayout().documentSizeChanged.connect(self._fit)
-        self.setFixedHeight(24)
-
-    @property
-    def markdown(self) -> str:
-        """The answer text so far."""
-        return self._markdown
-
-    def append_text(self, text: str) -> None:
-        """Add streamed text and re-render."""
-        self.set_text(self._markdown + text)
-
-    def set_text(self, text: str) -> None:
-        """Replace the whole answer."""
-        self._markdown = text
-        self.document().setMarkdown(linkify(text), MARKDOWN)
-
-    def _fit(self, size: QSizeF) -> None:
-        self.setFixedHeight(int(size.height()) + 6)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        """Re-wrap at the new width and fit the height."""
-        super().resizeEvent(event)
-        self.document().setTextWidth(self.viewport().width())
-        self._fit(self.document().size())
-
-    def _on_anchor(self, url: QUrl) -> None:
-        target = parse_record_link(url.toString())
-        if target is not None:
-            self.record_requested.emit(target[0], target[1] or "")
 
 
 class ThinkingWidget(QWidget):

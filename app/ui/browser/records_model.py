@@ -125,26 +125,27 @@ class RecordsTableModel(QAbstractTableModel):
         return self._fields[section - 1].label(self._lang)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        """A cell's text; the full key as tooltip."""
+        """A cell's text; the full text (and the key) as tooltip, since cells are elided."""
         record = self.record_at(index.row()) if index.isValid() else None
         if record is None:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cell(record, index.column())
         if role == Qt.ItemDataRole.ToolTipRole:
-            return str(record.key)
+            full = self._cell(record, index.column(), limit=600) if index.column() else ""
+            return f"{full}\n{record.key}" if full else str(record.key)
         if role == Qt.ItemDataRole.TextAlignmentRole and index.column() == 0:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
-    def _cell(self, record: Record, column: int) -> str:
+    def _cell(self, record: Record, column: int, limit: int = 120) -> str:
         if column == 0:
             return str(record.section_id)
         field = self._fields[column - 1]
         if field.kind == "relation":
             return ", ".join(self._label(key) for key in locators(record.items(field.tipo)))
         text = record.text(field.tipo, self._lang) or ""
-        return text if len(text) <= 120 else text[:119] + "…"
+        return text if len(text) <= limit else text[: limit - 1] + "…"
 
     def _label(self, key: RecordKey) -> str:
         if key not in self._labels:

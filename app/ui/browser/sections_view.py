@@ -63,6 +63,7 @@ class SectionDelegate(QStyledItemDelegate):
         right = rect.right() - count_width - 8
         if index.data(RESTRICTED_ROLE):
             right = self._paint_badge(painter, rect, right)
+            painter.setPen(opt.palette.color(role))  # the badge painted in white
         label_rect = QRect(rect.left(), rect.top(), max(right - rect.left(), 0), rect.height())
         label = metrics.elidedText(
             str(index.data()), Qt.TextElideMode.ElideRight, label_rect.width()

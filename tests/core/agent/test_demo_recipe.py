@@ -11,8 +11,8 @@ from app.core.archive import open_archive
 from app.core.archive.model import RecordKey
 from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.session import AssistantSession
+from app.core.tools.matching import find_matches
 from app.core.tools.registry import build_registry
-from app.core.tools.write import find_matches
 from tests.core.agent.conftest import collect, scripted_catalog
 from tests.core.agent.test_plans import ANNA_QUESTION
 

@@ -90,6 +90,41 @@ async def test_allowed_external_content_never_includes_restricted_records(
     assert SECRET not in sent
 
 
+async def test_a_filter_naming_a_relation_by_label_is_gated_on_the_call(
+    make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
+) -> None:
+    """A field label leading into the restricted section is refused before the tool runs."""
+    calls: list[tuple[str, dict[str, Any]]] = [
+        (
+            "dedalo_search_records",
+            {"section_tipo": "oh1", "filters": [{"field": "Witness", "value": "SECRET"}]},
+        ),
+        (
+            "dedalo_count_records",
+            {"section_tipo": "Oral histories", "filters": [{"field": "witness", "op": "exists"}]},
+        ),
+        ("dedalo_read_record", {"section_tipo": "oh1", "section_id": 3, "fields": ["Witness"]}),
+        (
+            "dedalo_search_records",
+            {"section_tipo": "oh1", "filters": [{"field": "Informant", "op": "exists"}]},
+        ),
+    ]
+    results = await run_calls(make_session, models["cloud"], calls, external_content=True)
+    assert [(r.ok, r.code) for r in results] == [
+        (False, "mcp.egress_restricted"),
+        (False, "mcp.egress_restricted"),
+        (False, "mcp.egress_restricted"),
+        (True, None),
+    ]
+    sent = sent_text(models["cloud"])
+    assert "rsc300" in sent  # the refusal names the restricted section
+    assert SECRET + " witness" not in sent
+    gate = EgressGate(oh_archive, "local")
+    registry = make_session().registry
+    label_call = {"section_tipo": "oh1", "filters": [{"field": "Witness", "op": "exists"}]}
+    assert gate.check_call(registry.get("dedalo_count_records"), label_call, registry) is None
+
+
 async def test_the_gate_refuses_what_it_cannot_classify(
     oh_archive: Archive, registry: ToolRegistry
 ) -> None:

@@ -20,13 +20,14 @@ from app.core.agent.events import (
 from app.core.agent.grounding import NOTHING_FOUND
 from app.core.agent.prompts import GROUNDED_ASK
 from app.core.archive import Archive
-from app.core.errors import ModelError
+from app.core.errors import ArchiveError, ModelError
 from app.core.models.base import Message, Usage
 from app.core.models.catalog import Catalog
 from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.session import AssistantSession
 from app.core.tools.registry import ToolRegistry
 from tests.core.agent.conftest import RecordingSearcher, SessionFactory, collect, kinds
+from tests.core.agent.test_plans import ANNA_OPS
 
 
 async def test_tool_turn_then_answer_streams_every_event_in_order(
@@ -262,3 +263,38 @@ async def test_an_offered_effort_reaches_the_model(
     await collect(await (make_session()).chat({"question": "hi", "effort": effort}))
     assert models["local"].calls[0].options.effort == (None if effort == "default" else effort)
     await asyncio.sleep(0)
+
+
+async def test_a_silent_change_plan_streams_its_summary_so_the_answer_is_the_text_frames(
+    make_session: SessionFactory, models: dict[str, ScriptedModel]
+) -> None:
+    proposal = {"summary": "Anna as informant", "ops": ANNA_OPS}
+    models["local"].extend(Turn(tool_calls=(call("propose_change_plan", proposal),)))
+    request = {"question": "add Anna", "mode": "write"}
+    events = await collect(await (make_session()).chat(request))
+    assert kinds(events) == ["start", "iteration", "text", "final"]
+    final = events[-1]
+    assert isinstance(final, FinalEvent) and final.stop == "change_plan"
+    streamed = "".join(e.delta for e in events if isinstance(e, TextEvent))
+    assert final.answer == streamed == "Anna as informant"
+    assert final.history[-1] == {"role": "assistant", "text": "Anna as informant"}
+
+
+async def test_a_failure_to_save_the_turn_still_ends_the_stream_with_an_error_frame(
+    make_session: SessionFactory,
+    models: dict[str, ScriptedModel],
+    oh_archive: Archive,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = make_session()
+    cid = session.new_conversation()["id"]
+
+    def full(conversation: dict[str, Any]) -> None:
+        raise ArchiveError("archive.disk_full", "The disk is full.", hint="Free some space.")
+
+    monkeypatch.setattr(oh_archive, "save_conversation", full)
+    models["local"].extend(Turn(text="Hello."))
+    events = await collect(await session.chat({"question": "hi"}, conversation_id=cid))
+    assert kinds(events) == ["start", "iteration", "text", "error"]
+    error = events[-1]
+    assert isinstance(error, ErrorEvent) and error.code == "archive.disk_full"

@@ -16,8 +16,8 @@ from app.core.archive import Archive
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError
 from app.core.models.scripted import ScriptedModel, Turn, call
+from app.core.tools.matching import find_matches
 from app.core.tools.registry import ToolRegistry
-from app.core.tools.write import find_matches
 from tests.core.agent.conftest import SessionFactory, collect
 
 ANNA_OPS: list[dict[str, Any]] = [

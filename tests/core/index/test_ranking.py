@@ -53,12 +53,6 @@ def _cases() -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="all-MiniLM-L6-v2 is English-only: Catalan and Spanish queries, and the English "
-    "summaries that every interview carries, put other-language interviews in the top 5 "
-    "(see the report of issue 3); a multilingual model is expected to fix this",
-)
 @pytest.mark.parametrize(("lang", "text", "relevant"), _cases())
 def test_displacement_queries_rank_their_interviews_first(
     demo_index: Index, lang: str, text: str, relevant: str

@@ -274,3 +274,17 @@ def test_sections_named_with_the_archive_resolves_relative_paths_and_fields(
     unknown = {"section_tipo": "oh1", "filters": [{"field": "Nothing like it"}]}
     named = registry.sections_named("dedalo_count_records", unknown, archive=oral)
     assert named == {"oh1", "Nothing like it"}
+
+
+def test_sections_named_resolves_field_lists_and_fields_without_a_section(
+    registry: ToolRegistry, oral: Archive
+) -> None:
+    read = {"section_tipo": "oh1", "section_id": 2, "fields": ["Title", "Closed part"]}
+    assert registry.sections_named("dedalo_read_record", read, archive=oral) == {"oh1", "oh99"}
+    odd = {"section_tipo": "oh1", "section_id": 2, "fields": ["Closed"]}  # partial: no guess
+    assert registry.sections_named("dedalo_read_record", odd, archive=oral) == {"oh1", "Closed"}
+    loose = {"filters": [{"field": "closed part", "op": "exists"}]}  # no section to resolve in
+    assert registry.sections_named("dedalo_count_records", loose, archive=oral) == {"oh1", "oh99"}
+    assert registry.sections_named("dedalo_count_records", {"field": "Nope"}, archive=oral) == {
+        "Nope"
+    }

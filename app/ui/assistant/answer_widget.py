@@ -1,0 +1,124 @@
+"""The streamed answer: Markdown rendered paragraph by paragraph, so each repaint costs the same.
+
+Re-rendering the whole answer as Markdown on every coalesced flush costs time in proportion to
+the answer's length and stalls the GUI thread as the answer grows. Instead, while text streams
+in, each *finished* paragraph (text before a blank line outside a code fence) is rendered as
+Markdown once and appended to the document, and only the open paragraph is replaced, as plain
+text, on each flush. When the answer block ends, the whole text is rendered once, so the final
+look is exactly the Markdown renderer's.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSizeF, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QResizeEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
+
+from app.ui.assistant.citations import linkify
+from app.ui.browser.record_html import parse_record_link
+
+MARKDOWN = (
+    QTextDocument.MarkdownFeature.MarkdownDialectGitHub
+    | QTextDocument.MarkdownFeature.MarkdownNoHTML
+)
+FENCE = "```"
+
+
+def stable_end(markdown: str, start: int) -> int:
+    """Where the finished paragraphs of ``markdown`` end (at or after ``start``).
+
+    A paragraph is finished at a blank line that is not inside a fenced code block; the text
+    after the last such break is still open and may change its meaning (a list, a fence).
+    """
+    end = markdown.rfind("\n\n", start)
+    while end >= start:
+        cut = end + 2
+        if markdown.count(FENCE, 0, cut) % 2 == 0:
+            return cut
+        end = markdown.rfind("\n\n", start, end)
+    return start
+
+
+class AnswerWidget(QTextBrowser):
+    """The answer as Markdown, growing as text streams in; citations open records.
+
+    Signals:
+        record_requested: (key, timecode or "") a citation was clicked.
+    """
+
+    record_requested = Signal(object, str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("answer")
+        self._markdown = ""
+        self._stable = 0
+        """How much of ``_markdown`` is in the document as rendered Markdown."""
+        self._tail_at = 0
+        """The document position where the open (plain) paragraph starts."""
+        self.streaming = False
+        self.setOpenLinks(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.viewport().setAutoFillBackground(False)
+        self.anchorClicked.connect(self._on_anchor)
+        self.document().documentLayout().documentSizeChanged.connect(self._fit)
+        self.setFixedHeight(24)
+
+    @property
+    def markdown(self) -> str:
+        """The answer text so far."""
+        return self._markdown
+
+    def append_text(self, text: str) -> None:
+        """Add streamed text: render finished paragraphs once, replace the open one."""
+        self._markdown += text
+        self.streaming = True
+        cut = stable_end(self._markdown, self._stable)
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        cursor.setPosition(self._tail_at)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        if cut > self._stable:
+            cursor.insertMarkdown(linkify(self._markdown[self._stable : cut]), MARKDOWN)
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+            self._stable = cut
+            self._tail_at = cursor.position()
+        cursor.insertText(self._markdown[self._stable :], QTextCharFormat())
+        cursor.endEditBlock()
+
+    def finish(self) -> None:
+        """The answer block ended: render the whole text as Markdown once."""
+        if self.streaming:
+            self.set_text(self._markdown)
+
+    def set_text(self, text: str) -> None:
+        """Replace the whole answer (rendered at once)."""
+        self._markdown = text
+        self.streaming = False
+        self.document().setMarkdown(linkify(text), MARKDOWN)
+        self._stable = len(text)
+        self._tail_at = max(0, self.document().characterCount() - 1)
+
+    def _fit(self, size: QSizeF) -> None:
+        self.setFixedHeight(int(size.height()) + 6)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Re-wrap at the new width and fit the height."""
+        super().resizeEvent(event)
+        self.document().setTextWidth(self.viewport().width())
+        self._fit(self.document().size())
+
+    def _on_anchor(self, url: QUrl) -> None:
+        target = parse_record_link(url.toString())
+        if target is not None:
+            self.record_requested.emit(target[0], target[1] or "")
