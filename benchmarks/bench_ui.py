@@ -150,6 +150,7 @@ def main() -> None:
     protect_singletons()
 
     app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)  # closing the window must not stop the loop here
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

@@ -241,8 +241,8 @@ class SettingsDialog(QDialog):
     def _apply_live(self) -> None:
         """Write mode and external content reach the running session without a restart."""
         session = self.services.session_now
-        current = getattr(session, "settings", None)
-        if current is not None and dataclasses.is_dataclass(current):
+        current: Any = getattr(session, "settings", None)
+        if dataclasses.is_dataclass(current) and not isinstance(current, type):
             session.settings = dataclasses.replace(
                 current,
                 write_allowed=self.write_mode.isChecked(),

@@ -4,6 +4,7 @@ scripted model, and the checks every UI test gets: no Qt warnings, no threads or
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -34,7 +35,7 @@ protect_singletons()  # PySide6 6.12 on Python 3.11 loses references to None/Tru
 PLATFORM_NOISE = frozenset({"This plugin does not support propagateSizeHints()"})
 """What the offscreen platform plugin itself warns on every top-level show (not our code)."""
 
-LOCAL = {
+LOCAL: dict[str, Any] = {
     "id": "local-test",
     "label": "Local test model",
     "provider": "scripted",
@@ -42,7 +43,7 @@ LOCAL = {
     "egress": "local",
     "default": True,
 }
-EXTERNAL = {
+EXTERNAL: dict[str, Any] = {
     "id": "cloud-test",
     "label": "Cloud test model",
     "provider": "scripted",
@@ -77,7 +78,8 @@ def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
 
 def run(loop: qasync.QEventLoop, coro: Awaitable[T], timeout: float = 20.0) -> T:
     """Run ``coro`` on the qasync loop (Qt events are processed meanwhile)."""
-    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+    result: T = loop.run_until_complete(asyncio.wait_for(coro, timeout))
+    return result
 
 
 async def until(condition: Callable[[], Any], timeout: float = 10.0) -> None:
@@ -215,8 +217,12 @@ class WindowFactory:
             run(self.loop, window.services.aclose())
             leftover = [t for t in window.findChildren(QTimer) if t.isActive()]
             window.deleteLater()
-            names = [(t.parent().metaObject().className(), t.objectName()) for t in leftover]
+            names = [(type(t.parent()).__name__, t.objectName()) for t in leftover]
             assert not leftover, f"timers left running: {names}"
+        self.loop.run_until_complete(asyncio.sleep(0))  # deliver the deferred deletes
+        # Collect this test's Qt wrapper cycles here, on the GUI thread: left to a later
+        # collection they may be freed on a worker thread (Qt warns about their timers).
+        gc.collect()
 
 
 @pytest.fixture

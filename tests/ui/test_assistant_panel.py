@@ -112,7 +112,8 @@ def test_apply_changes_the_archive_and_writes_audit_rows(make_window: Any) -> No
     window, card = propose(make_window)
     archive = make_window.archive
     assert [row.op["tool"] for row in card.rows] == ["dedalo_find_or_create", "dedalo_portal_link"]
-    assert "Anna Pujol" in card.rows[0].findChild(type(card.status), "opArgs").text()
+    args = card.rows[0].findChild(type(card.status), "opArgs")
+    assert args is not None and "Anna Pujol" in args.text()
     card.apply_button.click()
     run(make_window.loop, until(lambda: card.state != "pending" and not window.is_busy()))
     assert card.state == "applied"

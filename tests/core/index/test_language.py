@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.archive import RecordKey
-from app.core.index import Index
+from app.core.index import Index, ranking
 from app.core.index.language import detect
 from app.core.index.ranking import by_record, prefer_language
 from app.core.index.storage import ChunkRow
@@ -44,7 +44,8 @@ def test_chunks_and_records_of_the_query_language_move_up() -> None:
     assert prefer_language(ranked, rows, originals, None) == ranked
 
 
-def test_records_with_several_matching_chunks_rank_first() -> None:
+def test_records_with_several_matching_chunks_rank_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ranking, "CHUNK_WEIGHTS", (1.0, 0.5))
     rows = {1: _row(1, 1, "lg-eng"), 2: _row(2, 2, "lg-eng"), 3: _row(3, 2, "lg-eng")}
     grouped = by_record([(1, 1.0), (2, 0.9), (3, 0.8)], rows)
     assert [rows[c].key.section_id for c, _ in grouped] == [2, 1]
