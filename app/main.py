@@ -70,10 +70,8 @@ def run_app(args: argparse.Namespace) -> int:
     from app.ui import i18n
     from app.ui.app_settings import AppSettings
     from app.ui.crash import install_excepthook
-    from app.ui.qt_compat import protect_singletons
     from app.ui.style import apply_style
 
-    protect_singletons()  # before the first PySide6 call: see app.ui.qt_compat
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("Arxiu")

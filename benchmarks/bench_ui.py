@@ -145,10 +145,6 @@ def main() -> None:
     from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication
 
-    from app.ui.qt_compat import protect_singletons
-
-    protect_singletons()
-
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)  # closing the window must not stop the loop here

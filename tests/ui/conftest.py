@@ -26,11 +26,9 @@ from app.core.models.scripted import ScriptedModel, Turn
 from app.core.session import AssistantSession, AssistantSettings
 from app.ui.app_settings import AppSettings
 from app.ui.main_window import MainWindow
-from app.ui.qt_compat import protect_singletons
 from app.ui.services import Services
 
 T = TypeVar("T")
-protect_singletons()  # PySide6 6.12 on Python 3.11 loses references to None/True per call
 
 PLATFORM_NOISE = frozenset({"This plugin does not support propagateSizeHints()"})
 """What the offscreen platform plugin itself warns on every top-level show (not our code)."""
