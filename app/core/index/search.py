@@ -64,9 +64,9 @@ class SearchEngine:
         query_lang = language.detect(query) if lang is None else lang
         query_lang = None if query_lang == language.NEUTRAL else query_lang
         depth = max(CANDIDATES, k * (20 if group_by_record else 4))
-        ranked = self._rank(query, depth, mode, filter, query_lang)
+        dense, lex = self._retrieve(query, depth, mode, filter, query_lang)
         with self.db.reading() as conn:
-            rows = read_chunks(conn, [cid for cid, _ in ranked])
+            rows = read_chunks(conn, [cid for cid, _ in (*dense, *lex)])
             blocked = (
                 _restricted(conn, {r.key for r in rows.values()})
                 if filter.exclude_restricted
@@ -76,19 +76,21 @@ class SearchEngine:
             originals = (
                 ranking.record_languages(conn, {r.key for r in rows.values()}) if query_lang else {}
             )
-        ranked = ranking.prefer_language(ranked, rows, originals, query_lang)
+        ranked = ranking.prefer_language(
+            self._fuse(dense, lex, mode, query_lang), rows, originals, query_lang
+        )
         if group_by_record:
-            ranked = ranking.by_record(ranked, rows)
+            ranked = ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS)
         return [_hit(rows[cid], score, query) for cid, score in ranked if cid in rows][:k]
 
-    def _rank(
+    def _retrieve(
         self,
         query: str,
         depth: int,
         mode: SearchMode,
         filter: SearchFilter,
         query_lang: str | None,
-    ) -> list[tuple[int, float]]:
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         dense: list[tuple[int, float]] = []
         lex: list[tuple[int, float]] = []
         with self.db.reading() as conn:
@@ -103,6 +105,15 @@ class SearchEngine:
                     filter.exclude_restricted,
                 )
                 lex = lexical.search(conn, query, depth, where, query_lang)
+        return dense, lex
+
+    def _fuse(
+        self,
+        dense: list[tuple[int, float]],
+        lex: list[tuple[int, float]],
+        mode: SearchMode,
+        query_lang: str | None,
+    ) -> list[tuple[int, float]]:
         if mode == "dense":
             return dense
         if mode == "lexical":

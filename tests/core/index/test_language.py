@@ -44,12 +44,33 @@ def test_chunks_and_records_of_the_query_language_move_up() -> None:
     assert prefer_language(ranked, rows, originals, None) == ranked
 
 
-def test_records_with_several_matching_chunks_rank_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ranking, "CHUNK_WEIGHTS", (1.0, 0.5))
-    rows = {1: _row(1, 1, "lg-eng"), 2: _row(2, 2, "lg-eng"), 3: _row(3, 2, "lg-eng")}
-    grouped = by_record([(1, 1.0), (2, 0.9), (3, 0.8)], rows)
+def _passage(cid: int, sid: int, field: str, words: int) -> ChunkRow:
+    text = " ".join(["word"] * words)
+    return ChunkRow(cid, RecordKey("oh1", sid), field, "lg-eng", "", text, None, None)
+
+
+def test_records_whose_fields_agree_rank_first() -> None:
+    rows = {
+        1: _passage(1, 1, "oh25", 60),  # one passage that matches well
+        2: _passage(2, 2, "oh25", 60),  # a passage of record 2 ...
+        3: _passage(3, 2, "oh23", 60),  # ... and its summary agree
+    }
+    ranked = [(1, 1.0), (2, 0.9), (3, 0.8)]
+    assert by_record(ranked, rows) == [(1, 1.0), (2, 0.9)]  # default: the best chunk alone
+    grouped = by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS)
     assert [rows[c].key.section_id for c, _ in grouped] == [2, 1]
     assert grouped[0][0] == 2  # the record's best chunk is its hit
+
+
+def test_chunks_of_one_field_and_short_metadata_add_nothing() -> None:
+    rows = {
+        1: _passage(1, 1, "oh25", 60),
+        2: _passage(2, 2, "oh25", 60),
+        3: _passage(3, 2, "oh25", 60),  # the same field again: no agreement
+        4: _passage(4, 2, "oh32", 5),  # catalogue keywords: too short to agree
+    }
+    grouped = by_record([(1, 1.0), (2, 0.9), (3, 0.8), (4, 0.8)], rows, ranking.AGREEMENT_WEIGHTS)
+    assert grouped == [(1, 1.0), (2, 0.9)]
 
 
 def test_explicit_language_overrides_the_guess(index: Index) -> None:
