@@ -22,7 +22,7 @@ from typing import Any
 
 STRONG = 0.9
 """A record scoring at least this share of the best score makes its section a lead section."""
-RELEVANT = 0.7
+RELEVANT = 0.6
 """A record of a lead section scoring at least this share of the best score is cited."""
 MAX_SOURCES = 5
 

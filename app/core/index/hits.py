@@ -62,12 +62,13 @@ class Searcher(Protocol):
         k: int = 10,
         mode: SearchMode = "hybrid",
         filter: SearchFilter | None = None,
+        group_by_record: bool = False,
     ) -> list[SearchHit]:
-        """The ``k`` best chunks for ``query`` under ``filter``.
+        """The ``k`` best chunks for ``query`` under ``filter`` (one per record with
+        ``group_by_record``, each record ranked by how well its fields agree).
 
         The query's language is guessed from its words, and chunks and records written in it
-        rank first. :meth:`app.core.index.Index.search` also takes ``group_by_record`` (one
-        hit per record) and ``lang`` (the language given rather than guessed); they are kept
-        out of this protocol so that the simple implementations stay valid.
+        rank first. :meth:`app.core.index.Index.search` also takes ``lang`` (the language
+        given rather than guessed).
         """
         ...

@@ -81,7 +81,10 @@ class SearchEngine:
         )
         if group_by_record:
             ranked = ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS)
-        return [_hit(rows[cid], score, query) for cid, score in ranked if cid in rows][:k]
+        chosen = [(rows[cid], score) for cid, score in ranked if cid in rows][:k]
+        with self.db.reading() as conn:
+            labels = _labels(conn, {row.key for row, _ in chosen if not row.label}, query_lang)
+        return [_hit(row, score, query, labels.get(row.key)) for row, score in chosen]
 
     def _retrieve(
         self,
@@ -161,10 +164,27 @@ def _restricted(conn: sqlite3.Connection, keys: set[RecordKey]) -> set[RecordKey
     return blocked
 
 
-def _hit(row: ChunkRow, score: float, query: str) -> SearchHit:
+def _labels(
+    conn: sqlite3.Connection, keys: set[RecordKey], lang: str | None
+) -> dict[RecordKey, str]:
+    """A label for records whose hit chunk carries none (metadata chunks): another chunk's,
+    preferring the query's language."""
+    found: dict[RecordKey, str] = {}
+    for key in keys:
+        row = conn.execute(
+            "SELECT label FROM index_chunks WHERE section_tipo = ? AND section_id = ? "
+            "AND label != '' ORDER BY lang = ? DESC, lang = 'lg-eng' DESC, id LIMIT 1",
+            (key.section_tipo, key.section_id, lang or ""),
+        ).fetchone()
+        if row is not None:
+            found[key] = str(row[0])
+    return found
+
+
+def _hit(row: ChunkRow, score: float, query: str, label: str | None = None) -> SearchHit:
     return SearchHit(
         key=row.key,
-        label=row.label or str(row.key),
+        label=row.label or label or str(row.key),
         snippet=snippet(row.text, query),
         field_tipo=row.field_tipo,
         lang=row.lang,

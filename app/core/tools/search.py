@@ -40,7 +40,11 @@ def _keys(hits: list[SearchHit]) -> tuple[RecordKey, ...]:
 
 @tool("content", "Search by meaning: “{query}”", section_args=("sections",))
 async def dedalo_semantic_search(
-    ctx: ToolContext, query: str, k: int = 8, sections: list[str] | None = None
+    ctx: ToolContext,
+    query: str,
+    k: int = 8,
+    sections: list[str] | None = None,
+    per_record: bool = True,
 ) -> ToolResult:
     """Find the passages of records closest in meaning to a description, in any language.
 
@@ -52,13 +56,19 @@ async def dedalo_semantic_search(
         query: what to look for, in plain words.
         k: how many hits to return (1-50).
         sections: only search these sections (tipos or exact labels).
+        per_record: one hit per record, its best passage (false: every matching passage).
     """
     if ctx.searcher is None:
         raise _unavailable()
     tipos = tuple(resolve_section(ctx.archive, s, ctx.lang).tipo for s in sections or [])
     flt = SearchFilter(sections=tipos, exclude_restricted=ctx.exclude_restricted)
     hits = await asyncio.to_thread(
-        ctx.searcher.search, query, k=max(1, min(k, MAX_K)), mode="hybrid", filter=flt
+        ctx.searcher.search,
+        query,
+        k=max(1, min(k, MAX_K)),
+        mode="hybrid",
+        filter=flt,
+        group_by_record=per_record,
     )
     keys = _keys(hits)
     data = {"query": query, "hits": _hit_dicts(hits)}

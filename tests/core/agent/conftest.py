@@ -112,9 +112,12 @@ class RecordingSearcher:
         k: int = 10,
         mode: SearchMode = "hybrid",
         filter: SearchFilter | None = None,
+        group_by_record: bool = False,
     ) -> list[SearchHit]:
         self.queries.append((query, filter))
-        return self.index.search(query, k=k, mode=mode, filter=filter)
+        return self.index.search(
+            query, k=k, mode=mode, filter=filter, group_by_record=group_by_record
+        )
 
 
 def entry(model_id: str, egress: str = "local", **extra: Any) -> ModelEntry:

@@ -43,7 +43,11 @@ def test_weak_hits_of_other_sections_are_not_cited() -> None:
 
 def test_the_relative_cut_off_drops_records_far_below_the_best() -> None:
     best = 0.8
-    hits = [hit("oh1/1", best), hit("oh1/2", best * RELEVANT), hit("oh1/3", best * 0.69)]
+    hits = [
+        hit("oh1/1", best),
+        hit("oh1/2", best * RELEVANT),
+        hit("oh1/3", best * (RELEVANT - 0.01)),
+    ]
     assert keys(hits) == ["oh1/1", "oh1/2"]
 
 

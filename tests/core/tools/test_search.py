@@ -26,8 +26,11 @@ class FakeSearcher:
         k: int = 10,
         mode: SearchMode = "hybrid",
         filter: SearchFilter | None = None,
+        group_by_record: bool = False,
     ) -> list[SearchHit]:
-        self.calls.append({"query": query, "k": k, "mode": mode, "filter": filter})
+        self.calls.append(
+            {"query": query, "k": k, "mode": mode, "filter": filter, "per_record": group_by_record}
+        )
         return self.hits[:k]
 
 
