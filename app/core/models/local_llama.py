@@ -43,6 +43,9 @@ from app.core.models.gguf import available_memory_bytes, bundled_gguf, check_mem
 from app.core.models.transport import stop_requested
 
 SAMPLING_KEYS = ("top_k", "top_p", "min_p", "repeat_penalty", "presence_penalty")
+DEFAULT_SAMPLING = {"repeat_penalty": 1.15}
+"""Small models loop on a phrase without a repetition penalty (llama-cpp-python's
+``generate`` defaults to none); ``StreamOptions.extra`` overrides it."""
 REASONS: dict[str, StopReason] = {"stop": "end_turn", "length": "max_tokens"}
 HINTS = {
     "ai.context_overflow": "Start a new conversation or ask a shorter question.",
@@ -282,7 +285,8 @@ class LocalLlamaModel:
             "max_tokens": min(options.max_tokens, self.entry.max_tokens),
             "temperature": options.temperature,
             "grammar": tool_call_schema(offered) if mode == "tool" else None,
-            "sampling": {k: options.extra[k] for k in SAMPLING_KEYS if k in options.extra},
+            "sampling": DEFAULT_SAMPLING
+            | {k: options.extra[k] for k in SAMPLING_KEYS if k in options.extra},
         }
         return request, _Reply(mode, offered)
 

@@ -168,6 +168,20 @@ def _generate(
     conn.send(("stopped" if reason == "stopped" else "done", result))
 
 
+REPEAT_WINDOW = 600
+"""Characters of recent output kept to notice a degenerate loop."""
+
+
+def is_looping(text: str, times: int = 4) -> bool:
+    """Whether ``text`` ends with the same phrase (8–120 characters) repeated ``times`` times:
+    a small model stuck in a loop, which no sampling setting reliably prevents."""
+    for period in range(8, min(120, len(text) // times) + 1):
+        tail = text[-period:]
+        if text.endswith(tail * times):
+            return True
+    return False
+
+
 def _sample(
     llm: Any,
     conn: Any,
@@ -189,6 +203,7 @@ def _sample(
         **request.get("sampling", {}),
     )
     count, first, reason = 0, None, "length"
+    text = ""
     for token in generator:
         if stop.is_set():
             reason = "stopped"
@@ -201,6 +216,10 @@ def _sample(
         piece = decoder.decode(llm.detokenize([token]))
         if piece:
             conn.send(("text", piece))
+            text = (text + piece)[-REPEAT_WINDOW:]
+            if is_looping(text):
+                reason = "stop"
+                break
         if count >= max_tokens:
             break
     generator.close()
