@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import httpx
 
 from app.core.errors import ModelError
 from app.core.models.base import (
@@ -33,24 +30,13 @@ from app.core.models.base import (
     ToolSpec,
     Usage,
 )
-from app.core.models.catalog import ModelEntry
-from app.core.models.transport import (
-    SSEEvent,
-    Stopped,
-    ended_early,
-    raise_for_status,
-    retry_before_first_event,
-    sse_events,
-    timeout_for,
-    transport_error,
-    until_stopped,
-)
+from app.core.models.http_model import HttpChatModel
+from app.core.models.transport import SSEEvent
 
 PROVIDER = "Anthropic"
 API_VERSION = "2023-06-01"
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "max": 32000}
 STOP_REASONS: dict[str, StopReason] = {"tool_use": "tool_use", "max_tokens": "max_tokens"}
-KeySource = Callable[[], str | None]
 
 
 def messages_url(endpoint: str | None) -> str:
@@ -126,7 +112,7 @@ class EventReader:
     stop_reason: str | None = None
     complete: bool = False
 
-    def feed(self, sse: SSEEvent) -> list[ModelEvent]:
+    def read(self, sse: SSEEvent) -> list[ModelEvent]:
         """Events for one SSE event.
 
         Raises:
@@ -139,6 +125,14 @@ class EventReader:
             return []  # ping and future event types
         events: list[ModelEvent] = handler(data)
         return events
+
+    def at_end(self) -> bool:
+        """Whether ``message_stop`` arrived."""
+        return self.complete
+
+    def is_complete(self) -> bool:
+        """Whether the reply is complete (``message_stop`` arrived)."""
+        return self.complete
 
     def _on_error(self, data: dict[str, Any]) -> list[ModelEvent]:
         raise in_band_error(data.get("error") or {})
@@ -249,34 +243,18 @@ def in_band_error(error: dict[str, Any]) -> ModelError:
     )
 
 
-class AnthropicModel:
-    """A Claude model through the streaming Messages API.
+class AnthropicModel(HttpChatModel):
+    """A Claude model through the streaming Messages API (see :class:`HttpChatModel`)."""
 
-    Args:
-        entry: the catalog entry.
-        api_key: the key or a callable returning it (resolved on the first request).
-        client: an ``httpx.AsyncClient`` (tests inject a ``MockTransport``).
-        retry_delays: waits before each retry; retries happen only before the first event.
-    """
+    provider = PROVIDER
+    default_retry_delays = (1.0, 4.0)
 
-    def __init__(
-        self,
-        entry: ModelEntry,
-        *,
-        api_key: str | KeySource | None = None,
-        client: httpx.AsyncClient | None = None,
-        retry_delays: tuple[float, ...] = (1.0, 4.0),
-    ) -> None:
-        self.id = entry.id
-        self.supports_tools = entry.supports_tools
-        self.entry = entry
-        self._key = api_key
-        self._client = client
-        self._owns_client = client is None
-        self.retry_delays = retry_delays
+    def url(self) -> str:
+        """The Messages API URL of the entry's endpoint."""
+        return messages_url(self.entry.endpoint)
 
     def _headers(self) -> dict[str, str]:
-        key = self._key() if callable(self._key) else self._key
+        key = self._api_key()
         if not key:
             raise ModelError(
                 "ai.api_key_missing",
@@ -285,6 +263,9 @@ class AnthropicModel:
                 details={"model": self.id},
             )
         return {"x-api-key": key, "anthropic-version": API_VERSION, "accept": "text/event-stream"}
+
+    def _reader(self) -> EventReader:
+        return EventReader()
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
@@ -327,54 +308,3 @@ class AnthropicModel:
         if any(m.tool_calls for m in messages):
             return 0
         return THINKING_BUDGETS.get(options.effort, 0)
-
-    def _client_for_request(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=timeout_for(self.entry.timeout_s))
-        return self._client
-
-    async def stream(
-        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
-    ) -> AsyncIterator[ModelEvent]:
-        """Stream the reply; raises coded :class:`ModelError` values on failure."""
-        body = self.request_body(messages, tools, options)
-        try:
-            async for event in retry_before_first_event(
-                lambda: self._attempt(body, options), self.retry_delays
-            ):
-                yield event
-        except Stopped:
-            yield Stop("stopped")
-
-    async def _attempt(
-        self, body: dict[str, Any], options: StreamOptions
-    ) -> AsyncIterator[ModelEvent]:
-        client = self._client_for_request()
-        reader = EventReader()
-        request = client.build_request(
-            "POST", messages_url(self.entry.endpoint), json=body, headers=self._headers()
-        )
-        request.extensions["timeout"] = timeout_for(self.entry.timeout_s).as_dict()
-        try:
-            response = await client.send(request, stream=True)
-            try:
-                await raise_for_status(PROVIDER, response)
-                async for sse in until_stopped(sse_events(response.aiter_lines()), options):
-                    for event in reader.feed(sse):
-                        yield event
-                    if reader.complete:
-                        break
-            finally:
-                await response.aclose()
-        except httpx.HTTPError as error:
-            raise transport_error(PROVIDER, error, self.entry.timeout_s) from None
-        if not reader.complete:
-            raise ended_early(PROVIDER)
-        for event in reader.finish():
-            yield event
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model owns it."""
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
-            self._client = None

@@ -12,11 +12,8 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import httpx
 
 from app.core.errors import ModelError
 from app.core.models.base import (
@@ -34,20 +31,10 @@ from app.core.models.base import (
     ToolSpec,
     Usage,
 )
-from app.core.models.catalog import ModelEntry
-from app.core.models.transport import (
-    Stopped,
-    ended_early,
-    raise_for_status,
-    retry_before_first_event,
-    sse_events,
-    timeout_for,
-    transport_error,
-    until_stopped,
-)
+from app.core.models.http_model import HttpChatModel
+from app.core.models.transport import SSEEvent
 
 PROVIDER = "OpenAI-compatible"
-KeySource = Callable[[], str | None]
 
 
 def chat_url(endpoint: str) -> str:
@@ -141,6 +128,21 @@ class ChunkReader:
     usage: Usage | None = None
     done: bool = False
 
+    def read(self, sse: SSEEvent) -> list[ModelEvent]:
+        """Events for one server-sent event (``[DONE]`` ends the reply)."""
+        if sse.data.strip() == "[DONE]":
+            self.done = True
+            return []
+        return self.feed(sse.json())
+
+    def at_end(self) -> bool:
+        """Whether ``[DONE]`` arrived."""
+        return self.done
+
+    def is_complete(self) -> bool:
+        """Whether the reply ended properly (``[DONE]`` or a finish reason)."""
+        return self.done or self.finish_reason is not None
+
     def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
         """Events for one chunk.
 
@@ -229,47 +231,30 @@ def _stream_error(error: Any) -> ModelError:
     )
 
 
-class OpenAICompatibleModel:
+class OpenAICompatibleModel(HttpChatModel):
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    Args:
-        entry: the catalog entry (``endpoint`` required).
-        api_key: the key, or a callable returning it (resolved on the first request; ``None``:
-            no ``Authorization`` header, as local servers expect).
-        client: an ``httpx.AsyncClient`` to use (tests inject a ``MockTransport``); by default
-            the model owns one.
-        retry_delays: waits before each retry; retries happen only before the first event.
+    Takes the arguments of :class:`HttpChatModel`; ``entry.endpoint`` is required, and with no
+    ``api_key`` no ``Authorization`` header is sent, as local servers expect.
     """
 
-    def __init__(
-        self,
-        entry: ModelEntry,
-        *,
-        api_key: str | KeySource | None = None,
-        client: httpx.AsyncClient | None = None,
-        retry_delays: tuple[float, ...] = (0.5, 2.0),
-    ) -> None:
-        if not entry.endpoint:
-            raise ModelError("ai.model_catalog_invalid", f'Model "{entry.id}" has no endpoint.')
-        self.id = entry.id
-        self.supports_tools = entry.supports_tools
-        self.entry = entry
-        self._key = api_key
-        self._client = client
-        self._owns_client = client is None
-        self.retry_delays = retry_delays
+    provider = PROVIDER
+    default_retry_delays = (0.5, 2.0)
+    needs_endpoint = True
+
+    def url(self) -> str:
+        """The chat completions URL of the entry's endpoint."""
+        return chat_url(self.entry.endpoint or "")
 
     def _headers(self) -> dict[str, str]:
-        key = self._key() if callable(self._key) else self._key
+        key = self._api_key()
         headers = {"Accept": "text/event-stream"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _client_for_request(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=timeout_for(self.entry.timeout_s))
-        return self._client
+    def _reader(self) -> ChunkReader:
+        return ChunkReader()
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
@@ -300,51 +285,3 @@ class OpenAICompatibleModel:
             body["reasoning_effort"] = options.effort
         body.update(options.extra)
         return body
-
-    async def stream(
-        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
-    ) -> AsyncIterator[ModelEvent]:
-        """Stream the reply; raises coded :class:`ModelError` values on failure."""
-        body = self.request_body(messages, tools, options)
-        try:
-            async for event in retry_before_first_event(
-                lambda: self._attempt(body, options), self.retry_delays
-            ):
-                yield event
-        except Stopped:
-            yield Stop("stopped")
-
-    async def _attempt(
-        self, body: dict[str, Any], options: StreamOptions
-    ) -> AsyncIterator[ModelEvent]:
-        client = self._client_for_request()
-        reader = ChunkReader()
-        timeout = timeout_for(self.entry.timeout_s)
-        request = client.build_request(
-            "POST", chat_url(self.entry.endpoint or ""), json=body, headers=self._headers()
-        )
-        request.extensions["timeout"] = timeout.as_dict()
-        try:
-            response = await client.send(request, stream=True)
-            try:
-                await raise_for_status(PROVIDER, response)
-                async for sse in until_stopped(sse_events(response.aiter_lines()), options):
-                    if sse.data.strip() == "[DONE]":
-                        reader.done = True
-                        break
-                    for event in reader.feed(sse.json()):
-                        yield event
-            finally:
-                await response.aclose()
-        except httpx.HTTPError as error:
-            raise transport_error(PROVIDER, error, self.entry.timeout_s) from None
-        if not reader.done and reader.finish_reason is None:
-            raise ended_early(PROVIDER)
-        for event in reader.finish():
-            yield event
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model owns it."""
-        if self._client is not None and self._owns_client:
-            await self._client.aclose()
-            self._client = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Callable
@@ -283,3 +284,9 @@ async def test_request_body_and_headers(caplog: pytest.LogCaptureFixture) -> Non
 def test_chat_url_accepts_base_or_full_urls() -> None:
     assert chat_url("http://h/v1/") == "http://h/v1/chat/completions"
     assert chat_url("http://h/v1/chat/completions") == "http://h/v1/chat/completions"
+
+
+def test_an_entry_without_an_endpoint_is_a_catalog_error() -> None:
+    with pytest.raises(ModelError) as caught:
+        OpenAICompatibleModel(dataclasses.replace(ENTRY, endpoint=None))
+    assert caught.value.code == "ai.model_catalog_invalid"

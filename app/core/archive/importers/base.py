@@ -97,6 +97,8 @@ class Built:
 
 
 AfterFlush = Callable[[list[tuple[NewRecord, RecordKey]]], None]
+BuildFn = Callable[[dict[str, Any]], Built]
+"""``build(row)``: the record made from one row (raises ``BadRow`` for an unusable one)."""
 
 
 class ImportRun:
@@ -158,7 +160,7 @@ class ImportRun:
 def import_rows(
     run: ImportRun,
     path: Path,
-    build: Callable[[dict[str, Any]], Built],
+    build: BuildFn,
     *,
     progress: ProgressFn | None = None,
     offset: int = 0,
@@ -192,7 +194,29 @@ def import_rows(
         progress(offset + reader.last_line, max(total, offset + reader.last_line))
 
 
-def _build(row: dict[str, Any] | str, build: Callable[[dict[str, Any]], Built]) -> Built | str:
+def import_file(
+    archive: Archive,
+    summary: ImportSummary,
+    file: Path,
+    source: str,
+    build: BuildFn,
+    *,
+    progress: ProgressFn | None = None,
+    after_flush: AfterFlush | None = None,
+    offset: int = 0,
+    total: int | None = None,
+) -> ImportSummary:
+    """Import every usable row of ``file`` under ``source``, counting into ``summary``.
+
+    Returns:
+        ``summary``, for the importer to return.
+    """
+    run = ImportRun(archive, summary, source, after_flush=after_flush)
+    import_rows(run, file, build, progress=progress, offset=offset, total=total)
+    return summary
+
+
+def _build(row: dict[str, Any] | str, build: BuildFn) -> Built | str:
     if isinstance(row, str):
         return row
     try:
@@ -215,6 +239,17 @@ class Schema:
 def labels(en: str, ca: str, es: str) -> dict[str, str]:
     """Labels in English, Catalan and Spanish."""
     return {"lg-eng": en, "lg-cat": ca, "lg-spa": es}
+
+
+def schema_field(
+    section: str, tipo: str, names: tuple[str, str, str], kind: str = "text", **extra: Any
+) -> Field:
+    """A field of ``section`` labelled ``names`` (en, ca, es), placed by its tipo's number.
+
+    Importers bind their section: ``_f = functools.partial(schema_field, SECTION)``.
+    """
+    position = int(tipo[len(tipo.rstrip("0123456789")) :])
+    return Field(tipo, section, labels(*names), kind, position=position, **extra)
 
 
 def ensure_schema(archive: Archive, schema: Schema) -> None:

@@ -13,25 +13,26 @@ Fields: ``beir2`` title, ``beir3`` text (both ``lg-eng`` unless another language
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
     Built,
-    ImportRun,
     ImportSummary,
     ProgressFn,
     Schema,
     Values,
     ensure_schema,
     external_keys,
-    import_rows,
+    import_file,
     labels,
     put,
+    schema_field,
 )
 from app.core.archive.importers.reading import BadRow, dataset_file, opt_str, require_id
-from app.core.archive.model import Field, RecordKey, Section
+from app.core.archive.model import RecordKey, Section
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -42,8 +43,7 @@ FILE_NAMES = ("corpus.jsonl.gz", "corpus.jsonl")
 TEXT_FIELDS = ("beir2", "beir3")
 
 
-def _f(tipo: str, names: tuple[str, str, str], kind: str = "text", **extra: Any) -> Field:
-    return Field(tipo, SECTION, labels(*names), kind, position=int(tipo[4:]), **extra)
+_f = functools.partial(schema_field, SECTION)
 
 
 SCHEMA = Schema(
@@ -97,9 +97,8 @@ def import_beir(
     corpus = corpus_name(file)
     ensure_schema(archive, SCHEMA)
     summary = ImportSummary(kind="beir", path=str(file))
-    run = ImportRun(archive, summary, source_of(corpus))
-    import_rows(run, file, lambda row: build_document(row, corpus, lang), progress=progress)
-    return summary
+    build = functools.partial(build_document, corpus=corpus, lang=lang)
+    return import_file(archive, summary, file, source_of(corpus), build, progress=progress)
 
 
 def build_document(row: dict[str, Any], corpus: str, lang: str = "lg-eng") -> Built:

@@ -29,13 +29,13 @@ not define. Import nomisma first, or import IGCH again after it: the second run 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
     Built,
-    ImportRun,
     ImportSummary,
     ProgressFn,
     Schema,
@@ -43,9 +43,10 @@ from app.core.archive.importers.base import (
     ensure_schema,
     external_keys,
     geo,
-    import_rows,
+    import_file,
     labels,
     put,
+    schema_field,
 )
 from app.core.archive.importers.nomisma import SECTION as NOMISMA_SECTION
 from app.core.archive.importers.nomisma import SOURCE as NOMISMA_SOURCE
@@ -58,7 +59,7 @@ from app.core.archive.importers.reading import (
     require_id,
     str_list,
 )
-from app.core.archive.model import Field, RecordKey, Section
+from app.core.archive.model import RecordKey, Section
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -69,8 +70,7 @@ FILE_NAME = "hoards.jsonl.gz"
 URI_PREFIX = "http://coinhoards.org/id/"
 
 
-def _f(tipo: str, names: tuple[str, str, str], kind: str = "text", **extra: Any) -> Field:
-    return Field(tipo, SECTION, labels(*names), kind, position=int(tipo[4:]), **extra)
+_f = functools.partial(schema_field, SECTION)
 
 
 SCHEMA = Schema(
@@ -116,9 +116,8 @@ def import_igch(archive: Archive, path: Path, progress: ProgressFn | None = None
     ensure_schema(archive, SCHEMA)
     mints = external_keys(archive, NOMISMA_SOURCE)
     summary = ImportSummary(kind="igch", path=str(path))
-    run = ImportRun(archive, summary, SOURCE)
-    import_rows(run, path, lambda row: build_hoard(row, mints), progress=progress)
-    return summary
+    build = functools.partial(build_hoard, mints=mints)
+    return import_file(archive, summary, path, SOURCE, build, progress=progress)
 
 
 def build_hoard(row: dict[str, Any], mints: dict[str, RecordKey]) -> Built:

@@ -34,24 +34,25 @@ to a slug that is not in the file (16 in the 2026 snapshot) is counted as unreso
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
     Built,
-    ImportRun,
     ImportSummary,
     ProgressFn,
     Schema,
     Values,
     ensure_schema,
     geo,
-    import_rows,
+    import_file,
     labels,
     put,
     put_many,
     reserve_keys,
+    schema_field,
 )
 from app.core.archive.importers.languages import archive_lang
 from app.core.archive.importers.reading import (
@@ -65,7 +66,7 @@ from app.core.archive.importers.reading import (
     opt_str,
     require_id,
 )
-from app.core.archive.model import Field, RecordKey, Section
+from app.core.archive.model import RecordKey, Section
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -78,8 +79,7 @@ RELATION_FIELDS = {"part_of": "nomisma13", "broader": "nomisma14"}
 MATCH_FIELDS = {"exact_match": "nomisma18", "close_match": "nomisma19"}
 
 
-def _f(tipo: str, names: tuple[str, str, str], kind: str = "text", **extra: Any) -> Field:
-    return Field(tipo, SECTION, labels(*names), kind, position=int(tipo[7:]), **extra)
+_f = functools.partial(schema_field, SECTION)
 
 
 SCHEMA = Schema(
@@ -139,9 +139,8 @@ def import_nomisma(
     ensure_schema(archive, SCHEMA)
     keys = reserve_keys(archive, SOURCE, SECTION, _scan_ids(path))
     summary = ImportSummary(kind="nomisma", path=str(path))
-    run = ImportRun(archive, summary, SOURCE)
-    import_rows(run, path, lambda row: build_concept(row, keys), progress=progress)
-    return summary
+    build = functools.partial(build_concept, keys=keys)
+    return import_file(archive, summary, path, SOURCE, build, progress=progress)
 
 
 def concept_key(archive: Archive, slug: str) -> RecordKey | None:

@@ -31,21 +31,22 @@ split it at the page markers and cite the page.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
     Built,
-    ImportRun,
     ImportSummary,
     ProgressFn,
     Schema,
     Values,
     ensure_schema,
-    import_rows,
+    import_file,
     labels,
     put,
+    schema_field,
 )
 from app.core.archive.importers.reading import (
     BadRow,
@@ -56,7 +57,7 @@ from app.core.archive.importers.reading import (
     str_list,
 )
 from app.core.archive.media import add_media
-from app.core.archive.model import Field, RecordKey, Section
+from app.core.archive.model import RecordKey, Section
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -69,8 +70,7 @@ MEDIA_FIELD = "poilus13"
 LANG = "lg-fra"
 
 
-def _f(tipo: str, names: tuple[str, str, str], kind: str = "text", **extra: Any) -> Field:
-    return Field(tipo, SECTION, labels(*names), kind, position=int(tipo[6:]), **extra)
+_f = functools.partial(schema_field, SECTION)
 
 
 SCHEMA = Schema(
@@ -136,9 +136,8 @@ def import_poilus(
     summary = ImportSummary(kind="poilus", path=str(path))
     pages: dict[str, list[str]] = {}
     attach = _PageAttacher(archive, summary, path.parent / PAGES_DIR, pages)
-    run = ImportRun(archive, summary, SOURCE, after_flush=attach)
-    import_rows(run, path, lambda row: build_will(row, pages), progress=progress)
-    return summary
+    build = functools.partial(build_will, pages=pages)
+    return import_file(archive, summary, path, SOURCE, build, progress=progress, after_flush=attach)
 
 
 def page_marker(number: int) -> str:

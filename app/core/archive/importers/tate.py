@@ -22,24 +22,23 @@ places (the last term of each ``places > ...`` subject path), ``tate33`` foreign
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
     Built,
-    ImportRun,
     ImportSummary,
     ProgressFn,
     Schema,
     Values,
     ensure_schema,
     external_keys,
-    import_rows,
+    import_file,
     labels,
     put,
     put_many,
+    schema_field,
 )
 from app.core.archive.importers.reading import (
     BadRow,
@@ -52,7 +51,7 @@ from app.core.archive.importers.reading import (
     require_id,
     str_list,
 )
-from app.core.archive.model import Field, RecordKey, Section
+from app.core.archive.model import RecordKey, Section
 from app.core.errors import ImportFailed
 
 if TYPE_CHECKING:
@@ -64,10 +63,8 @@ ARTISTS_FILE, ARTWORKS_FILE = "artists.jsonl.gz", "artworks.jsonl.gz"
 CREDIT = "Metadata: Tate, CC0 (https://www.tate.org.uk/)."
 
 
-def _f(
-    tipo: str, section: str, names: tuple[str, str, str], kind: str = "text", **kw: Any
-) -> Field:
-    return Field(tipo, section, labels(*names), kind, position=int(tipo[4:]), **kw)
+_artist = functools.partial(schema_field, ARTISTS)
+_artwork = functools.partial(schema_field, ARTWORKS)
 
 
 SCHEMA = Schema(
@@ -86,44 +83,41 @@ SCHEMA = Schema(
         ),
     ),
     fields=(
-        _f("tate2", ARTISTS, ("Name", "Nom", "Nombre")),
-        _f("tate3", ARTISTS, ("Sort name", "Nom per ordenar", "Nombre para ordenar")),
-        _f("tate4", ARTISTS, ("Gender", "Gènere", "Género")),
-        _f("tate5", ARTISTS, ("Dates", "Dates", "Fechas")),
-        _f("tate6", ARTISTS, ("Birth year", "Any de naixement", "Año de nacimiento"), "number"),
-        _f("tate7", ARTISTS, ("Death year", "Any de mort", "Año de muerte"), "number"),
-        _f("tate8", ARTISTS, ("Birth place", "Lloc de naixement", "Lugar de nacimiento")),
-        _f("tate9", ARTISTS, ("Death place", "Lloc de mort", "Lugar de muerte")),
-        _f("tate10", ARTISTS, ("URL", "URL", "URL"), "iri"),
-        _f("tate21", ARTWORKS, ("Title", "Títol", "Título"), multilingual=True),
-        _f("tate22", ARTWORKS, ("Accession number", "Número de registre", "Número de registro")),
-        _f("tate23", ARTWORKS, ("Date", "Data", "Fecha")),
-        _f("tate24", ARTWORKS, ("Year", "Any", "Año"), "number"),
-        _f("tate25", ARTWORKS, ("Medium", "Tècnica", "Técnica"), multilingual=True),
-        _f("tate26", ARTWORKS, ("Dimensions", "Mides", "Medidas")),
-        _f("tate27", ARTWORKS, ("Credit line", "Procedència", "Procedencia"), multilingual=True),
-        _f(
+        _artist("tate2", ("Name", "Nom", "Nombre")),
+        _artist("tate3", ("Sort name", "Nom per ordenar", "Nombre para ordenar")),
+        _artist("tate4", ("Gender", "Gènere", "Género")),
+        _artist("tate5", ("Dates", "Dates", "Fechas")),
+        _artist("tate6", ("Birth year", "Any de naixement", "Año de nacimiento"), "number"),
+        _artist("tate7", ("Death year", "Any de mort", "Año de muerte"), "number"),
+        _artist("tate8", ("Birth place", "Lloc de naixement", "Lugar de nacimiento")),
+        _artist("tate9", ("Death place", "Lloc de mort", "Lugar de muerte")),
+        _artist("tate10", ("URL", "URL", "URL"), "iri"),
+        _artwork("tate21", ("Title", "Títol", "Título"), multilingual=True),
+        _artwork("tate22", ("Accession number", "Número de registre", "Número de registro")),
+        _artwork("tate23", ("Date", "Data", "Fecha")),
+        _artwork("tate24", ("Year", "Any", "Año"), "number"),
+        _artwork("tate25", ("Medium", "Tècnica", "Técnica"), multilingual=True),
+        _artwork("tate26", ("Dimensions", "Mides", "Medidas")),
+        _artwork("tate27", ("Credit line", "Procedència", "Procedencia"), multilingual=True),
+        _artwork(
             "tate28",
-            ARTWORKS,
             ("Acquisition year", "Any d'adquisició", "Año de adquisición"),
             "number",
         ),
-        _f(
+        _artwork(
             "tate29",
-            ARTWORKS,
             ("Contributors", "Autors", "Autores"),
             "relation",
             target_section=ARTISTS,
         ),
-        _f(
+        _artwork(
             "tate30",
-            ARTWORKS,
             ("Contributors not in the archive", "Autors absents", "Autores ausentes"),
         ),
-        _f("tate31", ARTWORKS, ("Subjects", "Temes", "Temas"), multilingual=True),
-        _f("tate32", ARTWORKS, ("Places", "Llocs", "Lugares"), multilingual=True),
-        _f("tate33", ARTWORKS, ("Foreign title", "Títol original", "Título original")),
-        _f("tate34", ARTWORKS, ("Inscription", "Inscripció", "Inscripción"), multilingual=True),
+        _artwork("tate31", ("Subjects", "Temes", "Temas"), multilingual=True),
+        _artwork("tate32", ("Places", "Llocs", "Lugares"), multilingual=True),
+        _artwork("tate33", ("Foreign title", "Títol original", "Título original")),
+        _artwork("tate34", ("Inscription", "Inscripció", "Inscripción"), multilingual=True),
     ),
 )
 
@@ -134,16 +128,16 @@ def import_tate(archive: Archive, path: Path, progress: ProgressFn | None = None
     ensure_schema(archive, SCHEMA)
     summary = ImportSummary(kind="tate", path=str(path))
     totals = [count_lines(f) for f in files]
-    offset = 0
+    offset, grand = 0, sum(totals)
     for file, total in zip(files, totals, strict=True):
         if file.name.startswith("artists"):
-            run = ImportRun(archive, summary, ARTISTS_SOURCE)
-            build: Callable[[dict[str, Any]], Built] = build_artist
+            source, build = ARTISTS_SOURCE, build_artist
         else:
-            run = ImportRun(archive, summary, ARTWORKS_SOURCE)
             artists = external_keys(archive, ARTISTS_SOURCE)
-            build = functools.partial(build_artwork, artists=artists)
-        import_rows(run, file, build, progress=progress, offset=offset, total=sum(totals))
+            source, build = ARTWORKS_SOURCE, functools.partial(build_artwork, artists=artists)
+        import_file(
+            archive, summary, file, source, build, progress=progress, offset=offset, total=grand
+        )
         offset += total
     return summary
 

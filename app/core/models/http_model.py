@@ -1,0 +1,158 @@
+"""The streaming plumbing every HTTP chat provider shares: one POST, SSE, retries, Stop, close.
+
+:class:`HttpChatModel` owns (or borrows) the ``httpx.AsyncClient``, sends the request with the
+entry's idle timeout, maps HTTP and transport failures to coded errors, retries only before the
+first event and turns a Stop into ``Stop("stopped")``. A provider subclass supplies what differs:
+the URL, the headers, the JSON body and a :class:`StreamReader` for its server-sent events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any, ClassVar, Protocol
+
+import httpx
+
+from app.core.errors import ModelError
+from app.core.models.base import Message, ModelEvent, Stop, StreamOptions, ToolSpec
+from app.core.models.catalog import ModelEntry
+from app.core.models.transport import (
+    SSEEvent,
+    Stopped,
+    ended_early,
+    raise_for_status,
+    retry_before_first_event,
+    sse_events,
+    timeout_for,
+    transport_error,
+    until_stopped,
+)
+
+KeySource = Callable[[], str | None]
+
+
+class StreamReader(Protocol):
+    """Turns one response's server-sent events into model events."""
+
+    def read(self, sse: SSEEvent) -> list[ModelEvent]:
+        """Events for one server-sent event."""
+        ...
+
+    def at_end(self) -> bool:
+        """Whether the closing event arrived (nothing more is read)."""
+        ...
+
+    def is_complete(self) -> bool:
+        """Whether the reply may end here (otherwise the stream ended early)."""
+        ...
+
+    def finish(self) -> list[ModelEvent]:
+        """The closing events: pending tool calls, usage and the stop reason."""
+        ...
+
+
+class HttpChatModel:
+    """A chat model streamed over HTTP with server-sent events.
+
+    Args:
+        entry: the catalog entry.
+        api_key: the key, or a callable returning it (resolved on each request).
+        client: an ``httpx.AsyncClient`` to use (tests inject a ``MockTransport``); by default
+            the model owns one.
+        retry_delays: waits before each retry; retries happen only before the first event
+            (default: the provider's ``default_retry_delays``).
+
+    Raises:
+        ModelError: ``ai.model_catalog_invalid`` when the provider ``needs_endpoint`` and the
+            entry has none.
+    """
+
+    provider: ClassVar[str]
+    default_retry_delays: ClassVar[tuple[float, ...]] = (1.0, 4.0)
+    needs_endpoint: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        entry: ModelEntry,
+        *,
+        api_key: str | KeySource | None = None,
+        client: httpx.AsyncClient | None = None,
+        retry_delays: tuple[float, ...] | None = None,
+    ) -> None:
+        if self.needs_endpoint and not entry.endpoint:
+            raise ModelError("ai.model_catalog_invalid", f'Model "{entry.id}" has no endpoint.')
+        self.id = entry.id
+        self.supports_tools = entry.supports_tools
+        self.entry = entry
+        self._key = api_key
+        self._client = client
+        self._owns_client = client is None
+        self.retry_delays = self.default_retry_delays if retry_delays is None else retry_delays
+
+    def _api_key(self) -> str | None:
+        return self._key() if callable(self._key) else self._key
+
+    def url(self) -> str:
+        """The URL the request is sent to."""
+        raise NotImplementedError
+
+    def _headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _reader(self) -> StreamReader:
+        raise NotImplementedError
+
+    def request_body(
+        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
+    ) -> dict[str, Any]:
+        """The JSON body of the request."""
+        raise NotImplementedError
+
+    def _client_for_request(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=timeout_for(self.entry.timeout_s))
+        return self._client
+
+    async def stream(
+        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
+    ) -> AsyncIterator[ModelEvent]:
+        """Stream the reply; raises coded :class:`~app.core.errors.ModelError` values on failure."""
+        body = self.request_body(messages, tools, options)
+        try:
+            async for event in retry_before_first_event(
+                lambda: self._attempt(body, options), self.retry_delays
+            ):
+                yield event
+        except Stopped:
+            yield Stop("stopped")
+
+    async def _attempt(
+        self, body: dict[str, Any], options: StreamOptions
+    ) -> AsyncIterator[ModelEvent]:
+        client = self._client_for_request()
+        reader = self._reader()
+        request = client.build_request("POST", self.url(), json=body, headers=self._headers())
+        request.extensions["timeout"] = timeout_for(self.entry.timeout_s).as_dict()
+        try:
+            response = await client.send(request, stream=True)
+            try:
+                await raise_for_status(self.provider, response)
+                async for sse in until_stopped(sse_events(response.aiter_lines()), options):
+                    for event in reader.read(sse):
+                        yield event
+                    if reader.at_end():
+                        break
+            finally:
+                await response.aclose()
+        except httpx.HTTPError as error:
+            raise transport_error(self.provider, error, self.entry.timeout_s) from None
+        if not reader.is_complete():
+            raise ended_early(self.provider)
+        for event in reader.finish():
+            yield event
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model owns it."""
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None
