@@ -34,8 +34,11 @@ from app.core.index.storage import RecordWork, WriteResult
 log = logging.getLogger(__name__)
 
 State = Literal["idle", "running", "paused", "cancelled", "error"]
-RECORD_BATCH = 128
-"""Records chunked and embedded per committed batch (one encode call: fewer, fuller batches)."""
+RECORD_BATCH = 256
+"""Records chunked and embedded per committed batch, in one encode call so that
+sentence-transformers sorts a large batch by length and pads little. Measured against raw
+encode of the same chunks: 128 records 0.85x, 256 0.91x, 512 1.06x; 256 keeps what a killed
+run redoes small."""
 VECTOR_BATCH = 256
 PROGRESS_KEY = "progress"
 

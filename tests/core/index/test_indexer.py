@@ -139,7 +139,7 @@ class GatedEmbedder(CountingEmbedder):
 
 
 def test_pause_resume_and_cancel(oral_archive: Archive) -> None:
-    many_records(oral_archive, 400)
+    many_records(oral_archive, 700)  # three batches of RECORD_BATCH
     gated = GatedEmbedder()
     idx = Index(oral_archive, gated)
     states: list[str] = []
