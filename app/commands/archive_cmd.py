@@ -55,7 +55,7 @@ def run_info(args: argparse.Namespace) -> int:
         return 0
     print(f"Archive  {info['path']}")
     print(f"Schema   {info['schema_version']} (this Arxiu knows {info['schema_known']})")
-    print(f"Records  {info['records']}   links {info['links']}   media {info['media']}")
+    print(f"Records  {info['records']:,}   links {info['links']:,}   media {info['media']:,}")
     print()
     for s in info["sections"]:
         flags = " ".join(
@@ -63,5 +63,5 @@ def run_info(args: argparse.Namespace) -> int:
             for flag, on in (("restricted", s["restricted"]), ("writable", s["writable"]))
             if on
         )
-        print(f"  {s['tipo']:<14} {s['records']:>7}  {s['label']}  {flags}".rstrip())
+        print(f"  {s['tipo']:<14} {s['records']:>9,}  {s['label']}  {flags}".rstrip())
     return 0

@@ -54,3 +54,34 @@ def test_errors_are_coded_with_exit_codes(
     assert main(["--archive", str(bad), "archive", "info"]) == 3
     err = capsys.readouterr().err
     assert "error [archive.corrupt]" in err and "hint:" in err
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from app.core.archive import Field, Section, open_archive
+    from app.core.archive.bulk import NewRecord
+
+    folder = tmp_path / "big"
+    with open_archive(folder, create=True) as archive:
+        archive.put_section(Section("s1", {"lg-eng": "Things"}, label_field="f1"))
+        archive.put_field(Field("f1", "s1", {"lg-eng": "Name"}))
+        rows = [
+            NewRecord("s1", {"f1": [{"value": f"thing number {i:05d}" * 3}]}) for i in range(4000)
+        ]
+        archive.upsert_records(rows)
+    script = (
+        "import sys; from app.cli import main; "
+        f"sys.exit(main(['--archive', {str(folder)!r}, 'records', 'list', 's1', "
+        "'--limit', '4000']))"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    proc.stdout.read(10)
+    proc.stdout.close()  # like `| head -c 10`, long before the ~250 KB listing is written
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 141
+    assert b"Traceback" not in err
