@@ -70,6 +70,10 @@ class Cancelled(Exception):
     """Raised inside the run loop when :meth:`Indexer.cancel` was called."""
 
 
+class Paused(Exception):
+    """Raised inside a run on the caller's thread when :meth:`Indexer.pause` was called."""
+
+
 class Indexer:
     """Keeps one archive's index up to date on a background thread."""
 
@@ -188,7 +192,7 @@ class Indexer:
             if self._stop:
                 break
             try:
-                self.run()
+                self.run(wait_when_paused=True)
             except Exception as exc:  # a bug: log it, report it, keep the thread alive
                 log.exception("indexing failed")
                 error = IndexError_("index.failed", f"Indexing failed: {exc}", category="internal")
@@ -196,18 +200,23 @@ class Indexer:
                 self._idle.set()
         self._idle.set()
 
-    def run(self) -> Progress:
+    def run(self, *, wait_when_paused: bool = False) -> Progress:
         """Index everything pending now, on the calling thread; returns the final progress.
 
         Runs are serialised: a second caller waits for the first. Each batch's progress is
         persisted (``index_state``), so a restarted app can show how far the last run got.
+        A pause stops the run after the batch in flight: the background thread waits there
+        for :meth:`resume` (``wait_when_paused``); a caller's own run returns, paused, and
+        the next run carries on where it stopped.
         """
         with self._run_lock:
             self._cancel.clear()
             try:
-                final = self._run_batches()
+                final = self._run_batches(wait_when_paused)
             except Cancelled:
                 final = replace(self._progress, state="cancelled")
+            except Paused:
+                final = replace(self._progress, state="paused")
             except ArxiuError as error:
                 final = replace(self._progress, state="error", error=error)
             self._emit(final)
@@ -216,11 +225,11 @@ class Indexer:
             self._idle.set()
         return final
 
-    def _run_batches(self) -> Progress:
+    def _run_batches(self, wait_when_paused: bool) -> Progress:
         progress = Progress("running", 0, self.pending())
         self._emit(progress)
         while True:
-            self._checkpoint(progress)
+            self._checkpoint(progress, wait_when_paused)
             step = self.step()
             if step == 0:
                 return replace(progress, state="idle", total=progress.done)
@@ -244,9 +253,11 @@ class Indexer:
         data = json.loads(value)
         return Progress(data["state"], int(data["done"]), int(data["total"]))
 
-    def _checkpoint(self, progress: Progress) -> None:
+    def _checkpoint(self, progress: Progress, wait_when_paused: bool) -> None:
         if not self._running.is_set():
             self._emit(replace(progress, state="paused"))
+            if not wait_when_paused:
+                raise Paused
             self._running.wait()
             self._emit(replace(progress, state="running"))
         if self._cancel.is_set():

@@ -207,3 +207,26 @@ def test_a_killed_process_resumes_without_redoing_finished_work(oral_archive: Ar
 def content_hashes(texts: list[str]) -> set[str]:
     """The content hashes of embedded texts (as Chunk.content_hash computes them)."""
     return {hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts}
+
+
+def test_pausing_a_run_on_the_callers_thread_returns_instead_of_blocking(
+    oral_archive: Archive,
+) -> None:
+    many_records(oral_archive, 700)
+    gated = GatedEmbedder()
+    idx = Index(oral_archive, gated)
+    result: list[str] = []
+    caller = threading.Thread(target=lambda: result.append(idx.index_now().state))
+    caller.start()
+    assert gated.entered.acquire(timeout=30)
+    idx.pause()
+    gated.gate.release()  # the batch in flight finishes, then the caller's run returns
+    caller.join(timeout=30)
+    assert not caller.is_alive()
+    assert result == ["paused"] and idx.stats().pending > 0
+    idx.resume()
+    for _ in range(10):
+        gated.gate.release()
+    assert idx.index_now().state == "idle"
+    assert idx.stats().pending == 0
+    idx.close()
