@@ -2,7 +2,8 @@
 
 :func:`validate_request` checks a request completely *before* anything streams and raises a
 coded error: ``request.invalid`` (shape and limits), ``ai.models_unconfigured`` (no catalog),
-``ai.model_unknown``, ``ai.model_no_vision``, ``ai.effort_not_offered`` and
+``ai.model_unknown``, ``ai.model_no_vision``, ``ai.model_cannot_plan`` (write mode on a
+model that does not call tools), ``ai.effort_not_offered`` and
 ``mcp.write_disabled`` (write mode while writes are off). A catalog that failed to load is
 passed in as its error and re-raised (``ai.model_catalog_invalid``).
 """
@@ -104,6 +105,15 @@ def validate_request(
             "ai.model_no_vision",
             f'The model "{entry.id}" cannot read images.',
             hint="Pick a model marked as vision-capable, or remove the images.",
+            category="input",
+            details={"model": entry.id},
+        )
+    if mode == "write" and not entry.supports_tools:
+        raise ModelError(
+            "ai.model_cannot_plan",
+            f'The model "{entry.id}" cannot propose changes: it does not call tools.',
+            hint="Write mode needs a model that calls tools (an OpenAI-compatible server such "
+            "as Ollama, or Anthropic); add one with `arxiu models add`.",
             category="input",
             details={"model": entry.id},
         )

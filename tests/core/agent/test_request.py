@@ -133,3 +133,16 @@ async def test_an_invalid_catalog_file_disables_the_assistant(
 async def test_a_valid_request_streams(make_session: SessionFactory) -> None:
     events = await collect(await (make_session()).chat({"question": "hi", "images": None}))
     assert events[0].kind == "start" and events[-1].kind == "final"
+
+
+def test_write_mode_needs_a_model_that_calls_tools() -> None:
+    from app.core.models.catalog import load_catalog
+
+    builtin = load_catalog()  # only the built-in local model: SmolLM2-135M, no tool calls
+    request = {"question": "Create a person record for Anna Pujol", "mode": "write"}
+    with pytest.raises(ArxiuError) as info:
+        validate_request(request, builtin, write_allowed=True)
+    assert info.value.code == "ai.model_cannot_plan"
+    assert info.value.hint and "arxiu models add" in info.value.hint
+    reading = validate_request({**request, "mode": "read"}, builtin, write_allowed=True)
+    assert reading.mode == "read"
