@@ -139,12 +139,14 @@ class Database:
             return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
     def check_readable(self) -> None:
-        """Fail with ``archive.corrupt`` if the file is not a readable SQLite database."""
+        """Fail with ``archive.corrupt`` if the file is not a readable SQLite database.
+
+        Reads the header and the schema only: a full ``quick_check`` scans every page (0.18 s
+        warm on a 300 MB archive, far more cold) and would run on every open. Damage deeper in
+        the file surfaces as ``archive.corrupt`` when the damaged page is read.
+        """
         with self.reading() as conn:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            row = conn.execute("PRAGMA quick_check(1)").fetchone()
-            if row is None or row[0] != "ok":
-                raise sqlite3.DatabaseError("database disk image is malformed")
 
     def migrate(self) -> list[str]:
         """Apply pending migrations in order; returns the names applied."""

@@ -86,3 +86,28 @@ def test_locked_archive_gives_a_retryable_error(
         assert reopened.meta("name") is None
     finally:
         reopened.close()
+
+
+def test_damage_deep_in_the_file_is_reported_when_read(tmp_path: Path) -> None:
+    from app.core.archive import Field, Section
+    from app.core.archive.bulk import NewRecord
+
+    folder = tmp_path / "a"
+    with open_archive(folder, create=True) as archive:
+        archive.put_section(Section("s1", {"lg-eng": "S"}))
+        archive.put_field(Field("f1", "s1", {"lg-eng": "F"}))
+        archive.upsert_records(
+            [NewRecord("s1", {"f1": [{"value": "x" * 500}]}) for _ in range(2000)]
+        )
+    db_file = folder / "archive.db"
+    data = bytearray(db_file.read_bytes())
+    middle = len(data) // 2 // 4096 * 4096
+    data[middle : middle + 4096] = b"\xff" * 4096
+    db_file.write_bytes(bytes(data))
+    archive = open_archive(folder)  # header and schema are intact: it opens
+    try:
+        with pytest.raises(ArchiveError) as info:
+            list(archive.iter_records("s1"))
+        assert info.value.code == "archive.corrupt"
+    finally:
+        archive.close()
