@@ -7,6 +7,7 @@ from types import ModuleType
 from typing import Protocol
 
 from app.commands import archive_cmd, ask_cmd, import_cmd, index_cmd, models_cmd, records_cmd
+from app.commands import mcp_cmd, serve_cmd, users_cmd
 
 
 class CommandModule(Protocol):
@@ -22,5 +23,8 @@ COMMAND_MODULES: list[ModuleType] = [
     index_cmd,
     models_cmd,
     ask_cmd,
+    serve_cmd,
+    users_cmd,
+    mcp_cmd,
 ]
 """Every registered command module; each defines ``register(sub)``."""

@@ -1,4 +1,8 @@
-"""``arxiu archive info``: what an archive holds."""
+"""``arxiu archive info``: what an archive holds; ``arxiu archive set KEY VALUE``: its switches.
+
+The one switch so far is ``write_allowed`` (``true``/``false``): whether the assistant may write
+in the archive at all. It is off for a new archive, the demo too.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,15 @@ from typing import Any
 from app.commands.common import open_current, print_json
 from app.core.archive import Archive
 from app.core.archive.migrations import MIGRATIONS
+from app.core.archive.write_switch import (
+    WRITE_ALLOWED_KEY,
+    parse_switch,
+    set_writes_allowed,
+    writes_allowed,
+)
+from app.core.errors import ArxiuError
+
+SETTABLE = (WRITE_ALLOWED_KEY,)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,6 +31,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     info.add_argument("--json", action="store_true", help="print JSON")
     info.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
     info.set_defaults(func=run_info)
+    setter = commands.add_parser("set", help="turn an archive switch on or off")
+    setter.add_argument("key", choices=SETTABLE, help="write_allowed: the assistant may write")
+    setter.add_argument("value", help="true or false")
+    setter.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    setter.set_defaults(func=run_set)
 
 
 def archive_info(archive: Archive) -> dict[str, Any]:
@@ -42,8 +60,22 @@ def archive_info(archive: Archive) -> dict[str, Any]:
         "records": archive.count_records(),
         "links": links,
         "media": media,
+        "write_allowed": writes_allowed(archive),
         "sections": sections,
     }
+
+
+def run_set(args: argparse.Namespace) -> int:
+    """Set an archive switch (``write_allowed true|false``) and say what it is now."""
+    if args.key != WRITE_ALLOWED_KEY:  # argparse's choices already refuse other keys
+        raise ArxiuError("request.invalid", f"Unknown key {args.key!r}.", category="input")
+    allowed = parse_switch(args.value)
+    with open_current(args) as archive:
+        set_writes_allowed(archive, allowed)
+        now = writes_allowed(archive)
+    state = "on: the assistant may propose changes" if now else "off: nothing can be written"
+    print(f"write_allowed = {str(now).lower()} ({state})")
+    return 0
 
 
 def run_info(args: argparse.Namespace) -> int:
@@ -56,6 +88,7 @@ def run_info(args: argparse.Namespace) -> int:
     print(f"Archive  {info['path']}")
     print(f"Schema   {info['schema_version']} (this Arxiu knows {info['schema_known']})")
     print(f"Records  {info['records']:,}   links {info['links']:,}   media {info['media']:,}")
+    print(f"Writes   {'on' if info['write_allowed'] else 'off'}")
     print()
     for s in info["sections"]:
         flags = " ".join(

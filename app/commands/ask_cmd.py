@@ -7,6 +7,9 @@ as a confirm card (each op's tool and real arguments) on stderr and applied only
 person types ``yes``; the apply report goes to stdout as text, or — with ``--json-events`` — to
 stderr as one line in the seed's apply response shape, ``{"ok": true, "data": {applied,
 skipped, failed?, created}}`` (``{"ok": false, "error": {...}}`` when the plan is refused).
+Writes need both the archive's switch (``arxiu archive set write_allowed true``) and the Settings
+switch write mode (``write_mode`` in ``settings.json``); a plan that copies text from restricted
+records into an open section needs a second ``yes``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,12 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO, assert_never
 
+from app.commands.ask_citations import citation_lines
+from app.commands.ask_plans import apply_summary as apply_summary
+from app.commands.ask_plans import confirm_card as confirm_card
+from app.commands.ask_plans import confirmed
 from app.commands.common import open_current
+from app.core import paths
 from app.core.agent.events import (
     ErrorEvent,
     Event,
@@ -63,6 +71,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         'as one {"ok": true, "data": {...}} line)',
     )
     parser.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    parser.add_argument(
+        "--server",
+        metavar="URL",
+        help="ask an Arxiu server (arxiu serve) instead of the local archive; same output",
+    )
+    parser.add_argument(
+        "--user", metavar="NAME", help="with --server: the user (password: ARXIU_PASSWORD)"
+    )
     parser.set_defaults(func=run_ask)
 
 
@@ -75,12 +91,29 @@ def run_ask(args: argparse.Namespace) -> int:
         request["mode"] = "write"
     if args.context:
         request["context"] = parse_context(args.context)
+    surrogate_safe_output()
+    if getattr(args, "server", None):
+        from app.commands.ask_remote import ask_remote
+
+        return asyncio.run(
+            ask_remote(args.server, args.user, request, json_events=args.json_events)
+        )
     with open_current(args) as archive:
         index = open_index(archive, quiet=args.json_events)
         try:
             return asyncio.run(ask(archive, index, request, json_events=args.json_events))
         finally:
             index.close()
+
+
+def surrogate_safe_output() -> None:
+    """Let stdout/stderr print any text: a lone surrogate (``\\ud800``, which UTF-8 cannot
+    encode) is written as its escape instead of ending the run mid-answer with a traceback;
+    in a ``--json-events`` line that escape is the same JSON string."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def parse_context(text: str) -> dict[str, Any]:
@@ -109,9 +142,10 @@ def open_index(archive: Archive, *, quiet: bool) -> Index:
 
 async def ask(archive: Archive, index: Index, request: dict[str, Any], *, json_events: bool) -> int:
     """Stream one run to the terminal; confirm and apply a change plan if one is proposed."""
-    from app.core.session import AssistantSession
+    from app.core.session import AssistantSession, AssistantSettings
 
-    session = AssistantSession(archive, searcher=index)
+    settings = AssistantSettings(write_allowed=app_write_mode())
+    session = AssistantSession(archive, searcher=index, settings=settings)
     try:
         events = await session.chat(request)
         final: FinalEvent | None = None
@@ -130,6 +164,18 @@ async def ask(archive: Archive, index: Index, request: dict[str, Any], *, json_e
         return code
     finally:
         await session.aclose()
+
+
+def app_write_mode() -> bool:
+    """The Settings switch "write mode" (``write_mode`` in ``settings.json``; on when unset).
+
+    Writes also need the archive's own switch (``arxiu archive set write_allowed true``).
+    """
+    try:
+        data = json.loads(paths.settings_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True
+    return not (isinstance(data, dict) and data.get("write_mode") is False)
 
 
 def render(event: Event, out: TextIO, err: TextIO) -> None:
@@ -153,22 +199,14 @@ def render(event: Event, out: TextIO, err: TextIO) -> None:
         case FinalEvent():
             out.write("\n")
             out.flush()
+            for line in citation_lines(event.citations):
+                print(line, file=err, flush=True)
         case ErrorEvent():
             print(f"\nerror [{event.code}]: {event.message}", file=err, flush=True)
             if event.hint:
                 print(f"hint: {event.hint}", file=err, flush=True)
         case _:
             assert_never(event)
-
-
-def confirm_card(plan: dict[str, Any]) -> str:
-    """The plan as a person reviews it: summary, then each op's tool and real arguments."""
-    lines = ["", f"Change plan: {plan['summary']}", f"  plan_hash {plan['plan_hash'][:16]}…"]
-    for number, op in enumerate(plan["ops"], start=1):
-        lines.append(f"  {number}. [{op['op_id']}] {op['tool']} — {op['summary']}")
-        lines.append("       " + json.dumps(op["args"], ensure_ascii=False, sort_keys=True))
-    lines.append("Nothing has been written yet.")
-    return "\n".join(lines)
 
 
 async def confirm_and_apply(
@@ -183,13 +221,9 @@ async def confirm_and_apply(
         ArxiuError: without ``json_events``, when the plan is refused as a whole.
     """
     print(confirm_card(plan), file=sys.stderr, flush=True)
-    print("Type yes to apply it: ", end="", file=sys.stderr, flush=True)
-    answer = sys.stdin.readline().strip().lower()
-    if not sys.stdin.isatty():
-        print(file=sys.stderr, flush=True)  # a piped answer is not echoed: end the prompt line
-    approved = answer == "yes"
+    approved, second = confirmed(plan)
     try:
-        report = await session.resolve(plan["pending_id"], approved)
+        report = await session.resolve(plan["pending_id"], approved, confirm_restricted=second)
     except ArxiuError as error:
         if not json_events:
             raise
@@ -199,20 +233,8 @@ async def confirm_and_apply(
     if report is None:
         print("Cancelled: nothing was written.", file=sys.stderr, flush=True)
     elif json_events:
-        envelope = {"ok": True, "data": report}
+        envelope = {"ok": True, "data": report.to_dict()}
         print(json.dumps(envelope, ensure_ascii=False, default=str), file=sys.stderr, flush=True)
     else:
         print(apply_summary(report), flush=True)
-    return EXIT_OK
-
-
-def apply_summary(report: dict[str, Any]) -> str:
-    """The apply report for a person."""
-    lines = [f"applied {item['op_id']}" for item in report["applied"]]
-    failed = report.get("failed")
-    if failed:
-        error = failed["error"]["error"]
-        lines.append(f"FAILED {failed['op_id']}: [{error['code']}] {error['message']}")
-    lines += [f"skipped {op_id}" for op_id in report["skipped"]]
-    lines += [f"created {op_id}: section_id {sid}" for op_id, sid in report["created"].items()]
-    return "\n".join(lines)
+    return EXIT_OK if report is None or report.ok else EXIT_ENVIRONMENT

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from app.commands.common import ProgressBar, open_current, print_json
 from app.core.archive import RecordKey
 from app.core.index import Index, SearchFilter
-from app.core.index.embedders import default_embedder
+from app.core.index.embedders import default_embedders
 from app.core.index.hits import SearchHit
-from app.core.index.service import MODEL_SETTING
+from app.core.index.service import MODEL_SETTING, IndexStats
 
-MODEL_HELP = "embedding model folder, or 'hashing' (default: the archive's setting or MiniLM)"
+MODEL_HELP = (
+    "embedding model folder, 'use', 'all-MiniLM-L6-v2', 'dual' or 'hashing' "
+    "(default: the archive's setting, else MiniLM and USE multilingual)"
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,6 +36,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search.add_argument("--records", action="store_true", help="one hit per record")
     search.add_argument("--egress", action="store_true", help="exclude restricted material")
     search.add_argument("--model", help=MODEL_HELP)
+    search.add_argument(
+        "--wait", action="store_true", help="embed what is pending first (default: search now)"
+    )
     search.add_argument("--json", action="store_true", help="print JSON")
     search.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
     search.set_defaults(func=run_search)
@@ -52,7 +59,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run_index(args: argparse.Namespace) -> int:
     """Index what is pending (everything with ``--rebuild``), showing a progress bar."""
     with open_current(args) as archive:
-        index = Index(archive, default_embedder(args.model or archive.meta(MODEL_SETTING)))
+        archive.db.check_intact()  # report a damaged file before writing anything into it
+        index = Index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
         if args.rebuild:
             index.rebuild()
         bar = ProgressBar("indexing")
@@ -63,19 +71,25 @@ def run_index(args: argparse.Namespace) -> int:
         index.close()
     if final.error is not None:
         raise final.error
-    print(
-        f"{stats.chunks} chunks, {stats.vectors} vectors ({stats.model}); "
-        f"{final.done} items indexed now."
-    )
+    models = ", ".join(f"{model} {share:.0%}" for model, share in stats.coverage)
+    print(f"{stats.chunks} chunks ({models}); {final.done} items indexed now.")
     return 0
 
 
 def run_search(args: argparse.Namespace) -> int:
-    """Print the best hits for a query."""
+    """Print the best hits for a query, at once from what is indexed (``--wait``: after
+    embedding what is pending); how complete the dense index is goes to stderr."""
     with open_current(args) as archive:
-        index = Index(archive, default_embedder(args.model or archive.meta(MODEL_SETTING)))
-        if index.stats().pending:
+        index = Index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
+        index.sync_lexical()
+        if args.wait:
+            bar = ProgressBar("indexing")
+            index.add_progress_listener(lambda p: bar.update(p.done, p.total))
             index.index_now()
+            bar.finish()
+        stats = index.stats()
+        if args.mode != "lexical" and stats.dense_complete < 1.0:
+            print(completeness(stats), file=sys.stderr)
         where = SearchFilter(
             sections=tuple(args.section),
             records=tuple(RecordKey.parse(r) for r in args.record),
@@ -95,6 +109,15 @@ def run_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def completeness(stats: IndexStats) -> str:
+    """A sentence on how much of the archive the dense search covers yet."""
+    models = ", ".join(f"{model} {share:.0%}" for model, share in stats.coverage)
+    return (
+        f"note: the semantic index is incomplete ({models} of {stats.chunks} chunks embedded); "
+        "these hits come from what is indexed so far. Run `arxiu index` or search with --wait."
+    )
+
+
 def _format_hit(rank: int, hit: SearchHit) -> str:
     where = f" @{hit.timecode}" if hit.timecode else f" p.{hit.page}" if hit.page else ""
     head = f"{rank:>2}. {hit.key} {hit.label} [{hit.field_tipo} {hit.lang}{where}] {hit.score:.3f}"
@@ -112,7 +135,7 @@ def run_eval(args: argparse.Namespace) -> int:
         args.queries,
         args.qrels,
         modes=modes,
-        embedder=default_embedder(args.model),
+        embedder=default_embedders(args.model),
         workdir=args.workdir,
         progress=lambda p: bar.update(p.done, p.total),
     )

@@ -1,4 +1,4 @@
-"""``arxiu models list|add|remove|test``: the model catalog from the terminal."""
+"""``arxiu models list|add|remove|test|discover``: the model catalog from the terminal."""
 
 from __future__ import annotations
 
@@ -40,12 +40,35 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     test.add_argument("--prompt", default=TEST_PROMPT, help="what to ask")
     test.add_argument("--max-tokens", type=int, default=64, help="reply length limit")
     test.set_defaults(func=run_test)
+    discover = commands.add_parser("discover", help="find models already on this computer")
+    discover.add_argument("--json", action="store_true", help="print the findings as JSON")
+    discover.add_argument(
+        "--folder", action="append", type=Path, help="also search this folder (repeatable)"
+    )
+    discover.add_argument("--no-servers", action="store_true", help="do not ask local servers")
+    discover.add_argument(
+        "--server",
+        action="append",
+        metavar="APP:PORT",
+        help="ask this loopback server instead of the usual ports (e.g. ollama:11500)",
+    )
+    discover.set_defaults(func=run_discover)
 
 
 def _add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add = commands.add_parser("add", help="add (or replace) a model in the catalog")
-    add.add_argument("--id", required=True, help="identifier: lowercase letters, digits, _ and -")
-    add.add_argument("--provider", required=True, choices=[p for p in PROVIDERS if p != "scripted"])
+    add.add_argument("--id", help="identifier: lowercase letters, digits, _ and -")
+    add.add_argument("--provider", choices=[p for p in PROVIDERS if p != "scripted"])
+    add.add_argument(
+        "--from-discovered",
+        metavar="N|PATH",
+        help="add model N of `arxiu models discover` (or the GGUF file PATH), egress local",
+    )
+    add.add_argument("--folder", action="append", type=Path, help="with --from-discovered N")
+    add.add_argument(
+        "--server", action="append", metavar="APP:PORT", help="with N, as for discover"
+    )
+    add.add_argument("--no-servers", action="store_true", help="with N, as for discover")
     add.add_argument("--model", help="the provider's model name (local: optional)")
     add.add_argument("--label", help="what the pickers show (default: the model name)")
     add.add_argument("--endpoint", help="server base URL, e.g. http://localhost:11434/v1")
@@ -115,6 +138,17 @@ def entry_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_add(args: argparse.Namespace) -> int:
     """Validate the new entry, store its key in the keyring if given, then save the catalog."""
+    if args.from_discovered:
+        from app.commands.discover_cmd import add_discovered
+
+        return add_discovered(args)
+    if not args.id or not args.provider:
+        raise ModelError(
+            "ai.model_entry_incomplete",
+            "`arxiu models add` needs --id and --provider (or --from-discovered N).",
+            hint="Run `arxiu models discover` to see the models already on this computer.",
+            category="input",
+        )
     entry = entry_from_args(args)
     others = [item for item in read_raw_entries_default() if item.get("id") != entry["id"]]
     catalog_from_data([*others, entry])  # validate before touching the keyring or the file
@@ -132,6 +166,13 @@ def run_add(args: argparse.Namespace) -> int:
     add_entry(entry)
     print(f"Added model {entry['id']}.")
     return 0
+
+
+def run_discover(args: argparse.Namespace) -> int:
+    """List the models already on this computer with their facts and a recommendation."""
+    from app.commands.discover_cmd import discover_and_print
+
+    return discover_and_print(args)
 
 
 def read_raw_entries_default() -> list[dict[str, Any]]:

@@ -10,6 +10,12 @@ The tree::
     └── ToolError               mcp.* — a tool call the registry refuses or that fails
 
 Anything that is not an ``ArxiuError`` is a bug and reaches the crash handler.
+
+Bad input has its codes too: a model stream past its bounds is ``ai.stream_timeout`` (the
+turn's wall-clock limit), ``ai.stream_idle`` (nothing but keep-alives) or ``ai.stream_too_large``
+(a line, an event or the reply past its cap); a damaged or empty ``archive.db`` is
+``archive.corrupt``; an import line that cannot be used is reported, not raised, as
+``import.bad_line``, ``import.bad_row``, ``import.duplicate_id`` or ``import.row_failed``.
 """
 
 from __future__ import annotations

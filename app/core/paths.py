@@ -7,6 +7,7 @@ default archive then all live inside that one folder.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import platformdirs
@@ -45,5 +46,28 @@ def catalog_file() -> Path:
 
 
 def resources_dir() -> Path:
-    """The project's ``resources/`` folder (demo archive sources, icons, translations)."""
-    return Path(__file__).resolve().parents[2] / "resources"
+    """The ``resources/`` folder (demo archive sources, icons, translations).
+
+    Looked up where each kind of install puts it: a frozen bundle unpacks it beside the ``app``
+    package in ``sys._MEIPASS``; a wheel carries it as ``app/resources`` (the build maps the
+    top-level ``resources/`` onto that package); an editable install or a source checkout reads
+    the top-level ``resources/`` of the tree.
+    """
+    return find_resources(Path(__file__).resolve(), getattr(sys, "_MEIPASS", None))
+
+
+def find_resources(paths_module: Path, bundle_root: str | None = None) -> Path:
+    """The first existing ``resources/`` for a ``paths.py`` at ``paths_module``.
+
+    Candidates in order: ``<bundle_root>/app/resources`` (frozen), ``app/resources`` next to
+    the package (wheel), ``<tree>/resources`` (source). When none exists the source-tree path
+    is returned, so the error that follows names the folder a developer would expect.
+    """
+    package = paths_module.parents[1]
+    candidates = [package / "resources", package.parent / "resources"]
+    if bundle_root:
+        candidates.insert(0, Path(bundle_root) / "app" / "resources")
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    return candidates[-1]

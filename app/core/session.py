@@ -4,8 +4,8 @@ It lists the models, runs chats as async streams of events, applies and resolves
 stops runs, and keeps conversations in the archive (titled after the first turn, renamable,
 resettable, exportable). Models are created lazily and cached per id; starting a new run in a
 conversation stops the one still running there, and a new message supersedes the
-conversation's pending plan (an implicit decline). Every plan's resolution stays on record in
-its conversation (see :mod:`app.core.agent.pending`).
+conversation's pending plan (an implicit decline). Every plan and its one status live in the
+archive's plan book (see :mod:`app.core.agent.plan_book`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from app.core.agent import conversations as convs
 from app.core.agent.apply import ApplyContext, apply_plan
 from app.core.agent.events import ErrorEvent, Event, FinalEvent
 from app.core.agent.loop import AgentRun, RunSetup
-from app.core.agent.pending import PendingPlan, PendingPlans, find_in, store_in
+from app.core.agent.plan_resolution import PlanDesk, needs_second_confirmation
+from app.core.agent.plan_types import ApplyReport, PlanRecord
 from app.core.agent.request import ChatRequest, validate_request
+from app.core.archive.write_switch import write_disabled, writes_allowed
 from app.core.errors import ArxiuError, ToolError
 
 if TYPE_CHECKING:
@@ -39,9 +41,13 @@ class AssistantSettings:
     """The assistant's settings (privacy and write mode)."""
 
     write_allowed: bool = True
+    """The app's write mode switch; writes also need the archive's own ``write_allowed``."""
     external_content: bool = False
     """Whether record content may reach external models at all (never restricted content)."""
     lang: str = "lg-eng"
+    can_read_restricted: bool = True
+    """Whether the person reading the answers may see restricted records (an API user without
+    that permission: the egress gate then treats every run like one on an external model)."""
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> AssistantSettings:
@@ -73,7 +79,7 @@ class AssistantSession:
         self._runs: dict[str, threading.Event] = {}
         """Stop events of the runs in flight, by conversation id (``run-N`` when stateless)."""
         self._run_count = 0
-        self.pending = PendingPlans()
+        self.plans = PlanDesk(archive)
 
     # -- models ------------------------------------------------------------------------------
     @property
@@ -106,7 +112,12 @@ class AssistantSession:
         catalog = self.catalog
         if isinstance(catalog, ArxiuError):
             raise catalog
-        return {"models": catalog.public(), "write_allowed": self.settings.write_allowed}
+        return {"models": catalog.public(), "write_allowed": self.write_allowed}
+
+    @property
+    def write_allowed(self) -> bool:
+        """Whether writes are on: the archive's switch and the app's write mode both."""
+        return self.settings.write_allowed and writes_allowed(self.archive)
 
     def model(self, entry: ModelEntry) -> ChatModel:
         """The model for ``entry``, created on first use and then reused."""
@@ -149,11 +160,12 @@ class AssistantSession:
         conversation = self._conversation(conversation_id) if conversation_id else None
         if conversation is not None:
             raw["history"] = conversation["history"]
-        checked = validate_request(raw, self.catalog, write_allowed=self.settings.write_allowed)
+        checked = validate_request(raw, self.catalog, write_allowed=self.write_allowed)
         model = self.model(checked.entry)
-        self._supersede(conversation)
+        if conversation is not None:
+            self.plans.supersede_conversation(conversation["id"])
         if supersedes is not None:
-            self._supersede_id(supersedes)
+            self.plans.book.supersede_id(supersedes)
         self._run_count += 1
         key = conversation_id or f"run-{self._run_count}"
         previous = self._runs.get(key)
@@ -170,6 +182,8 @@ class AssistantSession:
             external_content=self.settings.external_content,
             lang=self.settings.lang,
             stop_event=stop_event,
+            can_read_restricted=self.settings.can_read_restricted,
+            tainted_history=convs.is_tainted(conversation) if conversation else False,
         )
         return self._stream(setup, conversation, key)
 
@@ -192,17 +206,12 @@ class AssistantSession:
     def _finish(
         self, final: FinalEvent, request: ChatRequest, conversation: dict[str, Any] | None
     ) -> FinalEvent:
-        pending: PendingPlan | None = None
-        if final.change_plan is not None:
-            pending = self.pending.add(
-                final.change_plan,
-                conversation_id=conversation["id"] if conversation else None,
-                model_id=request.entry.id,
-                egress=request.entry.egress,
-            )
-            final = dataclasses.replace(
-                final, change_plan={**final.change_plan, "pending_id": pending.id}
-            )
+        final = self.plans.propose(
+            final,
+            conversation_id=conversation["id"] if conversation else None,
+            model_id=request.entry.id,
+            egress=request.entry.egress,
+        )
         if conversation is not None:
             conversation = self.archive.conversation(conversation["id"]) or conversation
             conversation["history"] = final.history
@@ -211,8 +220,6 @@ class AssistantSession:
                 *conversation.get("transcript", []),
                 convs.turn_record(request.question, final.to_dict()),
             ]
-            if pending is not None:
-                store_in(conversation, pending)
             if not conversation.get("title"):
                 conversation["title"] = convs.make_title(request.question)
             self.archive.save_conversation(conversation)
@@ -226,99 +233,69 @@ class AssistantSession:
 
     # -- change plans ------------------------------------------------------------------------
     async def apply(
-        self, plan: Any, plan_hash: Any, *, model_id: str = "", egress: str = "local"
-    ) -> dict[str, Any]:
-        """Apply a confirmed plan; returns ``{applied, skipped, failed?, created}``.
+        self,
+        plan: Any,
+        plan_hash: Any,
+        *,
+        model_id: str = "",
+        egress: str = "local",
+        confirm_restricted: bool = False,
+    ) -> ApplyReport:
+        """Apply a confirmed plan outside the plan book (integrators holding the plan).
+
+        A plan the book flags (a tainted run's, writing into an open section) still needs
+        ``confirm_restricted``.
 
         Raises:
-            ArxiuError: ``mcp.write_disabled``, ``mcp.plan_hash_mismatch`` or a validation error
-                — the plan was refused as a whole and nothing was written.
+            ArxiuError: ``mcp.write_disabled``, ``mcp.plan_needs_confirmation``,
+                ``mcp.plan_hash_mismatch`` or a validation error — the plan was refused as a
+                whole and nothing was written.
         """
-        if not self.settings.write_allowed:
-            raise ArxiuError(
-                "mcp.write_disabled",
-                "Write mode is turned off for this archive.",
-                hint="Turn on write mode in the settings.",
-                category="permission",
-            )
-        env = ApplyContext(
-            self.archive, self.registry, self.searcher, model_id, egress, self.settings.lang
-        )
-        return await apply_plan(plan, plan_hash, env)
+        if not self.write_allowed:
+            raise write_disabled()
+        flagged = isinstance(plan_hash, str) and self.plans.book.flagged(plan_hash)
+        if flagged and not confirm_restricted:
+            raise needs_second_confirmation()
+        return await apply_plan(plan, plan_hash, self._apply_env(model_id, egress))
 
-    async def resolve(self, pending_id: str, approved: bool) -> dict[str, Any] | None:
-        """Apply (``approved``) or decline a pending plan; only the first resolution counts.
+    async def resolve(
+        self, pending_id: str, approved: bool, *, confirm_restricted: bool = False
+    ) -> ApplyReport | None:
+        """Apply (``approved``) or decline a plan of the plan book; only the first counts.
+
+        A plan left ``applying`` by an apply that was killed resumes where it stopped.
+        ``confirm_restricted`` is the second confirmation a plan flagged ``restricted_text``
+        needs (a tainted run's plan writing into an open section).
 
         Returns:
             The apply report, or ``None`` for a decline.
 
         Raises:
-            ToolError: ``mcp.plan_unknown`` or ``mcp.plan_resolved``.
+            ArxiuError: ``mcp.plan_unknown``, ``mcp.plan_resolved``, ``mcp.write_disabled``,
+                ``mcp.plan_needs_confirmation`` or the apply's refusal of the plan as a whole.
         """
-        if self.pending.get(pending_id) is None:
-            self._load_pending(pending_id)
-        pending = self.pending.claim(pending_id, approved)
-        report = None
-        if approved:
-            try:
-                report = await self.apply(
-                    pending.plan,
-                    pending.plan["plan_hash"],
-                    model_id=pending.model_id,
-                    egress=pending.egress,
-                )
-            except ArxiuError:
-                self._store_pending(self.pending.finish(pending_id, "failed"))
-                raise
-            pending = self.pending.finish(pending_id, "applied")
-        self._store_pending(pending)
-        return report
+        return await self.plans.resolve(
+            pending_id,
+            approved,
+            self._apply_env,
+            writes_on=self.write_allowed,
+            confirm_restricted=confirm_restricted,
+        )
+
+    def plan(self, pending_id: str) -> PlanRecord | None:
+        """A proposed plan with its status (``pending``, ``applying``, ``applied``,
+        ``failed``, ``declined``, ``superseded``); ``None`` for an unknown id."""
+        return self.plans.book.get(pending_id)
 
     def plan_record(self, pending_id: str) -> dict[str, Any] | None:
-        """A proposed plan's record with its status; ``None`` for an unknown id.
+        """:meth:`plan` in its JSON form (for front ends that send it on)."""
+        found = self.plans.book.get(pending_id)
+        return found.to_dict() if found is not None else None
 
-        The status (``pending``, ``applying``, ``applied``, ``failed``, ``declined``,
-        ``superseded``) lets a front end show how a plan's confirm card was resolved.
-        """
-        if self.pending.get(pending_id) is None:
-            self._load_pending(pending_id)
-        found = self.pending.get(pending_id)
-        return found.to_dict() if found else None
-
-    def _supersede(self, conversation: dict[str, Any] | None) -> None:
-        """Implicitly decline the conversation's pending plan, recording it in place."""
-        if conversation is None:
-            return
-        stored = conversation.get("pending_plan")
-        if stored and stored.get("status") == "pending":
-            self.pending.remember(PendingPlan.from_dict(stored))
-        done = self.pending.supersede(conversation["id"])
-        for pending in done:
-            store_in(conversation, pending)
-        if done:
-            self.archive.save_conversation(conversation)
-
-    def _supersede_id(self, pending_id: str) -> None:
-        if self.pending.get(pending_id) is None:
-            self._load_pending(pending_id)
-        pending = self.pending.get(pending_id)
-        if pending is not None and pending.status == "pending":
-            self._store_pending(self.pending.claim(pending_id, False, status="superseded"))
-
-    def _load_pending(self, pending_id: str) -> None:
-        for item in self.archive.conversations():
-            stored = find_in(item, pending_id)
-            if stored is not None:
-                self.pending.remember(PendingPlan.from_dict(stored))
-                return
-
-    def _store_pending(self, pending: PendingPlan) -> None:
-        if pending.conversation_id is None:
-            return
-        conversation = self.archive.conversation(pending.conversation_id)
-        if conversation is not None:
-            store_in(conversation, pending)
-            self.archive.save_conversation(conversation)
+    def _apply_env(self, model_id: str, egress: str) -> ApplyContext:
+        return ApplyContext(
+            self.archive, self.registry, self.searcher, model_id, egress, self.settings.lang
+        )
 
     # -- conversations -----------------------------------------------------------------------
     def new_conversation(self, title: str = "") -> dict[str, Any]:
@@ -333,8 +310,14 @@ class AssistantSession:
         return [{k: c.get(k) for k in keys} for c in self.archive.conversations()]
 
     def conversation(self, conversation_id: str) -> dict[str, Any]:
-        """One stored conversation (``conversation.unknown`` when there is none)."""
-        return self._conversation(conversation_id)
+        """One stored conversation (``conversation.unknown`` when there is none).
+
+        Its ``pending_plan`` is the plan book's record of the latest plan proposed in it.
+        """
+        found = self._conversation(conversation_id)
+        latest = self.plans.latest(conversation_id)
+        found["pending_plan"] = latest.to_dict() if latest is not None else None
+        return found
 
     def rename_conversation(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title."""
@@ -349,14 +332,14 @@ class AssistantSession:
         """
         conversation = self._conversation(conversation_id)
         self.stop(conversation_id)
-        self._supersede(conversation)
+        self.plans.supersede_conversation(conversation_id)
         conversation.update(history=[], transcript=[])
         self.archive.save_conversation(conversation)
 
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete a conversation (stopping its run, declining its pending plan)."""
         self.stop(conversation_id)
-        self.pending.supersede(conversation_id)
+        self.plans.supersede_conversation(conversation_id)
         self.archive.delete_conversation(conversation_id)
 
     def export_markdown(self, conversation_id: str) -> str:
@@ -364,8 +347,8 @@ class AssistantSession:
         return convs.export_markdown(self._conversation(conversation_id))
 
     def export_json(self, conversation_id: str) -> dict[str, Any]:
-        """A conversation as a JSON document."""
-        return convs.export_json(self._conversation(conversation_id))
+        """A conversation as a JSON document (its latest plan's record from the plan book)."""
+        return convs.export_json(self.conversation(conversation_id))
 
     def _conversation(self, conversation_id: str) -> dict[str, Any]:
         found = self.archive.conversation(conversation_id)

@@ -13,7 +13,7 @@ log = logging.getLogger(__name__)
 
 DEFAULTS: dict[str, Any] = {
     "language": None,
-    "write_mode": True,
+    "write_mode": True,  # the app-wide switch; each archive's own write_allowed is off by default
     "external_content": False,
     "index_model": "all-MiniLM-L6-v2",
     "last_model": None,

@@ -126,9 +126,17 @@ def demo_session(archive: Archive, script: list[Turn], lang: str = "lg-eng") -> 
     """An ``AssistantSession`` whose only model plays ``script``."""
     from app.core.session import AssistantSession, AssistantSettings
 
+    class DemoSession(AssistantSession):
+        """Offers write mode whatever the archive's switch says, to show the confirm card;
+        applying is still refused (``mcp.write_disabled``) while the archive's writes are off."""
+
+        @property
+        def write_allowed(self) -> bool:
+            return True
+
     catalog = catalog_from_data([dict(SCRIPTED_ENTRY)])
     model = ScriptedModel(list(script), id=SCRIPTED_ENTRY["id"])
-    return AssistantSession(
+    return DemoSession(
         archive,
         catalog,
         settings=AssistantSettings(write_allowed=True, lang=lang),

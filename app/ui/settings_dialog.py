@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.archive.write_switch import set_writes_allowed, writes_allowed
 from app.core.errors import ArxiuError
 from app.core.models import catalog as catalog_mod
 from app.ui.i18n import LANGUAGES
@@ -65,7 +66,7 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(buttons)
-        self.resize(640, 480)
+        self.resize(900, 640)
 
     # -- tabs ------------------------------------------------------------------------------------
     def _models_tab(self) -> QWidget:
@@ -93,6 +94,12 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.models_list, 1)
         layout.addLayout(test_row)
         layout.addLayout(buttons)
+        from app.ui.discovered_models import DiscoveredModelsBox
+
+        self.discovered = DiscoveredModelsBox(self.services, self.tasks, page)
+        self.discovered.model_added.connect(lambda _id: self._fill_models())
+        layout.addWidget(self.discovered, 2)
+        self.discovered.start_search()
         return page
 
     def _fill_models(self) -> None:
@@ -135,8 +142,16 @@ class SettingsDialog(QDialog):
 
     def _write_tab(self) -> QWidget:
         page = QWidget(self)
-        self.write_mode = QCheckBox(self.tr("Let the assistant propose changes (write mode)"), page)
-        self.write_mode.setChecked(bool(self.services.settings.get("write_mode")))
+        self.write_mode = QCheckBox(
+            self.tr("Let the assistant propose changes in this archive (write mode)"), page
+        )
+        self.write_mode.setToolTip(
+            self.tr("Off for a new archive. Every change is still a plan you confirm.")
+        )
+        self.write_mode.setChecked(
+            self.services.settings.get("write_mode") is not False
+            and writes_allowed(self.services.archive)
+        )
         self.writable = self._sections_list(page, "writable")
         layout = QVBoxLayout(page)
         layout.addWidget(self.write_mode)
@@ -173,6 +188,9 @@ class SettingsDialog(QDialog):
                 self, self.tr("Model not added"), f"{error.message}\n{error.hint or ''}"
             )
             return False
+        from app.ui.discovered_models import forget_catalog
+
+        forget_catalog(self.services)  # the picker offers the new model after OK
         self._fill_models()
         return True
 
@@ -231,6 +249,7 @@ class SettingsDialog(QDialog):
         settings = self.services.settings
         settings.set("external_content", self.external_content.isChecked())
         settings.set("write_mode", self.write_mode.isChecked())
+        set_writes_allowed(self.services.archive, self.write_mode.isChecked())
         settings.set("language", self.language.currentData())
         self.services.archive.set_meta(MODEL_SETTING, self.index_model.text().strip())
         self._save_flags(self.restricted, "restricted")

@@ -215,7 +215,7 @@ def test_write_with_json_events_reports_a_refused_plan_as_a_failure_envelope(
     async def refuse(*args: Any, **kwargs: Any) -> dict[str, Any]:
         raise ToolError("mcp.plan_hash_mismatch", "Changed.", category="conflict")
 
-    monkeypatch.setattr("app.core.session.AssistantSession.apply", refuse)
+    monkeypatch.setattr("app.core.agent.plan_resolution.apply_plan", refuse)
     argv = ["ask", ANNA_QUESTION, "--write", "--context", "oh1/1", "--json-events"]
     code = main([*argv, "--archive", str(folder)])
     captured = capsys.readouterr()

@@ -175,3 +175,26 @@ def test_search_without_archive_uses_the_demo_archive(
     assert code == 0 and hits
     assert any(h["section_tipo"] == "oh1" for h in hits)
     assert any(arxiu_home.rglob("archive.db"))
+
+
+def test_search_answers_at_once_from_the_lexical_index_and_says_dense_is_incomplete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing embedded yet: a lexical search chunks (no model), answers, and embeds nothing;
+    a hybrid search says how complete the dense index is; ``--wait`` embeds first."""
+    folder = _archive(tmp_path / "archive")
+    base = ["search", "embassament", "--archive", str(folder), "--model", "hashing", "--json"]
+    assert main([*base, "--mode", "lexical"]) == 0
+    captured = capsys.readouterr()
+    assert {h["section_tipo"] for h in json.loads(captured.out)} == {"oh1", "rs1"}
+    with open_archive(folder) as archive, archive.db.reading() as conn:
+        assert conn.execute("SELECT count(*) FROM index_vectors").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0] > 0
+    assert main(base) == 0
+    captured = capsys.readouterr()
+    assert "incomplete (hashing-256 0%" in captured.err
+    assert main([*base, "--wait"]) == 0
+    captured = capsys.readouterr()
+    assert "incomplete" not in captured.err and json.loads(captured.out)
+    with open_archive(folder) as archive, archive.db.reading() as conn:
+        assert conn.execute("SELECT count(*) FROM index_vectors").fetchone()[0] > 0

@@ -21,6 +21,7 @@ from PySide6.QtCore import QTimer, QtMsgType
 from PySide6.QtWidgets import QApplication
 
 from app.core.archive import Archive, Field, RecordKey, Section, open_archive
+from app.core.archive.write_switch import set_writes_allowed
 from app.core.models.catalog import catalog_from_data
 from app.core.models.scripted import ScriptedModel, Turn
 from app.core.session import AssistantSession, AssistantSettings
@@ -192,6 +193,7 @@ class WindowFactory:
         entries = [dict(LOCAL), dict(EXTERNAL)] if external else [dict(LOCAL)]
         model = ScriptedModel(list(script or []), id="scripted")
         self.models.append(model)
+        set_writes_allowed(self.archive, write_allowed)  # writes are opt-in per archive
         session = AssistantSession(
             self.archive,
             catalog_from_data(entries),

@@ -44,3 +44,114 @@ def test_streamed_text_shows_everything_and_ends_as_the_markdown_render(qapp: An
     assert widget.document().toPlainText() == _rendered(ANSWER)
     assert not widget.streaming
     widget.deleteLater()
+
+
+VERIFIED = {
+    "section_tipo": "oh1",
+    "section_id": 1,
+    "key": "oh1/1",
+    "label": "When they made us leave",
+    "verified": True,
+    "langs": ["lg-cat", "lg-spa"],
+}
+INVENTED = {
+    "section_tipo": "tp2",
+    "section_id": 39,
+    "key": "tp2/39",
+    "label": "Linares",
+    "verified": False,
+    "langs": [],
+}
+CITED = "Joan (oh1/1) and Linares (tp2/39) remember it."
+
+
+def _anchors(widget: AnswerWidget) -> list[tuple[str, str]]:
+    """(text, href) of every link in the widget's document."""
+    out = []
+    block = widget.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.charFormat().isAnchor():
+                out.append((fragment.text(), fragment.charFormat().anchorHref()))
+            it += 1
+        block = block.next()
+    return out
+
+
+def _tooltip_of(widget: AnswerWidget, text: str) -> str:
+    cursor = widget.document().find(text)
+    assert not cursor.isNull(), text
+    return cursor.charFormat().toolTip()
+
+
+def test_only_verified_citations_become_links_showing_the_record_language(qapp: Any) -> None:
+    """Regression: the invented "Linares (tp2/39)" rendered as a clickable citation."""
+    widget = AnswerWidget()
+    widget.set_text(CITED, [VERIFIED, INVENTED])
+    assert _anchors(widget) == [("oh1/1 · ca/es", "record:oh1/1")]
+    shown = widget.document().toPlainText()
+    assert "⚠ tp2/39" in shown
+    assert "Not verified" in _tooltip_of(widget, "⚠ tp2/39")
+    assert _tooltip_of(widget, "oh1/1") == ""
+    widget.resize(500, 120)
+    widget.show()
+    qapp.processEvents()
+    inside = widget.document().find("tp2/39")
+    inside.setPosition(inside.selectionStart() + 2)
+    spot = widget.cursorRect(inside).center()
+    assert "Not verified" in widget.tooltip_at(spot.x(), spot.y())  # what hovering shows
+    widget.deleteLater()
+
+
+def test_no_citation_is_a_link_until_the_run_says_which_are_verified(qapp: Any) -> None:
+    widget = AnswerWidget()
+    widget.append_text(CITED + "\n\nMore text")
+    widget.finish()
+    assert _anchors(widget) == []
+    assert "(oh1/1)" in widget.document().toPlainText()
+    widget.set_citations([VERIFIED, INVENTED])
+    assert [href for _, href in _anchors(widget)] == ["record:oh1/1"]
+    widget.deleteLater()
+
+
+def test_a_citation_missing_from_the_list_counts_as_unverified(qapp: Any) -> None:
+    widget = AnswerWidget()
+    widget.set_text("See (oh1/2) and `(oh1/1)` in code.", [VERIFIED])
+    assert _anchors(widget) == []
+    assert "⚠ oh1/2" in widget.document().toPlainText()
+    assert "(oh1/1)" in widget.document().toPlainText()  # code spans are left alone
+    widget.deleteLater()
+
+
+def test_every_answer_block_of_a_turn_gets_the_runs_citations(qapp: Any, archive: Any) -> None:
+    from app.ui.assistant.conversation_view import ConversationView
+
+    view = ConversationView(archive, "lg-eng")
+    view.add_user_turn("who?")
+    first = view.append_text("Joan (oh1/1).")
+    view.start_tool("c1", "dedalo_read_record", "Read oh1/1")
+    view.finish_tool("c1", "dedalo_read_record", True, "")
+    view.append_text("Linares (tp2/39).")
+    view.set_answer("Joan (oh1/1).Linares (tp2/39).", [VERIFIED, INVENTED])
+    assert _anchors(first) == [("oh1/1 · ca/es", "record:oh1/1")]
+    last = view.answer
+    assert last is not None and last.document().toPlainText() == "Linares (⚠ tp2/39)."
+    assert view.turn_answers == [first, last]  # nothing repeated
+    view.deleteLater()
+
+
+def test_a_final_answer_already_shown_after_a_tool_line_adds_no_block(
+    qapp: Any, archive: Any
+) -> None:
+    from app.ui.assistant.conversation_view import ConversationView
+
+    view = ConversationView(archive, "lg-eng")
+    view.add_user_turn("who?")
+    view.append_text("Joan (oh1/1).")
+    view.start_tool("c1", "dedalo_read_record", "Read oh1/1")
+    answer = view.set_answer("Joan (oh1/1).", [VERIFIED])
+    assert view.turn_answers == [answer]
+    assert _anchors(answer) == [("oh1/1 · ca/es", "record:oh1/1")]
+    view.deleteLater()

@@ -90,10 +90,14 @@ def test_one_line_per_tool_call_with_its_outcome(make_window: Any) -> None:
 
 
 def test_a_citation_click_opens_the_record(make_window: Any) -> None:
-    window = make_window([Turn(text="See La riada (oh1/2) about the flood.")])
+    read = call("dedalo_read_record", {"section_tipo": "oh1", "section_id": 2})
+    window = make_window(
+        [Turn(tool_calls=(read,)), Turn(text="See La riada (oh1/2), not Linares (tp2/39).")]
+    )
     ask(make_window, window, "Which interview?")
-    answer = of_type(window, AnswerWidget)[0]
-    assert "record:oh1/2" in answer.toHtml()
+    answer = of_type(window, AnswerWidget)[-1]
+    assert "record:oh1/2" in answer.toHtml()  # verified: the tool returned it
+    assert "record:tp2" not in answer.toHtml() and "⚠ tp2/39" in answer.toPlainText()
     answer.anchorClicked.emit(QUrl("record:oh1/2"))
     assert window.record_view.key == key("oh1", 2)
     assert window.sections.current_tipo() == "oh1"
@@ -142,7 +146,7 @@ def test_a_new_message_supersedes_a_pending_card(make_window: Any) -> None:
     assert card.state == "superseded"
     assert "superseded" in card.status.text()
     session = window.services.session_now
-    assert session.pending.get(card.pending_id).status == "superseded"
+    assert session.plan(card.pending_id).status == "superseded"
     assert make_window.archive.audit_rows() == []
 
 

@@ -1,10 +1,14 @@
-"""Applying a confirmed change plan: hash check, every gate again, ops in order.
+"""Applying a confirmed change plan: hash check, every gate again, ops in order, resumable.
 
 Each op runs as its own write-tool call (its own transaction, with an audit row naming the plan
-hash, op id, model and egress), stopping at the first error. The report is
-``{applied: [{op_id, result}], skipped: [op_id...], failed?: {op_id, error}, created: {op_id:
-section_id}}``; ``{"ref": op_id}`` arguments are replaced by the locator of the record that op
-created or found, so a retry of a plan built on ``dedalo_find_or_create`` creates nothing twice.
+hash, op id, model and egress), stopping at the first error. ``{"ref": op_id}`` arguments are
+replaced by the locator of the record that op created or found, after checking that it is of
+the section the argument requires (:mod:`app.core.agent.plan_refs`).
+
+An apply killed part-way leaves exactly the ops that committed, each with its audit row. With
+``resume`` the ops that already have their audit row (matched by plan hash and op id) are
+skipped, the records they made are read back from those rows, and only the rest run (an op
+that changed nothing has no row and runs again: finding or linking twice changes nothing).
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from app.core.agent.plan_refs import check_made, check_slots, is_ref
+from app.core.agent.plan_types import AppliedOp, ApplyReport, Candidate, OpFailure
 from app.core.agent.plans import CREATING_TOOLS, plan_hash, validate_plan
 from app.core.archive.model import RecordKey
+from app.core.archive.write_switch import require_writes
 from app.core.errors import ToolError
 from app.core.tools.base import ToolContext, ToolResult
 
@@ -21,6 +28,9 @@ if TYPE_CHECKING:
     from app.core.archive.store import Archive
     from app.core.index.hits import Searcher
     from app.core.tools.registry import ToolRegistry
+
+MADE_ACTIONS = ("create", "duplicate")
+"""Audit actions whose row names the record a creating op made or found."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +46,9 @@ class ApplyContext:
     actor: str = "assistant"
 
 
-def check_confirmed(plan: Any, confirmed_hash: Any, env: ApplyContext) -> dict[str, Any]:
+def check_confirmed(
+    plan: Any, confirmed_hash: Any, env: ApplyContext, done: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """The plan re-validated, if it is byte-for-byte what was confirmed.
 
     Raises:
@@ -50,35 +62,105 @@ def check_confirmed(plan: Any, confirmed_hash: Any, env: ApplyContext) -> dict[s
         raise _mismatch("The plan differs from the one that was confirmed.")
     if plan.get("plan_version") != 1:
         raise _mismatch("Unknown plan_version.")
-    again = validate_plan(plan, env.archive, env.registry, env.lang)
+    again = validate_plan(plan, env.archive, env.registry, env.lang, done=done)
     if again["plan_hash"] != actual:
         raise _mismatch("The plan no longer validates exactly as it was confirmed.")
     return again
 
 
-async def apply_plan(plan: Any, confirmed_hash: Any, env: ApplyContext) -> dict[str, Any]:
-    """Execute a confirmed plan; returns the apply report.
+def done_ops(archive: Archive, hash_: str) -> dict[str, RecordKey | None]:
+    """``op_id → record made (or None)`` for each op of plan ``hash_`` with an audit row."""
+    with archive.db.reading() as conn:
+        rows = conn.execute(
+            "SELECT op_id, action, section_tipo, section_id FROM audit "
+            "WHERE plan_hash = ? AND op_id IS NOT NULL ORDER BY id",
+            (hash_,),
+        ).fetchall()
+    done: dict[str, RecordKey | None] = {}
+    for op_id, action, tipo, sid in rows:
+        made = RecordKey(str(tipo), int(sid)) if action in MADE_ACTIONS and tipo else None
+        if done.get(str(op_id)) is None:
+            done[str(op_id)] = made
+    return done
+
+
+async def apply_plan(
+    plan: Any, confirmed_hash: Any, env: ApplyContext, *, resume: bool = False
+) -> ApplyReport:
+    """Execute a confirmed plan (``resume``: skipping the ops already applied).
 
     Raises:
-        ToolError: when the plan is refused as a whole (nothing is written then).
+        ArxiuError: ``mcp.write_disabled`` when the archive's writes are off, or when the plan
+            is refused as a whole (nothing is written then).
     """
-    checked = check_confirmed(plan, confirmed_hash, env)
-    report: dict[str, Any] = {"applied": [], "skipped": [], "created": {}}
-    made: dict[str, RecordKey] = {}
+    require_writes(env.archive)
+    done = done_ops(env.archive, str(confirmed_hash)) if resume else {}
+    checked = check_confirmed(plan, confirmed_hash, env, frozenset(done))
+    made = {op_id: key for op_id, key in done.items() if key is not None}
+    applied: list[AppliedOp] = []
     ops = checked["ops"]
     for index, op in enumerate(ops):
-        args = substitute_refs(op["args"], made)
-        result = await env.registry.call(op["tool"], args, _context(env, checked, op["op_id"]))
-        if not result.ok:
-            report["failed"] = {"op_id": op["op_id"], "error": _error_body(result)}
-            report["skipped"] = [later["op_id"] for later in ops[index + 1 :]]
-            break
-        report["applied"].append({"op_id": op["op_id"], "result": result.data})
-        key = created_key(result) if op["tool"] in CREATING_TOOLS else None
+        op_id = op["op_id"]
+        if op_id in done:
+            applied.append(AppliedOp(op_id, _resumed_result(made.get(op_id)), resumed=True))
+            continue
+        outcome = await _run_op(op, made, env, checked["plan_hash"])
+        if isinstance(outcome, OpFailure):
+            skipped = tuple(later["op_id"] for later in ops[index + 1 :])
+            return _report(applied, made, ops, outcome, skipped)
+        applied.append(AppliedOp(op_id, outcome.data if isinstance(outcome.data, dict) else {}))
+        key = created_key(outcome) if op["tool"] in CREATING_TOOLS else None
         if key is not None:
-            made[op["op_id"]] = key
-            report["created"][op["op_id"]] = key.section_id
-    return report
+            made[op_id] = key
+    return _report(applied, made, ops, None, ())
+
+
+async def _run_op(
+    op: dict[str, Any], made: dict[str, RecordKey], env: ApplyContext, hash_: str
+) -> ToolResult | OpFailure:
+    try:
+        slots = check_slots(op["op_id"], op["tool"], op["args"], env.archive)
+        check_made(op["op_id"], slots, made)
+    except ToolError as error:
+        return OpFailure(op["op_id"], error.code, error.message, error.hint)
+    args = substitute_refs(op["args"], made)
+    result = await env.registry.call(op["tool"], args, _context(env, hash_, op["op_id"]))
+    if result.ok:
+        return result
+    return OpFailure(
+        op["op_id"],
+        str(result.code),
+        result.message,
+        result.hint,
+        _candidates(result.details),
+    )
+
+
+def _report(
+    applied: list[AppliedOp],
+    made: dict[str, RecordKey],
+    ops: list[dict[str, Any]],
+    failed: OpFailure | None,
+    skipped: tuple[str, ...],
+) -> ApplyReport:
+    creating = {op["op_id"] for op in ops if op["tool"] in CREATING_TOOLS}
+    created = {op_id: key.section_id for op_id, key in made.items() if op_id in creating}
+    return ApplyReport(tuple(applied), skipped, failed, created)
+
+
+def _resumed_result(key: RecordKey | None) -> dict[str, Any]:
+    return {**key.to_locator(), "created": False} if key is not None else {}
+
+
+def _candidates(details: dict[str, Any]) -> tuple[Candidate, ...]:
+    found = details.get("candidates") if isinstance(details, dict) else None
+    if not isinstance(found, list):
+        return ()
+    return tuple(
+        Candidate.from_dict(c)
+        for c in found
+        if isinstance(c, dict) and "section_tipo" in c and "section_id" in c
+    )
 
 
 def substitute_refs(value: Any, made: dict[str, RecordKey], key: str = "") -> Any:
@@ -86,16 +168,16 @@ def substitute_refs(value: Any, made: dict[str, RecordKey], key: str = "") -> An
 
     A reference in a ``section_id`` becomes the id; anywhere else it becomes the locator.
     """
+    if is_ref(value):
+        found = made.get(str(value["ref"]))
+        if found is None:
+            raise ToolError(
+                "mcp.plan_invalid",
+                f"ref {value['ref']!r} names an op that made no record.",
+                category="input",
+            )
+        return found.section_id if key == "section_id" else found.to_locator()
     if isinstance(value, dict):
-        if set(value) == {"ref"}:
-            found = made.get(str(value["ref"]))
-            if found is None:
-                raise ToolError(
-                    "mcp.plan_invalid",
-                    f"ref {value['ref']!r} names an op that made no record.",
-                    category="input",
-                )
-            return found.section_id if key == "section_id" else found.to_locator()
         return {k: substitute_refs(v, made, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [substitute_refs(item, made, key) for item in value]
@@ -116,9 +198,9 @@ def created_key(result: ToolResult) -> RecordKey | None:
     return result.records[0] if result.records else None
 
 
-def _context(env: ApplyContext, plan: dict[str, Any], op_id: str) -> ToolContext:
+def _context(env: ApplyContext, hash_: str, op_id: str) -> ToolContext:
     audit = {
-        "plan_hash": plan["plan_hash"],
+        "plan_hash": hash_,
         "op_id": op_id,
         "model": env.model_id,
         "egress": env.egress,
@@ -133,13 +215,6 @@ def _context(env: ApplyContext, plan: dict[str, Any], op_id: str) -> ToolContext
         egress=egress,
         audit=audit,
     )
-
-
-def _error_body(result: ToolResult) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": result.code, "message": result.message}
-    if result.hint:
-        error["hint"] = result.hint
-    return {"ok": False, "error": error}
 
 
 def _mismatch(message: str) -> ToolError:

@@ -44,7 +44,22 @@ def turn_record(question: str, final: dict[str, Any]) -> dict[str, Any]:
         "usage": final["usage"],
         "summary": final["transcript_summary"],
         "change_plan": final["change_plan"],
+        "citations": final.get("citations", []),
+        "tainted": bool(final.get("tainted")),
     }
+
+
+def is_tainted(conversation: dict[str, Any]) -> bool:
+    """Whether any answer of the conversation drew on restricted records.
+
+    A conversation's taint never drops: it is read from every stored turn and history entry,
+    so a later untainted answer cannot clear it (only a reset, which forgets the text, does).
+    """
+    turns = conversation.get("transcript") or []
+    entries = conversation.get("history") or []
+    return any(isinstance(t, dict) and t.get("tainted") for t in turns) or any(
+        isinstance(e, dict) and e.get("tainted") for e in entries
+    )
 
 
 def export_json(conversation: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 FREE_TEXT_KEYS = frozenset({"query", "text", "q", "question", "value", "values", "summary"})
 PATH_SEPARATORS = (">", "→", ".")
 LOCAL_HINT = "Switch to a model badged local / private and ask again."
+STRUCTURE_SCOPE = "structure"
+"""``details.scope`` of a refusal that depends only on the call and the archive's structure
+(sections, fields, the content setting) — never on whether a record exists or what it holds —
+so an external model may read it as it is (see :mod:`app.core.agent.egress_errors`)."""
 
 
 class SectionNamer(Protocol):
@@ -91,7 +95,7 @@ class EgressGate:
         if not self.external_content:
             return refused(
                 "Record content is not sent to external models.",
-                details={"tool": tool.name},
+                details={"tool": tool.name, "scope": STRUCTURE_SCOPE},
             )
         try:
             named = set(registry.sections_named(tool.name, args, self.archive))
@@ -127,9 +131,11 @@ class EgressGate:
     def _check_keys(self, sections: set[str], keys: set[RecordKey], where: str) -> ToolError | None:
         for tipo in sorted(sections):
             if self._restricted_section(tipo):
+                details: dict[str, Any] = {"section_tipo": tipo}
+                if where == "call":  # the call and the archive's structure alone decide it
+                    details["scope"] = STRUCTURE_SCOPE
                 return refused(
-                    f"The {where} refers to the restricted section {tipo}.",
-                    details={"section_tipo": tipo},
+                    f"The {where} refers to the restricted section {tipo}.", details=details
                 )
         for key in sorted(keys):
             if self._restricted_record(key):

@@ -119,6 +119,9 @@ class FinalEvent:
     ``stop`` is ``end_turn`` (an answer), ``change_plan`` (a validated plan awaits a person's
     confirmation) or ``stopped`` (the person pressed Stop; ``answer`` is the partial text).
     ``history`` is text-only ``{role, text}`` (an assistant entry may carry ``tainted: true``).
+    ``citations`` lists every ``Label (tipo/id)`` in the answer, each ``verified`` only when a
+    tool in this run returned that record to the model (see :mod:`app.core.agent.citations`);
+    ``tainted`` says the answer may hold text from restricted records.
     """
 
     answer: str
@@ -129,6 +132,8 @@ class FinalEvent:
     usage: dict[str, int]
     turns: int
     model: str
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    tainted: bool = False
     kind: Literal["final"] = field(default="final", init=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -142,6 +147,8 @@ class FinalEvent:
             "usage": self.usage,
             "turns": self.turns,
             "model": self.model,
+            "citations": self.citations,
+            "tainted": self.tainted,
         }
 
 

@@ -4,9 +4,11 @@ The loop searches first — ``dedalo_semantic_search`` on the question, streamed
 ``tool_use``/``tool_result`` events and gated like any call — then gives the model the hits and
 asks it to answer from them. The relevant records among the hits (see
 :mod:`app.core.agent.sources`: a cut-off relative to the best hit, lead sections, one entry per
-record) are cited in a "Sources" list appended to the answer, whatever the model wrote; the
-model is shown only those records' hits. With no hits the model is not asked at all: the answer
-says that the archive has nothing on it, rather than letting a small model invent something.
+record) are cited in a "Sources" list appended to the answer, whatever the model wrote — only
+records the search returned to the model through the egress gate, so every source is a verified
+citation; the model is shown only those records' hits. With no hits the model is not asked at
+all: the answer says that the archive has nothing on it, rather than letting a small model
+invent something.
 """
 
 from __future__ import annotations
@@ -49,14 +51,19 @@ class GroundedAnswer:
         run.transcript.note(
             {"tool": SEARCH_TOOL, "ok": result.ok, "code": None if result.ok else result.code}
         )
-        self.sources = select_sources(hits_of(result.data) if result.ok else [])
+        self.sources = [
+            source
+            for source in select_sources(hits_of(result.data) if result.ok else [])
+            if _key(source) in run.returned
+        ]
         self._label_sources()
         if run.stopped:
             yield run.final("stopped")
             return
         if not self.sources:
+            shown = run.for_model(result)
             text = (
-                NOTHING_FOUND if result.ok else f"I could not search the archive: {result.message}"
+                NOTHING_FOUND if result.ok else f"I could not search the archive: {shown.message}"
             )
             run.transcript.add_text(text)
             yield TextEvent(text)
@@ -102,3 +109,13 @@ class GroundedAnswer:
         return [{**hit, "label": source.label} for source in self.sources for hit in source.hits][
             :SEARCH_K
         ]
+
+
+def _key(source: Source) -> RecordKey | None:
+    """The record a source names (``None`` for an id that is not a number)."""
+    sid = source.section_id
+    if isinstance(sid, int) and not isinstance(sid, bool):
+        return RecordKey(source.section_tipo, sid)
+    if isinstance(sid, str) and sid.isdigit():
+        return RecordKey(source.section_tipo, int(sid))
+    return None

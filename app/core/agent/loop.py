@@ -19,7 +19,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.core.agent.citations import ReturnedRecords, unverified_note, verify
 from app.core.agent.egress import EgressGate
+from app.core.agent.egress_errors import error_for_model, for_model, plan_refusal
 from app.core.agent.events import (
     ErrorEvent,
     Event,
@@ -65,11 +67,23 @@ class RunSetup:
     lang: str = "lg-eng"
     max_turns: int = MAX_TURNS
     stop_event: threading.Event = field(default_factory=threading.Event)
+    tainted_history: bool = False
+    """Whether the conversation already drew on restricted records (its taint never drops)."""
+    can_read_restricted: bool = True
+    """``False`` for a reader who may not see restricted records: the gate then guards the run
+    as if its model were external (record content allowed, restricted content never)."""
 
     @property
     def egress(self) -> str:
         """The run's privacy class (the catalog entry's egress)."""
         return self.request.entry.egress
+
+    def gate(self) -> EgressGate:
+        """The egress gate for this run (model and reader both considered)."""
+        if self.can_read_restricted:
+            return EgressGate(self.archive, self.egress, self.external_content)
+        local_model = self.egress == "local"
+        return EgressGate(self.archive, "external", self.external_content or local_model)
 
 
 class AgentRun:
@@ -78,9 +92,11 @@ class AgentRun:
     def __init__(self, setup: RunSetup) -> None:
         self.setup = setup
         self.request = setup.request
-        self.gate = EgressGate(setup.archive, setup.egress, setup.external_content)
+        self.gate = setup.gate()
         self.transcript = Transcript()
         self.change_plan: dict[str, Any] | None = None
+        self.returned = ReturnedRecords()
+        """The records tools returned to the model in this run (what citations may cite)."""
         self._calls = 0
 
     @property
@@ -207,7 +223,8 @@ class AgentRun:
             self.transcript.note(
                 {"tool": call.name, "ok": result.ok, "code": None if result.ok else result.code}
             )
-            messages.append(Message("tool", _payload(result), tool_call_id=call.id, name=call.name))
+            shown = result if call.name == PROPOSE_TOOL else self.for_model(result)
+            messages.append(Message("tool", _payload(shown), tool_call_id=call.id, name=call.name))
             if self.change_plan is not None or self.stopped:
                 return
 
@@ -223,15 +240,31 @@ class AgentRun:
             return _failed(refusal)
         result = await registry.call(name, args, self._tool_context())
         refusal = self.gate.check_result(tool, result)
-        return _failed(refusal) if refusal is not None else result
+        if refusal is not None:
+            return _failed(refusal)
+        self.returned.note(result)
+        return result
+
+    def for_model(self, result: ToolResult) -> ToolResult:
+        """``result`` as this run's model may see it: on a run guarded as external, a failure
+        says nothing of restricted records or local files (see
+        :mod:`app.core.agent.egress_errors`)."""
+        return for_model(result) if self.gate.external else result
+
+    def _validate(self, raw: Any) -> dict[str, Any]:
+        return validate_plan(raw, self.setup.archive, self.setup.registry, self.setup.lang)
 
     def _propose(self, call: ToolCall) -> ToolResult:
+        external = self.gate.external
+        refusal = (
+            plan_refusal(call.arguments, self.setup.archive, self._validate) if external else None
+        )
+        if refusal is not None:
+            return _failed(refusal)
         try:
-            plan = validate_plan(
-                call.arguments, self.setup.archive, self.setup.registry, self.setup.lang
-            )
+            plan = self._validate(call.arguments)
         except ArxiuError as error:
-            return _failed(error)
+            return _failed(error_for_model(error) if external else error)
         self.change_plan = plan
         return ToolResult(
             ok=True, data={"plan_hash": plan["plan_hash"], "status": "awaiting confirmation"}
@@ -276,7 +309,7 @@ class AgentRun:
         archive = self.setup.archive
         key = RecordKey(ctx.section_tipo, ctx.section_id)
         restricted = self.gate.note_context(key)
-        shared = not self.gate.external or (self.setup.external_content and not restricted)
+        shared = not self.gate.external or (self.gate.external_content and not restricted)
         section = (
             archive.section(key.section_tipo) if archive.has_section(key.section_tipo) else None
         )
@@ -291,10 +324,16 @@ class AgentRun:
 
     def final(self, stop: StopKind) -> FinalEvent:
         """The ``final`` frame for the run so far."""
-        tainted = self.gate.touched_restricted and not self.gate.external
+        tainted = self.tainted
         history = self.transcript.history(
             self.request.history, self.request.question, tainted=tainted
         )
+        citations = verify(
+            self.transcript.answer, self.returned, self.setup.archive, self.setup.lang
+        )
+        note = unverified_note(citations)
+        if note is not None:
+            self.transcript.note(note)
         return FinalEvent(
             answer=self.transcript.answer,
             stop=stop,
@@ -304,11 +343,30 @@ class AgentRun:
             usage=self.transcript.usage(),
             turns=self.transcript.turns,
             model=self.request.entry.id,
+            citations=citations,
+            tainted=tainted,
         )
+
+    @property
+    def tainted(self) -> bool:
+        """Whether this run's answer may hold restricted text: a local run that touched
+        restricted content, or whose input history (or conversation) already had."""
+        if self.gate.external:
+            return False
+        inherited = self.setup.tainted_history or any(
+            entry.get("tainted") for entry in self.request.history
+        )
+        return self.gate.touched_restricted or inherited
 
 
 def _failed(error: ArxiuError) -> ToolResult:
-    return ToolResult(ok=False, code=error.code, message=error.message, hint=error.hint)
+    return ToolResult(
+        ok=False,
+        code=error.code,
+        message=error.message,
+        hint=error.hint,
+        details=dict(error.details),
+    )
 
 
 def _payload(result: ToolResult) -> str:

@@ -3,7 +3,8 @@
 A plan is ``{plan_version, summary, ops: [{op_id, tool, args, summary}], plan_hash}``.
 :func:`validate_plan` accepts only known write tools with schema-valid arguments (labels
 resolved to tipos), writable sections, ``{"ref": op_id}`` pointing at an *earlier* op that
-creates a record, and at most :data:`MAX_OPS` ops. ``plan_hash`` is the sha256 of the canonical
+creates a record of the section the argument requires (:mod:`app.core.agent.plan_refs`), and at
+most :data:`MAX_OPS` ops. ``plan_hash`` is the sha256 of the canonical
 JSON (sorted keys, no spaces, UTF-8) of ``{plan_version, summary, ops}``. Nothing is written
 here; :mod:`app.core.agent.apply` executes a confirmed plan.
 """
@@ -13,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from app.core.agent.plan_refs import check_slots, ref_invalid, refs_in
 from app.core.errors import ArxiuError, ToolError
 from app.core.models.base import ToolSpec
 
@@ -89,27 +90,23 @@ def plan_invalid(
     )
 
 
-def refs_in(value: Any) -> Iterator[str]:
-    """Every ``{"ref": op_id}`` target anywhere in ``value``."""
-    if isinstance(value, dict):
-        if set(value) == {"ref"}:
-            yield str(value["ref"])
-            return
-        for item in value.values():
-            yield from refs_in(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from refs_in(item)
-
-
 def validate_plan(
-    raw: Any, archive: Archive, registry: ToolRegistry, lang: str = "lg-eng"
+    raw: Any,
+    archive: Archive,
+    registry: ToolRegistry,
+    lang: str = "lg-eng",
+    *,
+    done: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """The validated plan with its ``plan_hash``.
 
+    ``done`` names ops an interrupted apply already carried out: their arguments were checked
+    when the plan was confirmed and their records may since have changed (a deleted record),
+    so only their shape and references are checked again.
+
     Raises:
         ToolError: ``mcp.plan_invalid``, ``mcp.plan_too_large``, ``mcp.section_not_writable``,
-            or the write tool's own argument error, naming the op.
+            ``mcp.match_ambiguous``, or the write tool's own argument error, naming the op.
     """
     if not isinstance(raw, dict):
         raise plan_invalid("A change plan must be an object {summary, ops}.")
@@ -126,11 +123,8 @@ def validate_plan(
     creators: dict[str, str] = {}
     clean_ops = []
     for op in ops:
-        clean = _validate_op(op, creators, archive, registry, lang)
-        if clean["tool"] in CREATING_TOOLS:
-            creators[clean["op_id"]] = clean["tool"]
-        else:
-            creators.setdefault(clean["op_id"], "")
+        clean = _validate_op(op, creators, archive, registry, lang, done)
+        creators[clean["op_id"]] = created_section(clean)
         clean_ops.append(clean)
     plan: dict[str, Any] = {
         "plan_version": PLAN_VERSION,
@@ -141,8 +135,19 @@ def validate_plan(
     return plan
 
 
+def created_section(op: dict[str, Any]) -> str:
+    """The section of the record a creating op makes or finds (``""`` for other ops)."""
+    tipo = op.get("args", {}).get("section_tipo")
+    return tipo if op.get("tool") in CREATING_TOOLS and isinstance(tipo, str) else ""
+
+
 def _validate_op(
-    op: Any, seen: dict[str, str], archive: Archive, registry: ToolRegistry, lang: str
+    op: Any,
+    seen: dict[str, str],
+    archive: Archive,
+    registry: ToolRegistry,
+    lang: str,
+    done: frozenset[str],
 ) -> dict[str, Any]:
     if not isinstance(op, dict) or set(op) - {"op_id", "tool", "args", "summary"}:
         raise plan_invalid("Each op must be {op_id, tool, args, summary}.")
@@ -161,16 +166,14 @@ def _validate_op(
                 f"Op {op_id}: ref {ref!r} must name an earlier create or find_or_create op.",
                 op_id=op_id,
             )
-    try:
-        checked = check_write_args(name, args, archive, registry, lang)
-    except ArxiuError as error:
-        raise ToolError(
-            error.code,
-            f"Op {op_id}: {error.message}",
-            hint=error.hint or "Fix the op and propose the plan again.",
-            category=error.category,
-            details={**error.details, "op_id": op_id},
-        ) from error
+    checked = args if op_id in done else _checked_args(op_id, name, args, archive, registry, lang)
+    for slot in check_slots(op_id, name, checked, archive):
+        if seen[slot.ref] != slot.section:
+            raise ref_invalid(
+                op_id,
+                f"Op {op_id}: {slot.where} needs a record of {slot.section}, but op {slot.ref} "
+                f"makes a record of {seen[slot.ref]}.",
+            )
     _require_writable(archive, checked, op_id)
     summary = op.get("summary")
     text = (
@@ -179,6 +182,26 @@ def _validate_op(
         else registry.summary(name, checked)
     )
     return {"op_id": op_id, "tool": name, "args": checked, "summary": text}
+
+
+def _checked_args(
+    op_id: str,
+    name: str,
+    args: dict[str, Any],
+    archive: Archive,
+    registry: ToolRegistry,
+    lang: str,
+) -> dict[str, Any]:
+    try:
+        return check_write_args(name, args, archive, registry, lang)
+    except ArxiuError as error:
+        raise ToolError(
+            error.code,
+            f"Op {op_id}: {error.message}",
+            hint=error.hint or "Fix the op and propose the plan again.",
+            category=error.category,
+            details={**error.details, "op_id": op_id},
+        ) from error
 
 
 def check_write_args(

@@ -18,9 +18,21 @@ from app.core.archive.records import (
     require_section,
     store_values,
 )
+from app.core.errors import ArxiuError
 
 if TYPE_CHECKING:
     from app.core.archive.database import Database
+
+ROW_ERRORS = (
+    ValueError,  # UnicodeEncodeError: a lone surrogate; values that are not JSON
+    TypeError,
+    OverflowError,
+    RecursionError,  # a value nested too deeply to serialise
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.DataError,
+)
+"""Failures that concern one record's data, not the archive or the transaction."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,9 @@ class UpsertResult:
     updated: int
     unchanged: int
     keys: list[RecordKey]
+    failed: tuple[tuple[int, str], ...] = ()
+    """``(position in the batch, reason)`` of each record left out (``per_row`` only);
+    ``keys`` then holds the keys of the other records, in order."""
 
 
 class BulkWriter:
@@ -57,42 +72,34 @@ class BulkWriter:
         """Create or update many records in one transaction; see :meth:`submit_upsert`."""
         return self.submit_upsert(records, source=source).result()
 
-    def submit_upsert(self, records: list[NewRecord], *, source: str = "") -> Future[UpsertResult]:
+    def submit_upsert(
+        self, records: list[NewRecord], *, source: str = "", per_row: bool = False
+    ) -> Future[UpsertResult]:
         """Create or update many records in one transaction (importers).
 
         Records with an ``external_id`` are matched through ``external_ids`` (``source``,
         ``external_id``) so that importing the same data twice creates nothing twice. Returns at
         once: the caller may build the next batch while the writer thread commits this one.
+
+        With ``per_row``, a record that cannot be stored (a lone surrogate, a value nested too
+        deeply, an invalid value) does not roll the batch back: the batch is written again row
+        by row, and each such record is left out and listed in :attr:`UpsertResult.failed`.
+        Without it, any failure rolls the whole batch back and is raised.
         """
 
         def run(conn: sqlite3.Connection) -> UpsertResult:
-            batch = _Batch(conn)
-            created = updated = unchanged = 0
-            keys: list[RecordKey] = []
-            for item in records:
-                clean = normalize_values(item.values)
-                key = _resolve_external(conn, source, item)
-                if key is None and item.section_id is not None:
-                    key = RecordKey(item.section_tipo, item.section_id)
-                before = read_or_none(conn, key) if key is not None else None
-                if before is None:
-                    key = key or RecordKey(item.section_tipo, batch.next_id(item.section_tipo))
-                    insert_record(
-                        conn, key, clean, item.restricted, batch.relations(key.section_tipo)
-                    )
-                    created += 1
-                elif _upsert_existing(conn, before, clean, item.restricted):
-                    updated += 1
-                else:
-                    unchanged += 1
-                assert key is not None
-                if item.external_id is not None:
-                    conn.execute(
-                        "INSERT OR REPLACE INTO external_ids VALUES (?, ?, ?, ?)",
-                        (source, item.external_id, key.section_tipo, key.section_id),
-                    )
-                keys.append(key)
-            return UpsertResult(created, updated, unchanged, keys)
+            if not per_row:
+                return _upsert_all(conn, source, records)
+            conn.execute("SAVEPOINT upsert_batch")
+            try:
+                result = _upsert_all(conn, source, records)
+            except Exception as exc:
+                if row_error(exc) is None:
+                    raise
+                conn.execute("ROLLBACK TO upsert_batch")
+                result = _upsert_each(conn, source, records)
+            conn.execute("RELEASE upsert_batch")
+            return result
 
         future = self.db.submit(run)
         future.add_done_callback(self._notify_done)
@@ -111,6 +118,79 @@ class BulkWriter:
                 (source, external_id),
             ).fetchone()
         return RecordKey(row[0], row[1]) if row else None
+
+
+def row_error(exc: BaseException) -> str | None:
+    """Why one record could not be stored, when ``exc`` is about that record's data (else None)."""
+    if isinstance(exc, ArxiuError):
+        return exc.message if exc.category == "input" else None
+    if isinstance(exc, ROW_ERRORS):
+        text = f"{type(exc).__name__}: {exc}"
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")[:300]
+    return None
+
+
+def _upsert_all(conn: sqlite3.Connection, source: str, records: list[NewRecord]) -> UpsertResult:
+    batch = _Batch(conn)
+    counts = {"created": 0, "updated": 0, "unchanged": 0}
+    keys: list[RecordKey] = []
+    for item in records:
+        outcome, key = _upsert_one(conn, batch, source, item)
+        counts[outcome] += 1
+        keys.append(key)
+    return UpsertResult(counts["created"], counts["updated"], counts["unchanged"], keys)
+
+
+def _upsert_each(conn: sqlite3.Connection, source: str, records: list[NewRecord]) -> UpsertResult:
+    """Like :func:`_upsert_all`, one savepoint per record, leaving out those that fail."""
+    batch = _Batch(conn)
+    counts = {"created": 0, "updated": 0, "unchanged": 0}
+    keys: list[RecordKey] = []
+    failed: list[tuple[int, str]] = []
+    for position, item in enumerate(records):
+        conn.execute("SAVEPOINT upsert_row")
+        try:
+            outcome, key = _upsert_one(conn, batch, source, item)
+        except Exception as exc:
+            reason = row_error(exc)
+            if reason is None:
+                raise
+            conn.execute("ROLLBACK TO upsert_row")
+            conn.execute("RELEASE upsert_row")
+            failed.append((position, reason))
+            continue
+        conn.execute("RELEASE upsert_row")
+        counts[outcome] += 1
+        keys.append(key)
+    return UpsertResult(
+        counts["created"], counts["updated"], counts["unchanged"], keys, tuple(failed)
+    )
+
+
+def _upsert_one(
+    conn: sqlite3.Connection, batch: _Batch, source: str, item: NewRecord
+) -> tuple[str, RecordKey]:
+    """Create or update one record; ``("created" | "updated" | "unchanged", key)``."""
+    clean = normalize_values(item.values)
+    key = _resolve_external(conn, source, item)
+    if key is None and item.section_id is not None:
+        key = RecordKey(item.section_tipo, item.section_id)
+    before = read_or_none(conn, key) if key is not None else None
+    if before is None:
+        key = key or RecordKey(item.section_tipo, batch.next_id(item.section_tipo))
+        insert_record(conn, key, clean, item.restricted, batch.relations(key.section_tipo))
+        outcome = "created"
+    elif _upsert_existing(conn, before, clean, item.restricted):
+        outcome = "updated"
+    else:
+        outcome = "unchanged"
+    assert key is not None
+    if item.external_id is not None:
+        conn.execute(
+            "INSERT OR REPLACE INTO external_ids VALUES (?, ?, ?, ?)",
+            (source, item.external_id, key.section_tipo, key.section_id),
+        )
+    return outcome, key
 
 
 def _upsert_existing(

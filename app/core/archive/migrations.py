@@ -7,9 +7,11 @@ below was written by a newer Arxiu and is refused (``archive.schema_newer``), un
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -164,8 +166,88 @@ CREATE TABLE index_records (
 CREATE TABLE index_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)
 """
 
+_PLAN_BOOK = """
+CREATE TABLE plans (
+    id TEXT PRIMARY KEY,
+    plan_hash TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    conversation_id TEXT,
+    model_id TEXT NOT NULL DEFAULT '',
+    egress TEXT NOT NULL DEFAULT 'local',
+    tainted INTEGER NOT NULL DEFAULT 0,
+    restricted_text INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL DEFAULT 'pending',
+    owner TEXT,
+    report TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX plans_by_conversation ON plans(conversation_id, status);
+CREATE INDEX plans_by_hash ON plans(plan_hash);
+CREATE INDEX audit_by_plan ON audit(plan_hash, op_id);
+CREATE TABLE id_marks (
+    section_tipo TEXT PRIMARY KEY,
+    high INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO id_marks(section_tipo, high)
+    SELECT section_tipo, max(section_id) FROM audit
+    WHERE action = 'delete' AND section_tipo IS NOT NULL GROUP BY section_tipo
+"""
+
+
+def _plan_book(conn: sqlite3.Connection) -> None:
+    """The plan book (plan status in its own table), ids never reused, plans carried over.
+
+    Plans recorded in conversations by earlier versions (``pending_plan`` and the transcript
+    turns that proposed one) move into the book with the status they had.
+    """
+    _sql(_PLAN_BOOK)(conn)
+    rows = conn.execute("SELECT id, pending_plan, transcript, updated_at FROM conversations")
+    for conversation_id, pending_text, transcript_text, stamp in rows.fetchall():
+        for item in _stored_plans(pending_text, transcript_text):
+            plan = item["plan"]
+            conn.execute(
+                "INSERT OR IGNORE INTO plans(id, plan_hash, plan, conversation_id, model_id, "
+                "egress, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    item["id"],
+                    str(plan.get("plan_hash", "")),
+                    json.dumps(plan, ensure_ascii=False),
+                    conversation_id,
+                    str(item.get("model_id", "")),
+                    str(item.get("egress", "local")),
+                    str(item.get("status", "superseded")),
+                    stamp,
+                    stamp,
+                ),
+            )
+
+
+def _stored_plans(pending_text: str | None, transcript_text: str | None) -> list[dict[str, Any]]:
+    """The plans an earlier version kept in a conversation, latest record first."""
+    found: list[dict[str, Any]] = []
+    try:
+        pending = json.loads(pending_text) if pending_text else None
+        transcript = json.loads(transcript_text) if transcript_text else []
+    except ValueError:
+        return found
+    if isinstance(pending, dict) and isinstance(pending.get("plan"), dict) and pending.get("id"):
+        found.append(pending)
+    for turn in transcript if isinstance(transcript, list) else []:
+        plan = turn.get("change_plan") if isinstance(turn, dict) else None
+        if isinstance(plan, dict) and plan.get("pending_id"):
+            body = {k: v for k, v in plan.items() if k != "pending_id"}
+            status = turn.get("plan_status", "superseded")
+            model_id = turn.get("model", "")
+            found.append(
+                {"id": plan["pending_id"], "plan": body, "status": status, "model_id": model_id}
+            )
+    return found
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base", _sql(_BASE)),
     # The index (app/core/index) appends its own named migrations after this line.
     Migration("0002_index", _sql(_INDEX)),
+    Migration("0003_plan_book", _plan_book),
 ]

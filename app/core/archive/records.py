@@ -2,7 +2,8 @@
 
 Every write goes through the archive's single writer thread. A record's ``version`` is
 incremented on every change; relation values are mirrored into the ``links`` table so reverse
-lookups are cheap.
+lookups are cheap. Ids are never reused: a deleted id raises its section's high-water mark
+(``id_marks``), and a record that others link to is not deleted without unlinking them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
+from app.core.archive.model import NEUTRAL_LANG, Link, Record, RecordKey
 from app.core.errors import ArchiveError
 
 if TYPE_CHECKING:
@@ -175,11 +176,31 @@ class RecordWriter:
         self._notify([key])
         return record
 
-    def delete_record(self, key: RecordKey, *, audit: dict[str, Any] | None = None) -> Record:
-        """Delete a record and its outgoing links; returns what was deleted."""
+    def delete_record(
+        self, key: RecordKey, *, unlink: bool = False, audit: dict[str, Any] | None = None
+    ) -> Record:
+        """Delete a record and its outgoing links; returns what was deleted.
 
-        def run(conn: sqlite3.Connection) -> Record:
+        A record that other records link to is refused (``archive.record_linked``, with the
+        linking records in ``details["linked_from"]``) unless ``unlink``: then each link to it
+        is first removed from the linking record (one audit row each; see
+        :meth:`delete_record_unlinking` for the list). Its id is never given to a new record
+        (the section's high-water mark in ``id_marks``).
+        """
+        return self.delete_record_unlinking(key, unlink=unlink, audit=audit)[0]
+
+    def delete_record_unlinking(
+        self, key: RecordKey, *, unlink: bool = False, audit: dict[str, Any] | None = None
+    ) -> tuple[Record, list[Link]]:
+        """:meth:`delete_record`, also returning the links removed from other records."""
+
+        def run(conn: sqlite3.Connection) -> tuple[Record, list[Link]]:
             before = read_record(conn, key)
+            incoming = links_into(conn, key)
+            if incoming and not unlink:
+                raise record_linked(key, incoming)
+            for link in incoming:
+                _drop_link(conn, link, audit)
             conn.execute(
                 "DELETE FROM records WHERE section_tipo = ? AND section_id = ?",
                 (key.section_tipo, key.section_id),
@@ -188,13 +209,14 @@ class RecordWriter:
                 "DELETE FROM links WHERE from_section = ? AND from_id = ?",
                 (key.section_tipo, key.section_id),
             )
+            raise_mark(conn, key)
             if audit is not None:
                 write_audit(conn, "delete", key, before.values, None, audit)
-            return before
+            return before, incoming
 
-        record = self.db.write(run)
-        self._notify([key])
-        return record
+        record, removed = self.db.write(run)
+        self._notify([key, *(link.source for link in removed)])
+        return record, removed
 
     def duplicate_record(self, key: RecordKey, *, audit: dict[str, Any] | None = None) -> RecordKey:
         """Copy a record into a new id of the same section."""
@@ -251,10 +273,75 @@ def _exists(conn: sqlite3.Connection, tipo: str, sid: int) -> bool:
 
 
 def next_id(conn: sqlite3.Connection, tipo: str) -> int:
+    """The id a new record of ``tipo`` gets: above every id it has ever used (deleted too)."""
     row = conn.execute(
-        "SELECT coalesce(max(section_id), 0) FROM records WHERE section_tipo = ?", (tipo,)
+        "SELECT max(coalesce((SELECT max(section_id) FROM records WHERE section_tipo = ?), 0), "
+        "coalesce((SELECT high FROM id_marks WHERE section_tipo = ?), 0))",
+        (tipo, tipo),
     ).fetchone()
     return int(row[0]) + 1
+
+
+def raise_mark(conn: sqlite3.Connection, key: RecordKey) -> None:
+    """Remember that ``key``'s id was used, so a deleted id is never handed out again."""
+    conn.execute(
+        "INSERT INTO id_marks(section_tipo, high) VALUES (?, ?) "
+        "ON CONFLICT(section_tipo) DO UPDATE SET high = max(high, excluded.high)",
+        (key.section_tipo, key.section_id),
+    )
+
+
+def links_into(conn: sqlite3.Connection, key: RecordKey) -> list[Link]:
+    """The links other records hold to ``key`` (a record's links to itself aside)."""
+    rows = conn.execute(
+        "SELECT from_section, from_id, field_tipo FROM links WHERE to_section = ? AND to_id = ? "
+        "AND NOT (from_section = to_section AND from_id = to_id) "
+        "ORDER BY from_section, from_id, field_tipo",
+        (key.section_tipo, key.section_id),
+    ).fetchall()
+    return [Link(RecordKey(str(r[0]), int(r[1])), str(r[2]), key) for r in rows]
+
+
+def record_linked(key: RecordKey, incoming: list[Link]) -> ArchiveError:
+    """The refusal to delete a record that others link to, naming them."""
+    names = ", ".join(f"{link.source} ({link.field_tipo})" for link in incoming[:10])
+    more = f" and {len(incoming) - 10} more" if len(incoming) > 10 else ""
+    return ArchiveError(
+        "archive.record_linked",
+        f"Record {key} cannot be deleted: {names}{more} link to it.",
+        hint="Unlink it from those records first, or delete it with the unlink option.",
+        category="conflict",
+        details={
+            "linked_from": [
+                {**link.source.to_locator(), "field_tipo": link.field_tipo} for link in incoming
+            ]
+        },
+    )
+
+
+def _drop_link(conn: sqlite3.Connection, link: Link, audit: dict[str, Any] | None) -> None:
+    """Remove the locator of ``link.target`` from the linking record's field."""
+    before = read_record(conn, link.source)
+    target = link.target.to_locator()
+    items = before.values.get(link.field_tipo, [])
+    kept = [i for i in items if not _same_locator(i.get("value"), target)]
+    data = dict(before.values)
+    if kept:
+        data[link.field_tipo] = kept
+    else:
+        data.pop(link.field_tipo, None)
+    store_values(conn, link.source, data, before.version + 1)
+    if audit is not None:
+        old, new = {link.field_tipo: items}, {link.field_tipo: kept or None}
+        write_audit(conn, "update", link.source, old, new, audit)
+
+
+def _same_locator(value: Any, target: dict[str, Any]) -> bool:
+    return (
+        isinstance(value, dict)
+        and str(value.get("section_tipo")) == target["section_tipo"]
+        and str(value.get("section_id")) == str(target["section_id"])
+    )
 
 
 def read_or_none(conn: sqlite3.Connection, key: RecordKey) -> Record | None:

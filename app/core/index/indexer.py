@@ -2,9 +2,14 @@
 
 Work is never queued in memory only: what is left is read from the database each time (records
 whose version differs from the indexed one, indexed records that were deleted, chunks without a
-vector for the current model), and each batch commits its chunks, vectors and "done" marks in one
-transaction. A killed process therefore resumes where it stopped, redoing at most the batch that
-was in flight.
+vector for one of the index's models), and each batch commits in one transaction. A killed
+process therefore resumes where it stopped, redoing at most the batch that was in flight.
+
+Records are chunked first and their chunks committed at once, without waiting for any model:
+the lexical index (FTS5, kept by triggers) is then complete, and :func:`sync_chunks` does the
+same at import time. Vectors follow, one batch per model in turn, so that an archive indexed by
+an earlier version with MiniLM alone gets its multilingual vectors in the background while
+every search answers from what exists.
 
 The indexer runs on its own thread; ``notify()`` (wired to ``Archive.add_listener``) only sets an
 event, so the caller's event loop is never blocked. Progress listeners are called on the indexer
@@ -17,9 +22,10 @@ import asyncio
 import contextlib
 import json
 import logging
-import sqlite3
 import threading
-from collections.abc import Callable
+import time
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -35,12 +41,14 @@ log = logging.getLogger(__name__)
 
 State = Literal["idle", "running", "paused", "cancelled", "error"]
 RECORD_BATCH = 256
-"""Records chunked and embedded per committed batch, in one encode call so that
-sentence-transformers sorts a large batch by length and pads little. Measured against raw
-encode of the same chunks: 128 records 0.85x, 256 0.91x, 512 1.06x; 256 keeps what a killed
-run redoes small."""
-VECTOR_BATCH = 256
+"""Records chunked per committed batch (no model involved: cheap)."""
+VECTOR_BATCH = 512
+"""Chunk texts embedded per committed batch and model, in one encode call so that
+sentence-transformers sorts a large batch by length and pads little (measured against raw
+encode of the same chunks: 128 records 0.85x, 256 0.91x, 512 1.06x)."""
 PROGRESS_KEY = "progress"
+COVERAGE_EVERY = 2.0
+"""Seconds between two measurements of the dense coverage during a run."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,10 @@ class Progress:
     done: int = 0
     total: int = 0
     error: ArxiuError | None = None
+    loading: str | None = None
+    """The model being loaded into memory just now (its id), if any."""
+    dense: float | None = None
+    """Share of the chunk texts embedded by every model (1.0: semantic search sees all)."""
 
     @property
     def fraction(self) -> float:
@@ -74,15 +86,74 @@ class Paused(Exception):
     """Raised inside a run on the caller's thread when :meth:`Indexer.pause` was called."""
 
 
+_CHUNK_LISTENERS: weakref.WeakKeyDictionary[Archive, list[WrittenCallback]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def as_embedders(embedders: Embedder | Sequence[Embedder]) -> tuple[Embedder, ...]:
+    """One embedder or several, as a tuple."""
+    if isinstance(embedders, (list, tuple)):
+        return tuple(embedders)
+    return (embedders,)  # type: ignore[return-value]
+
+
+def chunk_batch(archive: Archive, keys: list[RecordKey], orphans: list[RecordKey]) -> WriteResult:
+    """(Re)chunk ``keys`` and forget ``orphans`` in one transaction; no model is involved."""
+    work: list[RecordWork] = []
+    fields: dict[str, tuple[list[Field], str | None]] = {}
+    orphans = list(orphans)
+    for key in keys:
+        record = archive.find_record(key)
+        if record is None:
+            orphans.append(key)
+            continue
+        if key.section_tipo not in fields:
+            section = archive.section(key.section_tipo)
+            fields[key.section_tipo] = (archive.fields(key.section_tipo), section.label_field)
+        chunks = chunk_record(record, *fields[key.section_tipo])
+        work.append(RecordWork(key, record.version, record.restricted, chunks))
+    result = archive.db.write(lambda conn: storage.write_records(conn, work, orphans))
+    for listener in list(_CHUNK_LISTENERS.get(archive, [])):
+        listener(result)
+    return result
+
+
+def sync_chunks(archive: Archive) -> int:
+    """Chunk every record changed since it was last chunked (the lexical index is then
+    current); returns how many records were handled. Called at the end of every import."""
+    handled = 0
+    while True:
+        with archive.db.reading() as conn:
+            todo = storage.pending_records(conn, RECORD_BATCH)
+            orphans = storage.orphan_records(conn, RECORD_BATCH)
+        if not todo and not orphans:
+            return handled
+        chunk_batch(archive, [key for key, _ in todo], orphans)
+        handled += len(todo) + len(orphans)
+
+
 class Indexer:
-    """Keeps one archive's index up to date on a background thread."""
+    """Keeps one archive's index up to date on a background thread.
+
+    Args:
+        archive: the archive.
+        embedders: the index's model, or its models (every chunk gets a vector from each).
+        on_written: called after each committed batch (to update in-memory matrices).
+    """
 
     def __init__(
-        self, archive: Archive, embedder: Embedder, on_written: WrittenCallback | None = None
+        self,
+        archive: Archive,
+        embedders: Embedder | Sequence[Embedder],
+        on_written: WrittenCallback | None = None,
     ) -> None:
         self.archive = archive
-        self.embedder = embedder
+        self.embedders = as_embedders(embedders)
+        self.embedder = self.embedders[0]
         self.on_written = on_written
+        if on_written is not None:
+            _CHUNK_LISTENERS.setdefault(archive, []).append(on_written)
         self._listeners: list[ProgressListener] = []
         self._progress = Progress()
         self._wake = threading.Event()
@@ -134,6 +205,9 @@ class Indexer:
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the thread (after the batch in flight) and wait for it."""
+        listeners = _CHUNK_LISTENERS.get(self.archive, [])
+        if self.on_written in listeners:
+            listeners.remove(self.on_written)
         self._stop = True
         self.cancel()
         self._wake.set()
@@ -226,15 +300,20 @@ class Indexer:
         return final
 
     def _run_batches(self, wait_when_paused: bool) -> Progress:
-        progress = Progress("running", 0, self.pending())
+        progress = Progress("running", 0, self.estimate(), dense=self.coverage())
+        measured = time.monotonic()
         self._emit(progress)
         while True:
             self._checkpoint(progress, wait_when_paused)
             step = self.step()
             if step == 0:
-                return replace(progress, state="idle", total=progress.done)
+                return replace(progress, state="idle", total=progress.done, dense=self.coverage())
             done = progress.done + step
-            progress = replace(progress, done=done, total=max(progress.total, done))
+            total = progress.total if done < progress.total else done + self.pending()
+            dense = progress.dense
+            if time.monotonic() - measured > COVERAGE_EVERY:
+                dense, measured = self.coverage(), time.monotonic()
+            progress = replace(progress, done=done, total=max(total, done), dense=dense)
             self._emit(progress)
             self._persist(progress)
 
@@ -264,66 +343,70 @@ class Indexer:
             raise Cancelled
 
     def pending(self) -> int:
-        """Work items left: records to chunk plus texts to embed for the current model."""
+        """Work items left: records to chunk plus texts to embed, for every model."""
         with self.archive.db.reading() as conn:
-            return storage.count_pending_records(conn) + storage.count_missing_vectors(
-                conn, self.embedder.model_id
+            return storage.count_pending_records(conn) + sum(
+                storage.count_missing_vectors(conn, e.model_id) for e in self.embedders
             )
 
+    def coverage(self) -> float:
+        """Share of distinct chunk texts that have a vector of every model (1.0 when none)."""
+        with self.archive.db.reading() as conn:
+            texts = storage.count_hashes(conn) * len(self.embedders)
+            if not texts:
+                return 1.0
+            missing = sum(storage.count_missing_vectors(conn, e.model_id) for e in self.embedders)
+        return 1.0 - missing / texts
+
+    def estimate(self) -> int:
+        """:meth:`pending`, counting one text per model for each record still to chunk."""
+        with self.archive.db.reading() as conn:
+            records = storage.count_pending_records(conn)
+            vectors = sum(storage.count_missing_vectors(conn, e.model_id) for e in self.embedders)
+        return records * (1 + len(self.embedders)) + vectors
+
     def step(self) -> int:
-        """Do one batch of work; returns how many items it finished (0: nothing left)."""
+        """Do one batch of work; returns how many items it finished (0: nothing left).
+
+        Changed records are chunked first (all of them, batch after batch, before any
+        embedding); then each model embeds one batch of the texts it lacks.
+        """
         with self.archive.db.reading() as conn:
             todo = storage.pending_records(conn, RECORD_BATCH)
             orphans = storage.orphan_records(conn, RECORD_BATCH)
         if todo or orphans:
             self._index_records([key for key, _ in todo], orphans)
             return len(todo) + len(orphans)
-        with self.archive.db.reading() as conn:
-            missing = storage.missing_vectors(conn, self.embedder.model_id, VECTOR_BATCH)
-        if missing:
-            self._embed_missing(missing)
-        return len(missing)
+        done = 0
+        for embedder in self.embedders:
+            with self.archive.db.reading() as conn:
+                missing = storage.missing_vectors(conn, embedder.model_id, VECTOR_BATCH)
+            if missing:
+                self._embed_missing(embedder, missing)
+                done += len(missing)
+        return done
 
     def _index_records(self, keys: list[RecordKey], orphans: list[RecordKey]) -> None:
-        work: list[RecordWork] = []
-        fields: dict[str, tuple[list[Field], str | None]] = {}
-        for key in keys:
-            record = self.archive.find_record(key)
-            if record is None:
-                orphans.append(key)
-                continue
-            if key.section_tipo not in fields:
-                section = self.archive.section(key.section_tipo)
-                fields[key.section_tipo] = (
-                    self.archive.fields(key.section_tipo),
-                    section.label_field,
-                )
-            chunks = chunk_record(record, *fields[key.section_tipo])
-            work.append(RecordWork(key, record.version, record.restricted, chunks))
-        texts = {c.content_hash: c.embed_text for w in work for c in w.chunks}
-        model = self.embedder.model_id
-        with self.archive.db.reading() as conn:
-            known = storage.known_hashes(conn, texts, model)
-        missing = [h for h in texts if h not in known]
-        vectors = dict(zip(missing, self.embedder.embed([texts[h] for h in missing]), strict=True))
+        chunk_batch(self.archive, keys, orphans)
 
-        def write(conn: sqlite3.Connection) -> WriteResult:
-            storage.write_vectors(conn, model, vectors)
-            return storage.write_records(conn, work, orphans)
-
-        result = self.archive.db.write(write)
-        if self.on_written:
-            self.on_written(result)
-
-    def _embed_missing(self, missing: list[tuple[str, str]]) -> None:
-        model = self.embedder.model_id
-        vectors = self.embedder.embed([text for _, text in missing])
+    def _embed_missing(self, embedder: Embedder, missing: list[tuple[str, str]]) -> None:
+        self._load(embedder)
+        model = embedder.model_id
+        vectors = embedder.embed([text for _, text in missing])
         by_hash = {h: v for (h, _), v in zip(missing, vectors, strict=True)}
         self.archive.db.write(lambda conn: storage.write_vectors(conn, model, by_hash))
         with self.archive.db.reading() as conn:
-            marks = ",".join("?" * len(by_hash))
-            rows = conn.execute(
-                f"SELECT id FROM index_chunks WHERE content_hash IN ({marks})", list(by_hash)
-            ).fetchall()
+            ids = storage.chunks_with_hashes(conn, list(by_hash))
         if self.on_written:
-            self.on_written(WriteResult([], [r[0] for r in rows]))
+            self.on_written(WriteResult([], ids, model))
+
+    def _load(self, embedder: Embedder) -> None:
+        """Load ``embedder``'s model, saying so in the progress while it loads."""
+        if getattr(embedder, "loaded", True):
+            return
+        before = self._progress
+        self._emit(replace(before, loading=embedder.model_id))
+        try:
+            getattr(embedder, "load", lambda: None)()
+        finally:
+            self._emit(replace(self._progress, loading=None))

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 
 from app.core.archive.database import Database
 from app.core.archive.model import RecordKey
 from app.core.errors import IndexError_
 from app.core.index import fusion, language, lexical, ranking
-from app.core.index.dense import DenseMatrix, Mask
+from app.core.index.dense import DenseMatrix, Mask, Vectors
 from app.core.index.embedders import Embedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
 from app.core.index.storage import ChunkRow, read_chunks
@@ -26,15 +28,48 @@ CANDIDATES = 100
 
 SNIPPET_CHARS = 280
 MODES = ("hybrid", "dense", "lexical")
+QUERY_CACHE = 256
+"""Query vectors kept per model (a repeated or paged search embeds nothing)."""
+
+DenseLists = list[tuple[Embedder, list[tuple[int, float]]]]
 
 
 class SearchEngine:
-    """Hybrid search over one archive's index (use it through :class:`~app.core.index.Index`)."""
+    """Hybrid search over one archive's index (use it through :class:`~app.core.index.Index`).
 
-    def __init__(self, db: Database, embedder: Embedder, matrix: Callable[[], DenseMatrix]) -> None:
+    Args:
+        db: the archive's database.
+        embedders: the index's models (every one gives a dense candidate list).
+        matrix: the in-memory vectors of a model.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        embedders: Sequence[Embedder],
+        matrix: Callable[[Embedder], DenseMatrix],
+    ) -> None:
         self.db = db
-        self.embedder = embedder
+        self.embedders = tuple(embedders)
+        self.embedder = self.embedders[0]
         self._matrix = matrix
+        self._queries: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    def query_vector(self, embedder: Embedder, query: str) -> Vectors:
+        """``query`` embedded by ``embedder`` (cached)."""
+        key = (embedder.model_id, query)
+        with self._cache_lock:
+            found = self._queries.get(key)
+            if found is not None:
+                self._queries.move_to_end(key)
+                return found
+        vector = embedder.embed([query])[0]
+        with self._cache_lock:
+            self._queries[key] = vector
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector
 
     def search(
         self,
@@ -65,26 +100,33 @@ class SearchEngine:
         query_lang = None if query_lang == language.NEUTRAL else query_lang
         depth = max(CANDIDATES, k * (20 if group_by_record else 4))
         dense, lex = self._retrieve(query, depth, mode, filter, query_lang)
+        found = {cid for _, ranked in dense for cid, _ in ranked} | {cid for cid, _ in lex}
         with self.db.reading() as conn:
-            rows = read_chunks(conn, [cid for cid, _ in (*dense, *lex)])
+            rows = read_chunks(conn, list(found))
             blocked = (
                 _restricted(conn, {r.key for r in rows.values()})
                 if filter.exclude_restricted
                 else set()
             )
             rows = {cid: row for cid, row in rows.items() if row.key not in blocked}
+            prefer = query_lang if not ranking.multilingual(self.embedders) else None
             originals = (
-                ranking.record_languages(conn, {r.key for r in rows.values()}) if query_lang else {}
+                ranking.record_languages(conn, {r.key for r in rows.values()}) if prefer else {}
             )
         ranked = ranking.prefer_language(
-            self._fuse(dense, lex, mode, query_lang), rows, originals, query_lang
+            self._fuse(dense, lex, mode, query_lang), rows, originals, prefer
         )
         if group_by_record:
             ranked = ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS)
         chosen = [(rows[cid], score) for cid, score in ranked if cid in rows][:k]
         with self.db.reading() as conn:
             labels = _labels(conn, {row.key for row, _ in chosen if not row.label}, query_lang)
-        return [_hit(row, score, query, labels.get(row.key)) for row, score in chosen]
+            missing = {row.key for row, _ in chosen} - set(originals)
+            originals = {**originals, **ranking.record_languages(conn, missing)}
+        return [
+            _hit(row, score, query, labels.get(row.key), originals.get(row.key, frozenset()))
+            for row, score in chosen
+        ]
 
     def _retrieve(
         self,
@@ -93,14 +135,18 @@ class SearchEngine:
         mode: SearchMode,
         filter: SearchFilter,
         query_lang: str | None,
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        dense: list[tuple[int, float]] = []
+    ) -> tuple[DenseLists, list[tuple[int, float]]]:
+        dense: DenseLists = []
         lex: list[tuple[int, float]] = []
         with self.db.reading() as conn:
             if mode != "lexical":
-                allowed = self._mask(conn, filter)
-                vector = self.embedder.embed([query])[0]
-                dense = self._matrix().search(vector, depth, allowed)
+                for embedder in self.embedders:
+                    matrix = self._matrix(embedder)
+                    if not len(matrix):
+                        continue
+                    allowed = self._mask(conn, filter, matrix)
+                    vector = self.query_vector(embedder, query)
+                    dense.append((embedder, matrix.search(vector, depth, allowed)))
             if mode != "dense":
                 where = lexical.SqlFilter(
                     filter.sections,
@@ -112,22 +158,27 @@ class SearchEngine:
 
     def _fuse(
         self,
-        dense: list[tuple[int, float]],
+        dense: DenseLists,
         lex: list[tuple[int, float]],
         mode: SearchMode,
         query_lang: str | None,
     ) -> list[tuple[int, float]]:
-        if mode == "dense":
-            return dense
         if mode == "lexical":
             return lex
-        understood = getattr(self.embedder, "languages", None)
-        return fusion.convex(dense, lex, ranking.dense_weight(query_lang, understood))
+        weighted = [
+            (ranked, ranking.model_weight(query_lang, e, self.embedders)) for e, ranked in dense
+        ]
+        combined = fusion.combine_dense(weighted)
+        if mode == "dense":
+            return combined
+        understood = ranking.understood(query_lang, self.embedders)
+        return fusion.adaptive(combined, lex, understood)
 
-    def _mask(self, conn: sqlite3.Connection, filter: SearchFilter) -> Mask | None:
+    def _mask(
+        self, conn: sqlite3.Connection, filter: SearchFilter, matrix: DenseMatrix
+    ) -> Mask | None:
         if not (filter.sections or filter.records or filter.exclude_restricted):
             return None
-        matrix = self._matrix()
         codes = matrix.section_codes()
         sections = {codes[s] for s in filter.sections if s in codes} if filter.sections else None
         restricted = None
@@ -181,7 +232,13 @@ def _labels(
     return found
 
 
-def _hit(row: ChunkRow, score: float, query: str, label: str | None = None) -> SearchHit:
+def _hit(
+    row: ChunkRow,
+    score: float,
+    query: str,
+    label: str | None = None,
+    langs: frozenset[str] = frozenset(),
+) -> SearchHit:
     return SearchHit(
         key=row.key,
         label=row.label or label or str(row.key),
@@ -192,6 +249,7 @@ def _hit(row: ChunkRow, score: float, query: str, label: str | None = None) -> S
         timecode=row.timecode,
         page=row.page,
         chunk_id=row.id,
+        record_langs=tuple(sorted(langs)),
     )
 
 

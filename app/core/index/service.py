@@ -10,12 +10,15 @@
     index.close()
 
 ``Index`` implements :class:`~app.core.index.hits.Searcher`. Searching while indexing is fine:
-the in-memory matrix is updated after every committed batch.
+the in-memory matrices (one per model) are updated after every committed batch, and a search
+answers at once from what is indexed so far (:meth:`Index.stats` says how complete each model's
+vectors are).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,9 +26,15 @@ import numpy as np
 from app.core.archive.store import Archive
 from app.core.index import storage
 from app.core.index.dense import DenseMatrix, Vectors
-from app.core.index.embedders import Embedder, default_embedder
+from app.core.index.embedders import Embedder, default_embedders
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
-from app.core.index.indexer import Indexer, Progress, ProgressListener
+from app.core.index.indexer import (
+    Indexer,
+    Progress,
+    ProgressListener,
+    as_embedders,
+    sync_chunks,
+)
 from app.core.index.search import SearchEngine
 from app.core.index.storage import WriteResult
 
@@ -37,12 +46,22 @@ MODEL_SETTING = "index.model"
 
 @dataclass(frozen=True)
 class IndexStats:
-    """What the index holds: its model, chunks, vectors of that model, work items pending."""
+    """What the index holds: its models, chunks, vectors, work items pending.
+
+    ``model`` and ``vectors`` are those of the first model; ``coverage`` gives, for every
+    model, the share of distinct chunk texts that have its vector (1.0: complete).
+    """
 
     model: str
     chunks: int
     vectors: int
     pending: int
+    coverage: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def dense_complete(self) -> float:
+        """The least complete model's share of embedded texts (1.0 when all are done)."""
+        return min((share for _, share in self.coverage), default=1.0)
 
 
 class Index:
@@ -50,21 +69,32 @@ class Index:
 
     Args:
         archive: the open archive (its change listener is wired to the indexer).
-        embedder: the embedder (default: the ``index.model`` archive setting, else
-            ``ARXIU_EMBEDDING_MODEL``, else the bundled all-MiniLM-L6-v2).
+        embedder: the model or models (default: the ``index.model`` archive setting, else
+            ``ARXIU_EMBEDDING_MODEL``, else the bundled all-MiniLM-L6-v2 *and* USE
+            multilingual, see :func:`~app.core.index.embedders.default_embedders`).
         compressed: keep the vectors compressed in memory (default: above 500k chunks).
     """
 
     def __init__(
-        self, archive: Archive, embedder: Embedder | None = None, *, compressed: bool | None = None
+        self,
+        archive: Archive,
+        embedder: Embedder | Sequence[Embedder] | None = None,
+        *,
+        compressed: bool | None = None,
     ) -> None:
         self.archive = archive
-        self.embedder = embedder or default_embedder(archive.meta(MODEL_SETTING))
+        chosen = embedder if embedder is not None else None
+        self.embedders = (
+            as_embedders(chosen)
+            if chosen is not None
+            else default_embedders(archive.meta(MODEL_SETTING))
+        )
+        self.embedder = self.embedders[0]
         self.compressed = compressed
-        self._matrix: DenseMatrix | None = None
+        self._matrices: dict[str, DenseMatrix] = {}
         self._lock = threading.RLock()
-        self.indexer = Indexer(archive, self.embedder, on_written=self._on_written)
-        self.engine = SearchEngine(archive.db, self.embedder, self.matrix)
+        self.indexer = Indexer(archive, self.embedders, on_written=self._on_written)
+        self.engine = SearchEngine(archive.db, self.embedders, self.matrix_of)
         archive.add_listener(self.indexer.notify)
 
     # -- searching ---------------------------------------------------------------------------
@@ -88,19 +118,27 @@ class Index:
         )
 
     def matrix(self) -> DenseMatrix:
-        """The in-memory vectors of the current model (loaded on first use)."""
-        with self._lock:
-            if self._matrix is None:
-                self._matrix = self._load()
-            return self._matrix
+        """The in-memory vectors of the first model (loaded on first use)."""
+        return self.matrix_of(self.embedder)
 
-    def _load(self) -> DenseMatrix:
-        model = self.embedder.model_id
+    def matrix_of(self, embedder: Embedder) -> DenseMatrix:
+        """The in-memory vectors of ``embedder``'s model (loaded on first use)."""
+        with self._lock:
+            found = self._matrices.get(embedder.model_id)
+            if found is None:
+                found = self._matrices[embedder.model_id] = self._load(embedder)
+            return found
+
+    def _load(self, embedder: Embedder) -> DenseMatrix:
+        model = embedder.model_id
         with self.archive.db.reading() as conn:
             count = int(conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0])
+            dims = conn.execute(
+                "SELECT dim FROM index_vectors WHERE model = ? LIMIT 1", (model,)
+            ).fetchone()
         compressed = self.compressed if self.compressed is not None else count > COMPRESS_ABOVE
-        matrix = DenseMatrix(self.embedder.dim, compressed=compressed)
-        matrix.exact_lookup = self._exact
+        matrix = DenseMatrix(int(dims[0]) if dims else embedder.dim, compressed=compressed)
+        matrix.exact_lookup = lambda ids: self._exact(model, ids)
         with self.archive.db.reading() as conn:
             cursor = conn.execute(
                 "SELECT c.id, c.section_tipo, c.restricted, v.vector FROM index_chunks c "
@@ -111,32 +149,35 @@ class Index:
                 _add_rows(matrix, rows)
         return matrix
 
-    def _exact(self, ids: list[int]) -> dict[int, Vectors]:
+    def _exact(self, model: str, ids: list[int]) -> dict[int, Vectors]:
         marks = ",".join("?" * len(ids))
         with self.archive.db.reading() as conn:
             rows = conn.execute(
                 "SELECT c.id, v.vector FROM index_chunks c JOIN index_vectors v "
                 f"ON v.content_hash = c.content_hash AND v.model = ? WHERE c.id IN ({marks})",
-                (self.embedder.model_id, *ids),
+                (model, *ids),
             ).fetchall()
         return {int(r[0]): storage.from_blob(r[1]) for r in rows}
 
     def _on_written(self, result: WriteResult) -> None:
         with self._lock:
-            if self._matrix is None:
-                return
-            self._matrix.remove(result.removed + result.added)
-            if not result.added:
-                return
-            marks = ",".join("?" * len(result.added))
+            for model, matrix in self._matrices.items():
+                if result.model in (None, model):
+                    self._update(model, matrix, result)
+
+    def _update(self, model: str, matrix: DenseMatrix, result: WriteResult) -> None:
+        matrix.remove(result.removed + result.added)
+        for start in range(0, len(result.added), 500):
+            part = result.added[start : start + 500]
+            marks = ",".join("?" * len(part))
             with self.archive.db.reading() as conn:
                 rows = conn.execute(
                     "SELECT c.id, c.section_tipo, c.restricted, v.vector FROM index_chunks c "
                     "JOIN index_vectors v ON v.content_hash = c.content_hash AND v.model = ? "
                     f"WHERE c.id IN ({marks})",
-                    (self.embedder.model_id, *result.added),
+                    (model, *part),
                 ).fetchall()
-            _add_rows(self._matrix, rows)
+            _add_rows(matrix, rows)
 
     # -- indexing ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -172,10 +213,10 @@ class Index:
         self.indexer.cancel()
         self.archive.db.write(lambda conn: storage.clear(conn, vectors=False))
         with self._lock:
-            self._matrix = None
+            self._matrices.clear()
 
     def stats(self) -> IndexStats:
-        """Counts for status displays: chunks, vectors of this model, work pending."""
+        """Counts for status displays: chunks, vectors, work pending, completeness per model."""
         model = self.embedder.model_id
         with self.archive.db.reading() as conn:
             chunks = int(conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0])
@@ -184,7 +225,20 @@ class Index:
                     "SELECT count(*) FROM index_vectors WHERE model = ?", (model,)
                 ).fetchone()[0]
             )
-        return IndexStats(model, chunks, vectors, self.indexer.pending())
+            texts = storage.count_hashes(conn)
+            coverage = tuple(
+                (
+                    e.model_id,
+                    1.0 - storage.count_missing_vectors(conn, e.model_id) / texts if texts else 1.0,
+                )
+                for e in self.embedders
+            )
+        return IndexStats(model, chunks, vectors, self.indexer.pending(), coverage)
+
+    def sync_lexical(self) -> int:
+        """Chunk every changed record now, without embedding (the lexical index is then
+        current); returns how many records were handled."""
+        return sync_chunks(self.archive)
 
     def close(self) -> None:
         """Stop the indexer and detach from the archive (the archive stays open)."""

@@ -46,10 +46,15 @@ class RecordWork:
 
 @dataclass(frozen=True)
 class WriteResult:
-    """Which chunk ids a write removed and added (to update the in-memory matrix)."""
+    """Which chunk ids a write removed and added (to update the in-memory matrices).
+
+    ``model`` names the one model whose vectors were added (``None``: chunks changed, every
+    model's matrix is concerned).
+    """
 
     removed: list[int]
     added: list[int]
+    model: str | None = None
 
 
 def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
@@ -121,6 +126,24 @@ def count_missing_vectors(conn: sqlite3.Connection, model: str) -> int:
             (model,),
         ).fetchone()[0]
     )
+
+
+def count_hashes(conn: sqlite3.Connection) -> int:
+    """How many distinct chunk texts the index holds."""
+    return int(conn.execute("SELECT count(DISTINCT content_hash) FROM index_chunks").fetchone()[0])
+
+
+def chunks_with_hashes(conn: sqlite3.Connection, hashes: list[str]) -> list[int]:
+    """The ids of the chunks whose text has one of ``hashes``."""
+    ids: list[int] = []
+    for start in range(0, len(hashes), 500):
+        part = hashes[start : start + 500]
+        marks = ",".join("?" * len(part))
+        rows = conn.execute(
+            f"SELECT id FROM index_chunks WHERE content_hash IN ({marks})", part
+        ).fetchall()
+        ids.extend(int(r[0]) for r in rows)
+    return ids
 
 
 def known_hashes(conn: sqlite3.Connection, hashes: Iterable[str], model: str) -> set[str]:

@@ -46,7 +46,9 @@ class ModelEntry:
         egress: ``local`` when nothing leaves the workstation, else ``external``.
         vision: whether images may be sent.
         max_tokens: the most tokens one reply may use.
-        timeout_s: idle timeout of a stream, in seconds (≤ 3600).
+        timeout_s: idle timeout of a stream, in seconds (≤ 3600); keep-alives do not reset
+            it, and a whole turn may last ten times it, at most 15 minutes (or ``timeout_s``
+            itself when longer): see :mod:`app.core.models.stream_limits`.
         efforts: reasoning effort levels the model offers (empty: none).
         api_key_env: environment variable holding the key (``*_API_KEY``/``*_KEY``/``*_TOKEN``).
         gguf: path of the GGUF file (``local`` only; ``None``: the bundled SmolLM2).
@@ -196,10 +198,15 @@ def read_raw_entries(path: Path) -> list[dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise invalid(f"the file {path} cannot be read as JSON ({error})", entry=None) from error
+    except RecursionError as error:
+        raise invalid(f"the file {path} is nested too deeply", entry=None) from error
     if isinstance(data, dict) and set(data) <= {"models"}:
         data = data.get("models", [])
     if not isinstance(data, list):
         raise invalid(f'{path} must hold {{"models": [...]}}, a list of entries', entry=None)
+    for position, item in enumerate(data):
+        if not isinstance(item, dict):  # add/remove look entries up by id before validating
+            raise invalid("an entry must be an object", entry=position)
     return data  # each entry is checked by catalog_from_data
 
 

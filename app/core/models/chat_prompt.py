@@ -68,26 +68,20 @@ def template_messages(messages: list[Message], tools: list[ToolSpec]) -> list[di
 
 def render(
     template: str | None,
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     *,
+    tools: list[dict[str, Any]] | None = None,
     bos_token: str = "",
     eos_token: str = "",
 ) -> str:
-    """Render ``messages`` with a chat ``template`` (ChatML when ``None``), ready to generate."""
-    from jinja2.exceptions import TemplateError
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    """Render ``messages`` with a chat ``template`` (ChatML when ``None``), ready to generate.
 
-    def raise_exception(message: str) -> None:
-        raise TemplateError(message)
+    ``tools`` (OpenAI function shapes) are passed to templates that render them natively.
+    """
+    from app.core.models.chat_template import render_template
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    compiled = env.from_string(template or CHATML)
-    return compiled.render(
-        messages=messages,
-        add_generation_prompt=True,
-        bos_token=bos_token,
-        eos_token=eos_token,
-        raise_exception=raise_exception,
+    return render_template(
+        template or CHATML, messages, tools=tools, bos_token=bos_token, eos_token=eos_token
     )
 
 

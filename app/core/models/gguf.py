@@ -56,6 +56,16 @@ def _missing(path: Path | None, reason: str) -> ModelError:
     )
 
 
+def missing_file_error(path: Path | None, reason: str) -> ModelError:
+    """The ``ai.model_file_missing`` error for ``path``."""
+    return _missing(path, reason)
+
+
+def invalid_file_error(path: Path, reason: str) -> ModelError:
+    """The ``ai.model_file_invalid`` error for ``path``."""
+    return _invalid(path, reason)
+
+
 def _invalid(path: Path, reason: str) -> ModelError:
     return ModelError(
         "ai.model_file_invalid",

@@ -39,6 +39,12 @@ from app.core.models.base import (
 )
 from app.core.models.catalog import ModelEntry
 from app.core.models.chat_prompt import parse_tool_call, template_messages, tool_call_schema
+from app.core.models.chat_template import (
+    marker_split,
+    native_messages,
+    native_tools,
+    parse_native_calls,
+)
 from app.core.models.gguf import available_memory_bytes, bundled_gguf, check_memory, read_gguf
 from app.core.models.transport import stop_requested
 
@@ -84,18 +90,28 @@ class _Worker:
     stop: Any
     n_ctx: int
     abandoned: bool = False
+    native_tools: bool = False
+    """Whether the model's chat template renders tools (real tool calls, no grammar)."""
 
 
 @dataclass
 class _Reply:
-    """Decides what the streamed text is: answer text, a grammar tool call, or maybe a call."""
+    """Decides what the streamed text is: answer text, a tool call, or maybe a call.
 
-    mode: str  # "text", "tool" (grammar-constrained) or "auto" (text unless it is a JSON call)
+    Modes: ``text``; ``tool`` (grammar-constrained call); ``auto`` (text unless it is a JSON
+    call); ``native`` (a tool-calling chat template: text up to a tool-call marker, the
+    calls after it).
+    """
+
+    mode: str
     tools: list[ToolSpec]
     buffer: list[str] = field(default_factory=list)
     streaming: bool = False
+    calling: bool = False
 
     def text(self, piece: str) -> list[ModelEvent]:
+        if self.mode == "native":
+            return self._native(piece)
         if self.mode == "text" or self.streaming:
             return [TextDelta(piece)]
         self.buffer.append(piece)
@@ -106,10 +122,32 @@ class _Reply:
             return [TextDelta(head)]
         return []
 
+    def _native(self, piece: str) -> list[ModelEvent]:
+        self.buffer.append(piece)
+        if self.calling:
+            return []
+        pending = "".join(self.buffer)
+        if not self.streaming:
+            head = pending.lstrip()
+            if not head:
+                return []
+            if head[0] in "{[":
+                self.calling = True
+                return []
+            self.streaming = True
+        safe, self.calling = marker_split(pending)
+        self.buffer = [pending[safe:]] if safe < len(pending) else []
+        return [TextDelta(pending[:safe])] if safe else []
+
     def finish(self) -> tuple[list[ModelEvent], StopReason | None]:
         if not self.buffer:
             return [], None
         text = "".join(self.buffer)
+        if self.mode == "native":
+            calls = parse_native_calls(text, self.tools)
+            if calls:
+                return [ToolCallEvent(call) for call in calls], "tool_use"
+            return [TextDelta(text)], None
         call = parse_tool_call(text, self.tools)
         if call is not None:
             return [ToolCallEvent(call)], "tool_use"
@@ -257,6 +295,7 @@ class LocalLlamaModel:
             for kind, payload in messages:
                 if kind == "ready":
                     worker.n_ctx = int(payload["n_ctx"])
+                    worker.native_tools = bool(payload.get("tool_template"))
                     return worker
                 if kind == "error":
                     await self._kill(worker)
@@ -274,7 +313,11 @@ class LocalLlamaModel:
         )
 
     def _request(
-        self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        options: StreamOptions,
+        native: bool = False,
     ) -> tuple[dict[str, Any], _Reply]:
         use_tools = bool(tools) and options.tool_choice != "none"
         use_tools = use_tools and (self.supports_tools or options.tool_choice == "required")
@@ -288,16 +331,21 @@ class LocalLlamaModel:
             "sampling": DEFAULT_SAMPLING
             | {k: options.extra[k] for k in SAMPLING_KEYS if k in options.extra},
         }
+        if mode == "auto" and native:
+            mode = "native"
+            request["text_messages"] = request["messages"]
+            request["messages"] = native_messages(messages)
+            request["tools"] = native_tools(offered)
         return request, _Reply(mode, offered)
 
     async def stream(
         self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
     ) -> AsyncIterator[ModelEvent]:
         """Stream the reply token by token; raises coded :class:`ModelError` values."""
-        request, reply = self._request(messages, tools, options)
         async with self._get_lock():
             for attempt in range(2):
                 worker = await self._ready_worker()
+                request, reply = self._request(messages, tools, options, worker.native_tools)
                 worker.stop.clear()
                 worker.conn.send(("generate", request))
                 worker.abandoned = True

@@ -19,9 +19,13 @@ import time
 from typing import Any
 
 from app.core.models.chat_prompt import render
+from app.core.models.chat_template import template_supports_tools
 
 FIRST_SLICE = 32
 SLICE_SECONDS = 0.25
+MAX_SAMPLING_S = 900.0
+"""The longest one reply may sample (a request's ``max_seconds`` may lower it); past it the
+reply ends with ``ai.stream_timeout`` (same limit as HTTP providers' turns)."""
 
 
 def serve(conn: Any, stop: Any, config: dict[str, Any]) -> None:
@@ -31,7 +35,13 @@ def serve(conn: Any, stop: Any, config: dict[str, Any]) -> None:
     except Exception as error:  # llama.cpp raises ValueError/RuntimeError on bad files
         conn.send(("error", _error("ai.model_file_invalid", f"llama.cpp cannot load it: {error}")))
         return
-    conn.send(("ready", {"n_ctx": llm.n_ctx(), "pid_ok": True}))
+    template = llm.metadata.get("tokenizer.chat_template")
+    ready = {
+        "n_ctx": llm.n_ctx(),
+        "pid_ok": True,
+        "tool_template": template_supports_tools(template),
+    }
+    conn.send(("ready", ready))
     grammars: dict[str, Any] = {}
     while True:
         try:
@@ -79,18 +89,34 @@ def _load(config: dict[str, Any]) -> Any:
     return Llama(model_path=config["path"], **kwargs)
 
 
-def prompt_tokens(llm: Any, request: dict[str, Any]) -> list[int]:
-    """Render the request's messages with the model's chat template and tokenize them."""
+def prompt_text(llm: Any, request: dict[str, Any]) -> str:
+    """The request rendered with the model's chat template.
+
+    A request with native ``tools`` (for a template that renders them) falls back to its
+    ``text_messages`` (tools described in the system text) if the template refuses it.
+    """
+    from jinja2.exceptions import TemplateError
+
     meta = llm.metadata
     vocab_text = llm._model.token_get_text  # llama-cpp-python's model wrapper
     bos, eos = llm.token_bos(), llm.token_eos()
-    text = render(
-        meta.get("tokenizer.chat_template"),
-        request["messages"],
-        bos_token=vocab_text(bos) if bos >= 0 else "",
-        eos_token=vocab_text(eos) if eos >= 0 else "",
-    )
-    add_bos = meta.get("tokenizer.ggml.add_bos_token", "true") == "true"
+    bos_text = vocab_text(bos) if bos >= 0 else ""
+    eos_text = vocab_text(eos) if eos >= 0 else ""
+    template = meta.get("tokenizer.chat_template")
+    messages, tools = request["messages"], request.get("tools")
+    if tools:
+        try:
+            return render(template, messages, tools=tools, bos_token=bos_text, eos_token=eos_text)
+        except TemplateError:
+            messages = request["text_messages"]
+    return render(template, messages, bos_token=bos_text, eos_token=eos_text)
+
+
+def prompt_tokens(llm: Any, request: dict[str, Any]) -> list[int]:
+    """Render the request's messages with the model's chat template and tokenize them."""
+    text = prompt_text(llm, request)
+    bos = llm.token_bos()
+    add_bos = llm.metadata.get("tokenizer.ggml.add_bos_token", "true") == "true"
     tokens: list[int] = llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
     if len(tokens) > 1 and tokens[0] == tokens[1] == bos:
         tokens = tokens[1:]
@@ -160,12 +186,21 @@ def _generate(
     max_tokens = max(1, min(int(request["max_tokens"]), n_ctx - len(tokens)))
     reason, count, first = _sample(llm, conn, stop, tokens, request, grammars, max_tokens)
     usage["output_tokens"] = count
+    if reason == "timeout":
+        limit = _max_seconds(request)
+        message = f"The local model did not finish its reply within {limit:g} s."
+        conn.send(("error", _error("ai.stream_timeout", message, limit_s=limit, usage=usage)))
+        return
     result = {
         "reason": reason,
         "usage": usage,
         "timings": {"prompt_s": (first or time.perf_counter()) - started},
     }
     conn.send(("stopped" if reason == "stopped" else "done", result))
+
+
+def _max_seconds(request: dict[str, Any]) -> float:
+    return min(float(request.get("max_seconds") or MAX_SAMPLING_S), MAX_SAMPLING_S)
 
 
 REPEAT_WINDOW = 600
@@ -204,6 +239,8 @@ def _sample(
     )
     count, first, reason = 0, None, "length"
     text = ""
+    special = bool(request.get("tools"))  # tool-call markers may be control tokens
+    deadline = time.monotonic() + _max_seconds(request)
     for token in generator:
         if stop.is_set():
             reason = "stopped"
@@ -213,7 +250,7 @@ def _sample(
             break
         count += 1
         first = first or time.perf_counter()
-        piece = decoder.decode(llm.detokenize([token]))
+        piece = decoder.decode(llm.detokenize([token], special=special))
         if piece:
             conn.send(("text", piece))
             text = (text + piece)[-REPEAT_WINDOW:]
@@ -221,6 +258,9 @@ def _sample(
                 reason = "stop"
                 break
         if count >= max_tokens:
+            break
+        if time.monotonic() > deadline:
+            reason = "timeout"
             break
     generator.close()
     tail = decoder.decode(b"", final=True)

@@ -1,8 +1,9 @@
 """What the HTTP providers share: SSE parsing, Stop racing, error mapping and early retries.
 
-* :func:`sse_events` turns a stream of text lines into ``(event, data)`` pairs;
-* :func:`until_stopped` ends an async iteration as soon as the caller's stop event is set, even
-  while the server is silent;
+* :func:`sse_events` turns a stream of text lines into ``(event, data)`` pairs (an event's data is
+  capped; lone surrogates in its JSON strings become U+FFFD);
+* :func:`until_stopped` ends an async iteration as soon as the caller's stop event is set, or a
+  :class:`~app.core.models.stream_limits.StreamClock` runs out, even while the server is silent;
 * :func:`status_error` / :func:`transport_error` map HTTP statuses and httpx exceptions to coded
   :class:`~app.core.errors.ModelError` values (never carrying a key or header);
 * :func:`retry_before_first_event` retries a stream only while it has yielded nothing.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -20,9 +22,13 @@ import httpx
 
 from app.core.errors import ModelError
 from app.core.models.base import ModelEvent, StreamOptions
+from app.core.models.stream_limits import MAX_LINE_BYTES, StreamClock, stream_too_large
 
 T = TypeVar("T")
 STOP_POLL_S = 0.05
+ERROR_BODY_BYTES = 64 << 10
+"""How much of an HTTP error's body is read for its message."""
+SURROGATE = re.compile(r"[\ud800-\udfff]")
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
 
@@ -40,26 +46,56 @@ class SSEEvent:
             ModelError: ``ai.provider_failed`` when the data is not JSON.
         """
         try:
-            return json.loads(self.data)
-        except json.JSONDecodeError as error:
+            value = json.loads(self.data)
+            return _without_surrogates(value) if "\\u" in self.data else value
+        except (json.JSONDecodeError, RecursionError) as error:
             raise ModelError(
                 "ai.provider_failed",
                 "The model server sent a malformed event.",
                 retryable=True,
-                details={"reason": "malformed_event", "data": self.data[:200]},
+                details={"reason": "malformed_event", "data": _printable(self.data[:200])},
             ) from error
 
+    def is_keepalive(self) -> bool:
+        """Whether the event is a keep-alive (Anthropic's ``ping``): no progress."""
+        return self.event == "ping"
 
-async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SSEEvent]:
-    """Parse SSE ``lines`` into events (blank line dispatches; ``:`` lines are comments)."""
+
+def _printable(text: str) -> str:
+    return SURROGATE.sub("\ufffd", text)
+
+
+def _without_surrogates(value: Any) -> Any:
+    """``value`` with lone surrogates (``"\\ud800"`` escapes) in its strings replaced by U+FFFD.
+
+    Such a string cannot be encoded as UTF-8: printing or storing it would fail mid-answer.
+    """
+    if isinstance(value, str):
+        return _printable(value)
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_printable(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+async def sse_events(
+    lines: AsyncIterator[str], *, max_event_chars: int = MAX_LINE_BYTES, provider: str = "model"
+) -> AsyncIterator[SSEEvent]:
+    """Parse SSE ``lines`` into events (blank line dispatches; ``:`` lines are comments).
+
+    Raises:
+        ModelError: ``ai.stream_too_large`` when one event's data passes ``max_event_chars``.
+    """
     event = ""
     data: list[str] = []
+    size = 0
     async for raw in lines:
         line = raw.rstrip("\r")
         if not line:
             if data:
                 yield SSEEvent(event, "\n".join(data))
-            event, data = "", []
+            event, data, size = "", [], 0
             continue
         if line.startswith(":"):
             continue
@@ -68,6 +104,9 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SSEEvent]:
         if name == "event":
             event = value
         elif name == "data":
+            size += len(value) + 1
+            if size > max_event_chars:
+                raise stream_too_large(provider, "an event", max_event_chars)
             data.append(value)
     if data:
         yield SSEEvent(event, "\n".join(data))
@@ -83,9 +122,19 @@ class Stopped(Exception):
     """Raised by :func:`until_stopped` inside a provider when the caller pressed Stop."""
 
 
-async def until_stopped(source: AsyncIterator[T], options: StreamOptions) -> AsyncIterator[T]:
-    """Items of ``source``; raises :class:`Stopped` as soon as a stop is requested."""
-    if options.stop_event is None:
+async def until_stopped(
+    source: AsyncIterator[T], options: StreamOptions, clock: StreamClock | None = None
+) -> AsyncIterator[T]:
+    """Items of ``source``; raises :class:`Stopped` as soon as a stop is requested.
+
+    With a ``clock``, waiting for the next item also ends when the turn's deadline or idle timer
+    runs out (the caller restarts the idle timer on progress).
+
+    Raises:
+        Stopped: the caller pressed Stop.
+        ModelError: ``ai.stream_timeout`` or ``ai.stream_idle`` from the clock.
+    """
+    if options.stop_event is None and clock is None:
         async for item in source:
             yield item
         return
@@ -94,16 +143,41 @@ async def until_stopped(source: AsyncIterator[T], options: StreamOptions) -> Asy
         if stop_requested(options):
             raise Stopped
         step = asyncio.ensure_future(anext(iterator))
-        while not step.done():
-            await asyncio.wait({step}, timeout=STOP_POLL_S)
-            if not step.done() and stop_requested(options):
-                step.cancel()
-                raise Stopped
+        try:
+            await _wait_step(step, options, clock)
+        except BaseException:
+            step.cancel()
+            await asyncio.wait({step}, timeout=1.0)
+            raise
         try:
             item = step.result()
         except StopAsyncIteration:
             return
         yield item
+
+
+async def _wait_step(
+    step: asyncio.Future[T], options: StreamOptions, clock: StreamClock | None
+) -> None:
+    while not step.done():
+        wait = STOP_POLL_S if options.stop_event is not None else None
+        if clock is not None:
+            left = clock.remaining()
+            if left <= 0:
+                raise clock.expired()
+            wait = left if wait is None else min(wait, left)
+        await asyncio.wait({step}, timeout=wait)
+        if not step.done() and stop_requested(options):
+            raise Stopped
+
+
+async def bounded(awaitable: Any, clock: StreamClock) -> Any:
+    """Await ``awaitable`` (sending the request) within the clock's time left."""
+    try:
+        async with asyncio.timeout(max(clock.remaining(), 0.0)):
+            return await awaitable
+    except TimeoutError:
+        raise clock.expired() from None
 
 
 def status_error(provider: str, status: int, body: str) -> ModelError:
@@ -138,7 +212,7 @@ def status_error(provider: str, status: int, body: str) -> ModelError:
 def _server_message(body: str) -> str:
     try:
         data = json.loads(body)
-    except (json.JSONDecodeError, ValueError):
+    except (json.JSONDecodeError, ValueError, RecursionError):
         return body.strip()
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict):
@@ -212,5 +286,10 @@ async def raise_for_status(provider: str, response: httpx.Response) -> None:
     """Raise the coded error of a non-2xx streaming response (after reading its body)."""
     if response.is_success:
         return
-    body = (await response.aread()).decode("utf-8", "replace")
+    head = bytearray()
+    async for chunk in response.aiter_bytes():
+        head += chunk
+        if len(head) >= ERROR_BODY_BYTES:
+            break
+    body = bytes(head[:ERROR_BODY_BYTES]).decode("utf-8", "replace")
     raise status_error(provider, response.status_code, body)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.archive.model import RecordKey
 from app.core.archive.records import insert_record, next_id, normalize_values, write_audit
+from app.core.errors import ToolError
 from app.core.tools.query import Compiled, Filter, compile_filters, matching_ids, run_search
 
 if TYPE_CHECKING:
@@ -35,35 +36,66 @@ def find_matches(archive: Archive, section_tipo: str, match: dict[str, Any]) -> 
     return [r.key for r in records]
 
 
+def ambiguous(
+    archive: Archive, section_tipo: str, found: list[RecordKey], lang: str = "lg-eng"
+) -> ToolError:
+    """The refusal of a match that fits several records, listing them (label and key).
+
+    A restricted candidate is listed by its key only: the refusal may reach a model.
+    """
+    candidates = []
+    for key in found:
+        label = "" if archive.is_restricted(key) else archive.record_label(key, lang)
+        candidates.append({"label": label, **key.to_locator()})
+    names = ", ".join(f"{c['label'] or '…'} ({section_tipo}/{c['section_id']})" for c in candidates)
+    return ToolError(
+        "mcp.match_ambiguous",
+        f"{len(found)} records of {section_tipo} match: {names}.",
+        hint="Match on more fields, or name the record to use by its id.",
+        category="conflict",
+        details={"section_tipo": section_tipo, "candidates": candidates},
+    )
+
+
 def find_or_create(
     archive: Archive,
     section_tipo: str,
     match: dict[str, Any],
     values: dict[str, Any],
     audit: dict[str, Any] | None = None,
+    lang: str = "lg-eng",
 ) -> tuple[RecordKey, bool, int]:
-    """The first record matching ``match``, or a new one holding ``values``, atomically.
+    """The one record matching ``match``, or a new one holding ``values``, atomically.
 
     The lookup and the create run in one ``BEGIN IMMEDIATE`` transaction, which serialises
-    writers (threads and processes alike), so two concurrent calls create one record.
+    writers (threads and processes alike), so two concurrent calls create one record. Finding
+    a record changes nothing, so it writes no audit row (a resumed plan simply finds it again).
 
     Returns:
-        The record's key, whether it was created, and how many records matched.
+        The record's key, whether it was created, and how many records matched (0 or 1).
+
+    Raises:
+        ToolError: ``mcp.match_ambiguous`` when several records match (nothing is written).
     """
     compiled = _match_filters(archive, section_tipo, match)
     clean = normalize_values(values)
 
-    def run(conn: sqlite3.Connection) -> tuple[RecordKey, bool, int]:
+    def run(conn: sqlite3.Connection) -> tuple[RecordKey, bool, list[int]]:
         found = matching_ids(conn, compiled, MAX_MATCHES)
+        if len(found) > 1:
+            return RecordKey(section_tipo, found[0]), False, found
         if found:
-            return RecordKey(section_tipo, found[0]), False, len(found)
+            return RecordKey(section_tipo, found[0]), False, found
         key = RecordKey(section_tipo, next_id(conn, section_tipo))
         insert_record(conn, key, clean, None)
         if audit is not None:
             write_audit(conn, "create", key, None, clean, audit)
-        return key, True, 0
+        return key, True, []
 
-    key, created, matched = archive.db.write(run)
+    key, created, found = archive.db.write(run)
+    if len(found) > 1:
+        keys = [RecordKey(section_tipo, sid) for sid in found]
+        raise ambiguous(archive, section_tipo, keys, lang)
     if created:
         archive.notify_changed([key])
-    return key, created, matched
+    return key, created, len(found)

@@ -20,6 +20,7 @@ from app.core.tools.registry import tool
 from app.core.tools.write_checks import (
     CHECKS,
     check_create,
+    check_delete,
     check_field_write,
     check_find_or_create,
     check_portal,
@@ -107,19 +108,25 @@ async def dedalo_duplicate_record(
 
 
 @tool("write", "Delete record {section_tipo}/{section_id}")
-async def dedalo_delete_record(ctx: ToolContext, section_tipo: str, section_id: int) -> ToolResult:
-    """Delete a record and its outgoing links.
+async def dedalo_delete_record(
+    ctx: ToolContext, section_tipo: str, section_id: int, unlink: bool = False
+) -> ToolResult:
+    """Delete a record and its outgoing links. A record others link to is refused, unless unlink.
 
     Args:
         section_tipo: the record's section tipo.
         section_id: the id of the record to delete.
+        unlink: first remove the links other records hold to it (each is reported).
     """
-    args = check_record(
-        ctx.archive, {"section_tipo": section_tipo, "section_id": section_id}, ctx.lang
+    args = check_delete(
+        ctx.archive,
+        {"section_tipo": section_tipo, "section_id": section_id, "unlink": unlink},
+        ctx.lang,
     )
     key = RecordKey(args["section_tipo"], section_id)
-    ctx.archive.delete_record(key, audit=ctx.audit)
-    return _done(key, False, deleted=True)
+    _, removed = ctx.archive.delete_record_unlinking(key, unlink=unlink, audit=ctx.audit)
+    unlinked = [{**link.source.to_locator(), "field": link.field_tipo} for link in removed]
+    return _done(key, False, deleted=True, unlinked=unlinked)
 
 
 @tool("write", "Set {field} of {section_tipo}/{section_id}")
@@ -271,7 +278,9 @@ async def dedalo_find_or_create(
     )
     tipo = args["section_tipo"]
     items = _items_of(ctx, tipo, {**args["set"], **args["match"]})
-    key, created, matched = find_or_create(ctx.archive, tipo, args["match"], items, ctx.audit)
+    key, created, matched = find_or_create(
+        ctx.archive, tipo, args["match"], items, ctx.audit, ctx.lang
+    )
     return _done(key, created, matched=matched)
 
 

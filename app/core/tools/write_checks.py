@@ -94,13 +94,25 @@ def to_items(fld: Field, value: Any, lang: str) -> list[dict[str, Any]]:
 def resolve_values(
     archive: Archive, section_tipo: str, values: dict[str, Any], lang: str
 ) -> dict[str, Any]:
-    """``{field name or tipo: value}`` keyed by field tipo, each value checked."""
+    """``{field name or tipo: value}`` keyed by field tipo, each value checked.
+
+    A relation value must name existing records of the field's target section, exactly as a
+    portal link's target must (references to a plan's ops are checked when it is applied).
+    """
     out: dict[str, Any] = {}
     for name, value in values.items():
         fld = resolve_field(archive, section_tipo, name, lang)
-        to_items(fld, value, lang)  # fails early on a malformed value
+        check_value(archive, fld, value, lang)
         out[fld.tipo] = value
     return out
+
+
+def check_value(archive: Archive, fld: Field, value: Any, lang: str) -> None:
+    """A value fit for ``fld``; a relation's locators must be real records of its target."""
+    items = to_items(fld, value, lang)  # fails early on a malformed value
+    if fld.kind == "relation":
+        for item in items:
+            check_target(archive, fld, item["value"])
 
 
 def relation_field(archive: Archive, section_tipo: str, name: str, lang: str) -> Field:
@@ -119,6 +131,13 @@ def check_target(archive: Archive, fld: Field, target: Any) -> None:
     """A portal target must be in the field's target section and exist."""
     if is_ref(target):
         return
+    if not isinstance(target, dict) or not {"section_tipo", "section_id"} <= set(target):
+        raise ToolError(
+            "mcp.invalid_target",
+            f"{fld.label()} ({fld.tipo}) links records: give a {{section_tipo, section_id}} "
+            "locator.",
+            hint="Find the record to link first.",
+        )
     tipo = str(target.get("section_tipo"))
     if fld.target_section and tipo != fld.target_section:
         raise ToolError(
@@ -147,7 +166,7 @@ def check_field_write(archive: Archive, args: Args, lang: str) -> Args:
     """``dedalo_set_field`` and ``dedalo_save_component``."""
     out = _record_args(archive, args, lang)
     fld = resolve_field(archive, out["section_tipo"], args["field"], lang)
-    to_items(fld, args.get("value", args.get("items")), lang)
+    check_value(archive, fld, args.get("value", args.get("items")), lang)
     return {**out, "field": fld.tipo}
 
 
@@ -179,7 +198,35 @@ def check_find_or_create(archive: Archive, args: Args, lang: str) -> Args:
                 hint="Match on one value per field.",
             )
     values = resolve_values(archive, section.tipo, args.get("set") or {}, lang)
+    if not any(refs_in_value(v) for v in match.values()):
+        require_unambiguous(archive, section.tipo, match, lang)
     return {**args, "section_tipo": section.tipo, "match": match, "set": values}
+
+
+def refs_in_value(value: Any) -> bool:
+    """Whether a plan reference appears anywhere in ``value``."""
+    if is_ref(value):
+        return True
+    if isinstance(value, dict):
+        return any(refs_in_value(v) for v in value.values())
+    if isinstance(value, list):
+        return any(refs_in_value(v) for v in value)
+    return False
+
+
+def require_unambiguous(
+    archive: Archive, section_tipo: str, match: dict[str, Any], lang: str
+) -> None:
+    """Refuse a find_or_create whose match values fit more than one record (never a guess).
+
+    Raises:
+        ToolError: ``mcp.match_ambiguous`` with the candidates' labels and keys.
+    """
+    from app.core.tools.matching import ambiguous, find_matches
+
+    found = find_matches(archive, section_tipo, match)
+    if len(found) > 1:
+        raise ambiguous(archive, section_tipo, found, lang)
 
 
 def check_upload(archive: Archive, args: Args, lang: str) -> Args:
@@ -200,14 +247,28 @@ def check_upload(archive: Archive, args: Args, lang: str) -> Args:
 
 
 def check_record(archive: Archive, args: Args, lang: str) -> Args:
-    """``dedalo_duplicate_record`` and ``dedalo_delete_record``."""
+    """``dedalo_duplicate_record``."""
     return _record_args(archive, args, lang)
+
+
+def check_delete(archive: Archive, args: Args, lang: str) -> Args:
+    """``dedalo_delete_record``: refused while other records link to it, unless ``unlink``."""
+    from app.core.archive.records import record_linked
+
+    out = _record_args(archive, args, lang)
+    if is_ref(args["section_id"]) or args.get("unlink"):
+        return out
+    key = RecordKey(out["section_tipo"], int(args["section_id"]))
+    incoming = [link for link in archive.links_to(key) if link.source != key]
+    if incoming:
+        raise record_linked(key, incoming)
+    return out
 
 
 CHECKS: dict[str, Check] = {
     "dedalo_create_record": check_create,
     "dedalo_duplicate_record": check_record,
-    "dedalo_delete_record": check_record,
+    "dedalo_delete_record": check_delete,
     "dedalo_set_field": check_field_write,
     "dedalo_save_component": check_field_write,
     "dedalo_portal_link": check_portal,

@@ -6,21 +6,30 @@ in, each *finished* paragraph (text before a blank line outside a code fence) is
 Markdown once and appended to the document, and only the open paragraph is replaced, as plain
 text, on each flush. When the answer block ends, the whole text is rendered once, so the final
 look is exactly the Markdown renderer's.
+
+Citations become links only once the run's ``final`` frame says which are verified
+(:meth:`AnswerWidget.set_citations`); an unverified one shows behind a warning mark, in the
+warning colour, with a tooltip saying that no tool in the run returned that record.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSizeF, Qt, QUrl, Signal
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QEvent, QPoint, QSizeF, Qt, QUrl, Signal
 from PySide6.QtGui import (
+    QColor,
+    QHelpEvent,
     QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
 )
-from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
+from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
 
-from app.ui.assistant.citations import linkify
+from app.ui.assistant.citations import linkify, unverified_marks
 from app.ui.browser.record_html import parse_record_link
 
 MARKDOWN = (
@@ -28,6 +37,7 @@ MARKDOWN = (
     | QTextDocument.MarkdownFeature.MarkdownNoHTML
 )
 FENCE = "```"
+WARNING_COLOUR = QColor("#a15c00")
 
 
 def stable_end(markdown: str, start: int) -> int:
@@ -63,6 +73,8 @@ class AnswerWidget(QTextBrowser):
         self._tail_at = 0
         """The document position where the open (plain) paragraph starts."""
         self.streaming = False
+        self.citations: list[dict[str, Any]] | None = None
+        """The run's verified/unverified citations (``None`` until the run ends)."""
         self.setOpenLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -89,7 +101,9 @@ class AnswerWidget(QTextBrowser):
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
         if cut > self._stable:
-            cursor.insertMarkdown(linkify(self._markdown[self._stable : cut]), MARKDOWN)
+            cursor.insertMarkdown(
+                linkify(self._markdown[self._stable : cut], self.citations), MARKDOWN
+            )
             cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
             self._stable = cut
             self._tail_at = cursor.position()
@@ -99,15 +113,56 @@ class AnswerWidget(QTextBrowser):
     def finish(self) -> None:
         """The answer block ended: render the whole text as Markdown once."""
         if self.streaming:
-            self.set_text(self._markdown)
+            self.set_text(self._markdown, self.citations)
 
-    def set_text(self, text: str) -> None:
-        """Replace the whole answer (rendered at once)."""
+    def set_text(self, text: str, citations: Sequence[dict[str, Any]] | None = None) -> None:
+        """Replace the whole answer (rendered at once); ``citations`` as in the final frame."""
         self._markdown = text
         self.streaming = False
-        self.document().setMarkdown(linkify(text), MARKDOWN)
+        if citations is not None:
+            self.citations = list(citations)
+        self.document().setMarkdown(linkify(text, self.citations), MARKDOWN)
+        self._mark_unverified()
         self._stable = len(text)
         self._tail_at = max(0, self.document().characterCount() - 1)
+
+    def set_citations(self, citations: Sequence[dict[str, Any]]) -> None:
+        """The run ended: link the verified citations, mark the others."""
+        self.set_text(self._markdown, citations)
+
+    def _mark_unverified(self) -> None:
+        tip = self.tr(
+            "Not verified: no tool in this run returned this record, so it may not exist."
+        )
+        document = self.document()
+        for mark in dict.fromkeys(unverified_marks(self.citations)):
+            cursor = document.find(mark)
+            while not cursor.isNull():
+                fmt = QTextCharFormat()
+                fmt.setToolTip(tip)
+                fmt.setForeground(WARNING_COLOUR)
+                cursor.mergeCharFormat(fmt)
+                cursor = document.find(mark, cursor)
+
+    def tooltip_at(self, x: int, y: int) -> str:
+        """The tooltip of the text at viewport point ``(x, y)`` (``""`` for none)."""
+        cursor = self.cursorForPosition(QPoint(x, y))
+        tip = cursor.charFormat().toolTip()
+        if not tip:
+            cursor.movePosition(QTextCursor.MoveOperation.NextCharacter)
+            tip = cursor.charFormat().toolTip()
+        return tip
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        """Show an unverified citation's tooltip."""
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            tip = self.tooltip_at(event.pos().x(), event.pos().y())
+            if tip:
+                QToolTip.showText(event.globalPos(), tip, self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(event)
 
     def _fit(self, size: QSizeF) -> None:
         self.setFixedHeight(int(size.height()) + 6)

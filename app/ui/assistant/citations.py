@@ -1,35 +1,68 @@
-"""Citations in an answer: ``Label (tipo/id)`` becomes a link that opens the record.
+"""Citations in an answer: only verified ones become links that open the record.
 
-Answers are Markdown. Every ``(section_tipo/section_id)`` the model writes is turned into a
-``record:`` link (with ``@HH:MM:SS`` kept as the passage's timecode when present), so a
-citation is one click from its record whatever words surround it.
+Answers are Markdown. The run's ``final`` frame lists the answer's citations, each marked
+``verified`` when a tool in the run returned that record (see :mod:`app.core.agent.citations`).
+A verified ``(section_tipo/section_id)`` becomes a ``record:`` link (with ``@HH:MM:SS`` kept as
+the passage's timecode) showing the record's languages; an unverified one stays plain text
+behind a warning mark, with a tooltip saying why. Until the list is known (while the answer
+streams) no citation is a link.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
+from app.core.agent.citations import CITATION, langs_text
 from app.core.archive import RecordKey
 from app.ui.browser.record_html import record_link
 
-CITATION = re.compile(
-    r"\((?P<tipo>[a-z][a-z0-9_]*)/(?P<id>\d+)(?:\s*@\s*(?P<tc>\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?))?\)"
-)
 CODE_SPAN = re.compile(r"(`[^`]*`)")
+WARNING = "⚠"
+
+__all__ = ["CITATION", "WARNING", "cited_keys", "langs_text", "linkify", "unverified_marks"]
 
 
-def linkify(markdown: str) -> str:
-    """``markdown`` with each ``(tipo/id)`` citation made a ``record:`` link."""
+def linkify(markdown: str, citations: Sequence[dict[str, Any]] | None = None) -> str:
+    """``markdown`` with each verified citation made a ``record:`` link.
+
+    ``citations`` is the ``final`` frame's list; ``None`` (not known yet) links nothing, and a
+    citation missing from the list counts as unverified.
+    """
+    if citations is None:
+        return markdown
+    by_key = {str(c.get("key")): c for c in citations}
     parts = CODE_SPAN.split(markdown)
     for number in range(0, len(parts), 2):  # odd parts are code spans: left alone
-        parts[number] = CITATION.sub(_link, parts[number])
+        parts[number] = CITATION.sub(lambda m: _render(m, by_key), parts[number])
     return "".join(parts)
 
 
-def _link(match: re.Match[str]) -> str:
+def _render(match: re.Match[str], by_key: dict[str, dict[str, Any]]) -> str:
     key = RecordKey(match["tipo"], int(match["id"]))
+    found = by_key.get(str(key))
+    if found is None or not found.get("verified"):
+        return f"({unverified_text(key)})"
     text = f"{key}" + (f" @{match['tc']}" if match["tc"] else "")
+    langs = langs_text(found.get("langs") or [])
+    if langs:
+        text += f" · {langs}"
     return f"([{text}]({record_link(key, match['tc'])}))"
+
+
+def unverified_text(key: RecordKey) -> str:
+    """How an unverified citation shows: the warning mark, then the key as written."""
+    return f"{WARNING} {key}"
+
+
+def unverified_marks(citations: Sequence[dict[str, Any]] | None) -> list[str]:
+    """The texts of the unverified citations as :func:`linkify` renders them."""
+    return [
+        unverified_text(RecordKey(str(c["section_tipo"]), int(c["section_id"])))
+        for c in citations or []
+        if not c.get("verified")
+    ]
 
 
 def cited_keys(text: str) -> list[RecordKey]:

@@ -2,7 +2,13 @@
 
 One row per op: its summary, the tool and its real arguments, and for a field change the
 value before and after. After Apply each row shows its outcome (applied, failed with the
-reason, skipped) and links to the records created; a declined or superseded card says so.
+reason, its code and hint — and for an ambiguous match, the candidates — or skipped) and links
+to the records created; a declined or superseded card says so. The card shows the status the
+plan book holds (:meth:`ConfirmCardWidget.show_status`); it never decides one itself.
+
+A plan that a tainted run proposed and that writes into an open section is flagged: "contains
+text from restricted records", and Apply stays off until the person ticks the second,
+explicit confirmation.
 """
 
 from __future__ import annotations
@@ -11,8 +17,17 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from app.core.agent.plan_types import ApplyReport, ChangePlan, PlanRecord
 from app.core.archive import Archive
 from app.ui.assistant.plan_rows import created_records, field_change, format_args, op_outcomes
 from app.ui.browser.record_html import parse_record_link, record_link
@@ -50,6 +65,12 @@ class OpRowWidget(QFrame):
         layout.addLayout(head)
         layout.addWidget(tool)
         layout.addWidget(args)
+        self.detail = QLabel(self)
+        self.detail.setObjectName("opOutcomeFailed")
+        self.detail.setWordWrap(True)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail.setVisible(False)
+        layout.addWidget(self.detail)
         change = field_change(archive, op, lang)
         if change is not None:
             text = self.tr("{field}: <s>{before}</s> → <b>{after}</b>").format(
@@ -69,10 +90,13 @@ class OpRowWidget(QFrame):
             "skipped": self.tr("skipped"),
         }
         text = words.get(state, state)
-        if detail:
-            text += f": {html.escape(detail)}"
         if created_link:
             text += f" · {created_link}"
+        self.detail.setText(html.escape(detail))
+        self.detail.setVisible(bool(detail))
+        self.detail.setObjectName("opOutcomeFailed" if state == "failed" else "opDetail")
+        self.detail.style().unpolish(self.detail)
+        self.detail.style().polish(self.detail)
         self.state = state
         self.outcome.setObjectName(OUTCOME_NAMES.get(state, "opOutcomeSkipped"))
         self.outcome.setText(text)
@@ -107,15 +131,16 @@ class ConfirmCardWidget(QFrame):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("confirmCard")
-        self.plan = plan
+        self.plan = ChangePlan.from_dict(plan)
         self.pending_id = pending_id
         self.state = "pending"
+        self.restricted_text = bool(plan.get("restricted_text"))
         title = QLabel(self.tr("Proposed changes — nothing is written until you apply"), self)
         title.setObjectName("cardTitle")
         title.setWordWrap(True)
         summary = QLabel(str(plan.get("summary", "")), self)
         summary.setWordWrap(True)
-        self.rows = [OpRowWidget(archive, op, lang, self) for op in plan.get("ops", [])]
+        self.rows = [OpRowWidget(archive, op.to_dict(), lang, self) for op in self.plan.ops]
         self.status = QLabel(self)
         self.status.setObjectName("toolLine")
         self.status.setWordWrap(True)
@@ -126,16 +151,41 @@ class ConfirmCardWidget(QFrame):
         self.apply_button.clicked.connect(self.apply_requested)
         self.cancel_button = QPushButton(self.tr("Cancel"), self)
         self.cancel_button.clicked.connect(self.cancel_requested)
+        warning = self.tr(
+            "This plan contains text from restricted records and writes it into an open section."
+        )
+        self.warning = QLabel(f"<b>⚠ {html.escape(warning)}</b>", self)
+        self.warning.setObjectName("restrictedWarning")
+        self.warning.setTextFormat(Qt.TextFormat.RichText)
+        self.warning.setWordWrap(True)
+        self.second_confirm = QCheckBox(
+            self.tr("I have checked it: copy this text from restricted records"), self
+        )
+        self.second_confirm.toggled.connect(self._on_second_confirm)
+        self.warning.setVisible(self.restricted_text)
+        self.second_confirm.setVisible(self.restricted_text)
+        self.apply_button.setEnabled(not self.restricted_text)
         self._layout(title, summary)
+
+    @property
+    def confirm_restricted(self) -> bool:
+        """Whether the person gave the second confirmation a flagged plan needs."""
+        return self.restricted_text and self.second_confirm.isChecked()
+
+    def _on_second_confirm(self, checked: bool) -> None:
+        if self.state == "pending":
+            self.apply_button.setEnabled(checked or not self.restricted_text)
 
     def _layout(self, title: QLabel, summary: QLabel) -> None:
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 10, 14, 10)
         layout.addWidget(title)
+        layout.addWidget(self.warning)
         layout.addWidget(summary)
         for row in self.rows:
             row.outcome.linkActivated.connect(self._on_link)
             layout.addWidget(row)
+        layout.addWidget(self.second_confirm)
         buttons = QHBoxLayout()
         buttons.addWidget(self.status, 1)
         buttons.addWidget(self.cancel_button)
@@ -148,8 +198,8 @@ class ConfirmCardWidget(QFrame):
         self.cancel_button.setEnabled(False)
         self.status.setText(self.tr("Applying…"))
 
-    def show_report(self, report: dict[str, Any]) -> None:
-        """Show each op's outcome and links to the created records."""
+    def show_report(self, report: ApplyReport) -> None:
+        """Show each op's outcome (a failure with its reason) and links to created records."""
         outcomes = op_outcomes(self.plan, report)
         created = created_records(self.plan, report)
         for row in self.rows:
@@ -158,7 +208,7 @@ class ConfirmCardWidget(QFrame):
             key = created.get(op_id)
             link = f"<a href='{record_link(key)}'>{key}</a>" if key is not None else ""
             row.show_outcome(state, detail, link)
-        failed = "failed" in report
+        failed = report.failed is not None
         self.state = "failed" if failed else "applied"
         self.status.setText(
             self.tr("Stopped at the first failure; later ops were skipped.")
@@ -166,6 +216,26 @@ class ConfirmCardWidget(QFrame):
             else self.tr("Applied.")
         )
         self._finish()
+
+    def show_status(self, record: PlanRecord) -> None:
+        """Show the status the plan book holds for this card's plan (a no-op while pending)."""
+        if record.status == self.state or record.status == "pending":
+            return
+        if record.status in ("applied", "failed") and record.report is not None:
+            self.show_report(record.report)
+        elif record.status in ("declined", "superseded"):
+            self.show_declined(superseded=record.status == "superseded")
+        elif record.status == "applying":
+            self.state = "applying"
+            self.status.setText(
+                self.tr("Interrupted while applying; Apply resumes it.")
+                if record.interrupted
+                else self.tr("Applying…")
+            )
+            self.apply_button.setEnabled(record.interrupted)
+            self.cancel_button.setVisible(False)
+        else:
+            self.show_error(self.tr("The change was refused; nothing was written."))
 
     def show_declined(self, superseded: bool = False) -> None:
         """The card was cancelled, or a new message superseded it."""
@@ -177,6 +247,13 @@ class ConfirmCardWidget(QFrame):
         )
         self._finish()
 
+    def show_refusal(self, message: str) -> None:
+        """Apply was refused but the plan is still pending (e.g. write mode is off)."""
+        self.state = "pending"
+        self.status.setText(message)
+        self.apply_button.setEnabled(not self.restricted_text or self.second_confirm.isChecked())
+        self.cancel_button.setEnabled(True)
+
     def show_error(self, message: str) -> None:
         """Apply was refused as a whole (nothing written)."""
         self.state = "refused"
@@ -186,6 +263,7 @@ class ConfirmCardWidget(QFrame):
     def _finish(self) -> None:
         self.apply_button.setVisible(False)
         self.cancel_button.setVisible(False)
+        self.second_confirm.setVisible(False)
 
     def _on_link(self, url: str) -> None:
         target = parse_record_link(url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -57,6 +58,8 @@ class ConversationView(QScrollArea):
         self.column.insertWidget(0, self.placeholder)
         self.setWidget(self.body)
         self.answer: AnswerWidget | None = None
+        self.turn_answers: list[AnswerWidget] = []
+        """The answer blocks of the current turn (text between tool calls)."""
         self.thinking: ThinkingWidget | None = None
         self.tool_lines: dict[str, ToolLineWidget] = {}
         self.cards: list[ConfirmCardWidget] = []
@@ -94,6 +97,7 @@ class ConversationView(QScrollArea):
     def add_user_turn(self, text: str, context: str = "") -> UserTurnWidget:
         """The person's question."""
         self.end_turn()
+        self.turn_answers = []
         widget = UserTurnWidget(text, context, self.body)
         self.add(widget)
         return widget
@@ -103,19 +107,37 @@ class ConversationView(QScrollArea):
         if self.answer is None:
             self.answer = AnswerWidget(self.body)
             self.answer.record_requested.connect(self.record_requested)
+            self.turn_answers.append(self.answer)
             self.add(self.answer)
         self.answer.append_text(text)
         self._scroll_timer.start()
         return self.answer
 
-    def set_answer(self, text: str) -> AnswerWidget:
-        """The final answer text (replacing what streamed)."""
-        if self.answer is None:
-            self.append_text(text)
-        elif self.answer.markdown != text:
-            self.answer.set_text(text)
-        assert self.answer is not None
-        return self.answer
+    def set_answer(
+        self, text: str, citations: Sequence[dict[str, Any]] | None = None
+    ) -> AnswerWidget:
+        """The final answer text (replacing what streamed) and the run's citations: every
+        answer block of the turn then links its verified citations and marks the others.
+
+        The answer is the text of every block of the turn (text between tool calls), so only
+        what the blocks do not show yet is added; a different text replaces the last block.
+        """
+        blocks = self.turn_answers
+        shown = "".join(w.markdown for w in blocks)
+        earlier = "".join(w.markdown for w in blocks[:-1])
+        if text == shown and blocks:
+            pass
+        elif text.startswith(shown) and (self.answer is None or not blocks):
+            self.append_text(text[len(shown) :])
+        elif self.answer is not None and self.answer in blocks and text.startswith(earlier):
+            self.answer.set_text(text[len(earlier) :])
+        else:
+            (self.answer or self.append_text("")).set_text(text)
+        answer = self.answer or blocks[-1]
+        if citations is not None:
+            for widget in self.turn_answers or [answer]:
+                widget.set_citations(citations)
+        return answer
 
     def start_thinking(self) -> ThinkingWidget:
         """A thinking indicator."""

@@ -170,8 +170,6 @@ class AssistantPanel(QWidget):
         self._last_request = request
         self._refused = False
         self.stack.setCurrentWidget(self.view)
-        for card in self.view.pending_cards():
-            card.show_declined(superseded=True)
         try:
             session = await self.services.session()
             if self.conversation_id is None:
@@ -180,6 +178,7 @@ class AssistantPanel(QWidget):
         except ArxiuError as error:
             self._on_failed(ErrorEvent.from_error(error))
             return
+        self.refresh_cards(session)  # the core superseded what the new message declines
         self.services.settings.set("last_model", request.get("model"))
         await self.bridge.start(events)
 
@@ -215,7 +214,7 @@ class AssistantPanel(QWidget):
 
     def _on_finished(self, final: FinalEvent) -> None:
         if final.answer:
-            self.view.set_answer(final.answer)
+            self.view.set_answer(final.answer, final.citations)
         if final.stop == "stopped":
             self.view.add_notice(self.tr("Stopped. The partial answer is kept."))
         if final.change_plan is not None:
@@ -246,6 +245,13 @@ class AssistantPanel(QWidget):
         banner.switch_local_requested.connect(self.switch_to_local)
         self.view.end_turn()
 
+    def refresh_cards(self, session: Any) -> None:
+        """Show on each waiting card the status the plan book holds for its plan."""
+        for card in self.view.pending_cards():
+            record = session.plan(card.pending_id)
+            if record is not None:
+                card.show_status(record)
+
     def _resolve(self, card: ConfirmCardWidget, approved: bool) -> None:
         if approved:
             card.set_busy()
@@ -254,9 +260,20 @@ class AssistantPanel(QWidget):
     async def _resolve_async(self, card: ConfirmCardWidget, approved: bool) -> None:
         try:
             session = await self.services.session()
-            report = await session.resolve(card.pending_id, approved)
         except ArxiuError as error:
             card.show_error(f"{error.message} {error.hint or ''}".strip())
+            return
+        try:
+            report = await session.resolve(
+                card.pending_id, approved, confirm_restricted=card.confirm_restricted
+            )
+        except ArxiuError as error:
+            message = f"{error.message} {error.hint or ''}".strip()
+            record = session.plan(card.pending_id)
+            if record is not None and record.status == "pending":
+                card.show_refusal(message)  # nothing was claimed: the plan still waits
+            else:
+                card.show_error(message)
             return
         if report is None:
             card.show_declined()
@@ -299,11 +316,17 @@ class AssistantPanel(QWidget):
                 self.view.set_answer(str(entry.get("text", "")))
                 self.view.end_turn()
         pending = conversation.get("pending_plan")
-        if pending and pending.get("status") == "pending":
+        waiting = pending and (
+            pending.get("status") == "pending" or pending.get("interrupted")
+        )  # an apply that was killed can be resumed from its card
+        if pending and waiting:
             plan = {**pending["plan"], "pending_id": pending["id"]}
+            if pending.get("restricted_text"):
+                plan["restricted_text"] = True
             card = self.view.add_card(plan)
             card.apply_requested.connect(lambda c=card: self._resolve(c, True))
             card.cancel_requested.connect(lambda c=card: self._resolve(c, False))
+            self.refresh_cards(session)
 
     def _on_deleted(self, conversation_id: str) -> None:
         if conversation_id == self.conversation_id:

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.agent.plan_types import ApplyReport, ChangePlan, OpFailure, unlinked_text
 from app.core.archive import Archive, RecordKey
 from app.core.errors import ArxiuError
 
@@ -79,32 +80,38 @@ def _value_text(value: Any, lang: str) -> str:
     return str(value)
 
 
-def op_outcomes(plan: dict[str, Any], report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+def failure_text(failure: OpFailure) -> str:
+    """Why an op failed, for a person: the reason, the code, the hint and any candidates."""
+    text = f"{failure.message} [{failure.code}]" if failure.message else failure.code
+    if failure.hint:
+        text += f" — {failure.hint}"
+    missing = [c for c in failure.candidates if c.key not in failure.message]
+    if missing:
+        names = "; ".join(f"{c.label or '…'} ({c.key})" for c in missing)
+        text += f" Candidates: {names}."
+    return text
+
+
+def op_outcomes(plan: ChangePlan, report: ApplyReport) -> dict[str, tuple[str, str]]:
     """Each op's outcome from an apply report: ``op_id → (applied|failed|skipped, detail)``."""
     out: dict[str, tuple[str, str]] = {}
-    for item in report.get("applied", []):
-        out[str(item.get("op_id"))] = ("applied", "")
-    failed = report.get("failed")
-    if isinstance(failed, dict):
-        error = failed.get("error") or {}
-        reason = error.get("message") or error.get("code") or ""
-        out[str(failed.get("op_id"))] = ("failed", str(reason))
-    for op_id in report.get("skipped", []):
-        out[str(op_id)] = ("skipped", "")
-    for op in plan.get("ops", []):
-        out.setdefault(str(op.get("op_id")), ("skipped", ""))
+    for item in report.applied:
+        out[item.op_id] = ("applied", unlinked_text(item.result))
+    if report.failed is not None:
+        out[report.failed.op_id] = ("failed", failure_text(report.failed))
+    for op_id in report.skipped:
+        out[op_id] = ("skipped", "")
+    for op in plan.ops:
+        out.setdefault(op.op_id, ("skipped", ""))
     return out
 
 
-def created_records(plan: dict[str, Any], report: dict[str, Any]) -> dict[str, RecordKey]:
-    """``op_id → key`` of the records the apply created."""
-    sections = {
-        str(op.get("op_id")): (op.get("args") or {}).get("section_tipo")
-        for op in plan.get("ops", [])
-    }
+def created_records(plan: ChangePlan, report: ApplyReport) -> dict[str, RecordKey]:
+    """``op_id → key`` of the records the apply created (or found)."""
     out = {}
-    for op_id, section_id in (report.get("created") or {}).items():
-        tipo = sections.get(str(op_id))
-        if isinstance(tipo, str) and isinstance(section_id, int):
-            out[str(op_id)] = RecordKey(tipo, section_id)
+    for op_id, section_id in report.created.items():
+        op = plan.op(op_id)
+        tipo = op.args.get("section_tipo") if op is not None else None
+        if isinstance(tipo, str):
+            out[op_id] = RecordKey(tipo, section_id)
     return out

@@ -16,8 +16,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.index.hits import SearchHit
+from app.ui.browser.record_html import LANG_TAGS
 
 HIT_ROLE = Qt.ItemDataRole.UserRole
+
+
+def language_tag(hit: SearchHit) -> str:
+    """The record's languages as short tags (``CA``, ``ES/EN``), else the passage's."""
+    langs = hit.record_langs or ((hit.lang,) if hit.lang in LANG_TAGS else ())
+    return "/".join(LANG_TAGS.get(lang, lang.removeprefix("lg-").upper()) for lang in langs)
 
 
 class SearchResultsView(QWidget):
@@ -57,7 +64,8 @@ class SearchResultsView(QWidget):
             self.tr("{n} results for “{query}”").format(n=len(hits), query=html.escape(query))
         )
         for hit in hits:
-            where = f" · ▶ {hit.timecode[:8]}" if hit.timecode else ""
+            where = f" · {language_tag(hit)}" if language_tag(hit) else ""
+            where += f" · ▶ {hit.timecode[:8]}" if hit.timecode else ""
             where += f" · p. {hit.page}" if hit.page else ""
             item = QListWidgetItem(f"{hit.label}  ({hit.key}){where}\n{hit.snippet.strip()}")
             item.setData(HIT_ROLE, hit)

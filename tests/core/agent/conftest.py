@@ -17,6 +17,7 @@ import pytest
 from app.core.agent.events import Event
 from app.core.archive import Archive, open_archive
 from app.core.archive.model import Field, Section
+from app.core.archive.write_switch import set_writes_allowed
 from app.core.index.embedders import HashingEmbedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
 from app.core.index.service import Index
@@ -94,6 +95,7 @@ def build_archive(folder: Path) -> Archive:
         "ohr", {"ohr2": _t(f"{SECRET} testimony"), "ohr3": _t(f"{SECRET}: the flood and the mill.")}
     )
     arch.create_record("numisdata4", {"nd2": _t("Coin of Barcelona")})
+    set_writes_allowed(arch, True)  # writes are opt-in per archive; these tests apply plans
     return arch
 
 

@@ -6,9 +6,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.core.agent.events import FinalEvent
 from app.core.archive import open_archive
 from app.core.archive.model import RecordKey
+from app.core.archive.write_switch import set_writes_allowed, writes_allowed
+from app.core.errors import ArxiuError
 from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.session import AssistantSession
 from app.core.tools.matching import find_matches
@@ -71,6 +75,8 @@ async def test_the_recipe_on_a_demo_interview_creates_one_anna_pujol(
         )
     )
     with open_archive(folder) as archive:
+        assert not writes_allowed(archive)  # the demo's writes are off until turned on
+        set_writes_allowed(archive, True)
         session = AssistantSession(
             archive, scripted_catalog(), registry=build_registry(), model_factory=lambda e: model
         )
@@ -86,10 +92,18 @@ async def test_the_recipe_on_a_demo_interview_creates_one_anna_pujol(
         assert "dedalo_find_or_create" in tools and "dedalo_portal_link" in tools
         assert find_matches(archive, "rsc197", {"rsc84": "Anna Pujol"}) == []
 
-        first = await session.resolve(plan["pending_id"], True)
-        second = await session.apply(plan, plan["plan_hash"])
-        assert first is not None and "failed" not in first and "failed" not in second
-        assert first["created"] == second["created"]
+        # oh1 is restricted in the demo: the run read it, and the plan writes into rsc197
+        assert plan.get("restricted_text") is True
+        with pytest.raises(ArxiuError) as unconfirmed:
+            await session.resolve(plan["pending_id"], True)
+        assert unconfirmed.value.code == "mcp.plan_needs_confirmation"
+        first = await session.resolve(plan["pending_id"], True, confirm_restricted=True)
+        with pytest.raises(ArxiuError) as by_hash:  # the other route needs it as well
+            await session.apply(plan, plan["plan_hash"])
+        assert by_hash.value.code == "mcp.plan_needs_confirmation"
+        second = await session.apply(plan, plan["plan_hash"], confirm_restricted=True)
+        assert first is not None and first.ok and second.ok
+        assert first.created == second.created
         (anna,) = find_matches(archive, "rsc197", {"rsc84": "Anna Pujol"})
         assert len(find_matches(archive, "tp1", {"tp2": "Súria"})) == 1
         informants = [i["value"] for i in archive.get_record(INTERVIEW).items("oh24")]

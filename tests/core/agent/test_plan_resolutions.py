@@ -44,13 +44,16 @@ async def test_a_superseded_plan_stays_recorded_as_superseded(
     assert anna_keys(oh_archive) == []
 
 
-def plan_statuses(conversation: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(pending_id, plan_status)`` of each transcript turn that proposed a plan."""
-    return [
-        (turn["change_plan"]["pending_id"], turn["plan_status"])
-        for turn in conversation["transcript"]
-        if turn.get("change_plan")
-    ]
+def plan_statuses(session: AssistantSession, conversation: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(pending_id, status in the plan book)`` of each transcript turn that proposed a plan."""
+    out = []
+    for turn in conversation["transcript"]:
+        if turn.get("change_plan"):
+            pending_id = turn["change_plan"]["pending_id"]
+            record = session.plan(pending_id)
+            assert record is not None
+            out.append((pending_id, record.status))
+    return out
 
 
 async def test_a_newer_plan_takes_the_place_and_the_superseded_one_stays_on_record(
@@ -63,7 +66,7 @@ async def test_a_newer_plan_takes_the_place_and_the_superseded_one_stays_on_reco
     conversation = session.conversation(cid)
     assert conversation["pending_plan"]["id"] == second["pending_id"]
     assert conversation["pending_plan"]["status"] == "pending"
-    assert plan_statuses(conversation) == [
+    assert plan_statuses(session, conversation) == [
         (first["pending_id"], "superseded"),
         (second["pending_id"], "pending"),
     ]
@@ -76,7 +79,7 @@ async def test_a_newer_plan_takes_the_place_and_the_superseded_one_stays_on_reco
     assert len(anna_keys(oh_archive)) == 1
     conversation = fresh.conversation(cid)
     assert conversation["pending_plan"]["status"] == "applied"
-    assert plan_statuses(conversation)[1] == (second["pending_id"], "applied")
+    assert plan_statuses(fresh, conversation)[1] == (second["pending_id"], "applied")
 
 
 async def test_a_declined_plan_is_recorded_and_later_messages_keep_the_record(

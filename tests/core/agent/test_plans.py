@@ -108,12 +108,12 @@ async def test_the_seed_recipe_end_to_end(
 
     report = await session.resolve(plan["pending_id"], True)
     assert report is not None
-    assert [a["op_id"] for a in report["applied"]] == ["p1", "l1"]
-    assert report["skipped"] == [] and "failed" not in report
+    assert [a.op_id for a in report.applied] == ["p1", "l1"]
+    assert report.skipped == () and report.failed is None
     (anna,) = anna_keys(oh_archive)
-    assert report["created"] == {"p1": anna.section_id}
+    assert report.created == {"p1": anna.section_id}
     again = await session.apply(plan, plan["plan_hash"])
-    assert again["created"] == {"p1": anna.section_id} and anna_keys(oh_archive) == [anna]
+    assert again.created == {"p1": anna.section_id} and anna_keys(oh_archive) == [anna]
     informants = oh_archive.get_record(RecordKey("oh1", 1)).items("oh24")
     assert [i["value"] for i in informants].count(anna.to_locator()) == 1
     audit = [r for r in oh_archive.audit_rows() if r["plan_hash"] == plan["plan_hash"]]
@@ -173,7 +173,7 @@ async def test_refs_chain_created_records_into_later_ops(
     ]
     plan = validate_plan({"summary": "chain", "ops": ops}, oh_archive, registry)
     report = await apply_plan(plan, plan["plan_hash"], env(oh_archive, registry))
-    new = RecordKey("rsc197", report["created"]["c1"])
+    new = RecordKey("rsc197", report.created["c1"])
     assert oh_archive.get_record(new).text("rsc90") == "Cardona"
     assert oh_archive.links_to(new)[0].source == RecordKey("oh1", 2)
 
@@ -280,11 +280,11 @@ async def test_apply_stops_at_the_first_error_and_reports(
     ]
     plan = validate_plan({"summary": "fails midway", "ops": ops}, oh_archive, registry)
     report = await apply_plan(plan, plan["plan_hash"], env(oh_archive, registry))
-    assert [a["op_id"] for a in report["applied"]] == ["d1"]
-    assert report["failed"]["op_id"] == "s1"
-    assert report["failed"]["error"]["ok"] is False
-    assert report["failed"]["error"]["error"]["code"] == "archive.record_not_found"
-    assert report["skipped"] == ["p1"] and report["created"] == {}
+    assert [a.op_id for a in report.applied] == ["d1"]
+    assert report.failed is not None and report.failed.op_id == "s1"
+    assert report.failed.code == "archive.record_not_found"
+    assert report.failed.message  # the reason reaches the confirm card and the CLI
+    assert report.skipped == ("p1",) and report.created == {}
     assert anna_keys(oh_archive) == []
 
 

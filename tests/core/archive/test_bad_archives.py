@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.archive import open_archive
+from app.core.archive import Archive, open_archive
 from app.core.errors import ArchiveError
 
 
@@ -111,3 +111,66 @@ def test_damage_deep_in_the_file_is_reported_when_read(tmp_path: Path) -> None:
         assert info.value.code == "archive.corrupt"
     finally:
         archive.close()
+
+
+@pytest.mark.parametrize("create", [False, True])
+def test_a_zero_byte_archive_is_corrupt_not_new(tmp_path: Path, create: bool) -> None:
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / "archive.db").write_bytes(b"")
+    with pytest.raises(ArchiveError) as info:
+        open_archive(folder, create=create)
+    assert info.value.code == "archive.corrupt"
+    assert "empty (0 bytes)" in info.value.message
+    assert (folder / "archive.db").stat().st_size == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["archive.db"]
+
+
+def test_a_new_archive_is_created_complete_under_its_name(tmp_path: Path) -> None:
+    with open_archive(tmp_path / "new", create=True) as archive:
+        assert archive.sections() == []
+    names = sorted(p.name for p in (tmp_path / "new").iterdir())
+    assert "archive.db" in names and not any(n.endswith(".creating") for n in names)
+    assert (tmp_path / "new" / "archive.db").stat().st_size > 0
+
+
+def damaged_archive(folder: Path) -> bytes:
+    """An archive of 2,000 records with one page in the middle overwritten; its bytes."""
+    from app.core.archive import Field, Section
+    from app.core.archive.bulk import NewRecord
+
+    with open_archive(folder, create=True) as archive:
+        archive.put_section(Section("s1", {"lg-eng": "S"}))
+        archive.put_field(Field("f1", "s1", {"lg-eng": "F"}))
+        archive.upsert_records(
+            [NewRecord("s1", {"f1": [{"value": f"record {n} " + "x" * 500}]}) for n in range(2000)]
+        )
+    db_file = folder / "archive.db"
+    data = bytearray(db_file.read_bytes())
+    middle = len(data) // 2 // 4096 * 4096
+    data[middle : middle + 4096] = b"\xff" * 4096
+    db_file.write_bytes(bytes(data))
+    return bytes(data)
+
+
+def test_index_reports_deep_damage_before_writing_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app import cli
+
+    folder = tmp_path / "a"
+    before = damaged_archive(folder)
+
+    code = cli.main(["index", "--model", "hashing", "--archive", str(folder)])
+
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "archive.corrupt" in err and "Traceback" not in err
+    assert (folder / "archive.db").read_bytes() == before
+    assert (
+        not (folder / "archive.db-wal").exists() or (folder / "archive.db-wal").stat().st_size == 0
+    )
+
+
+def test_check_intact_passes_a_sound_archive(archive: Archive) -> None:
+    archive.db.check_intact()

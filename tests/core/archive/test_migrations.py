@@ -40,7 +40,9 @@ def test_migrates_an_empty_folder_to_the_latest_schema(tmp_path: Path) -> None:
 def test_migrates_from_every_earlier_version(tmp_path: Path, start: int) -> None:
     folder = tmp_path / "a"
     folder.mkdir()
-    sqlite3.connect(folder / "archive.db").close()  # an empty database file
+    empty = sqlite3.connect(folder / "archive.db")
+    empty.execute("VACUUM")  # an empty SQLite database (a zero-byte file is archive.corrupt)
+    empty.close()
     db = Database(folder / "archive.db")
     # Apply only the first `start` migrations, as an older Arxiu would have.
     for number, migration in enumerate(MIGRATIONS[:start], start=1):

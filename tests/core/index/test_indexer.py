@@ -26,6 +26,11 @@ def chunk_count(archive: Archive) -> int:
         return int(conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0])
 
 
+def vector_count(archive: Archive) -> int:
+    with archive.db.reading() as conn:
+        return int(conn.execute("SELECT count(*) FROM index_vectors").fetchone()[0])
+
+
 def test_indexing_everything_then_nothing_left(index: Index, embedder: CountingEmbedder) -> None:
     stats = index.stats()
     assert stats.pending == 0
@@ -101,13 +106,14 @@ def many_records(archive: Archive, n: int) -> None:
 
 
 def test_a_crash_mid_run_resumes_without_redoing_finished_work(oral_archive: Archive) -> None:
-    many_records(oral_archive, 300)
+    many_records(oral_archive, 700)
     crashing = CountingEmbedder(fail_after=200)
     first = Index(oral_archive, crashing)
     with contextlib.suppress(RuntimeError):
         first.index_now()
-    done_before = chunk_count(oral_archive)
-    assert 0 < done_before < 304
+    assert chunk_count(oral_archive) == 705  # every record chunked before any embedding
+    done_before = vector_count(oral_archive)
+    assert 0 < done_before < 705
     folder = oral_archive.folder
     oral_archive.close()
     reopened = open_archive(folder)
@@ -120,7 +126,7 @@ def test_a_crash_mid_run_resumes_without_redoing_finished_work(oral_archive: Arc
     finished = second.indexer.last_run()
     assert finished is not None and finished.state == "idle"
     assert set(crashing.texts).isdisjoint(resumed.texts)
-    assert len(crashing.texts) + len(resumed.texts) == chunk_count(reopened)
+    assert len(crashing.texts) + len(resumed.texts) == vector_count(reopened)
     reopened.close()
 
 
@@ -139,7 +145,7 @@ class GatedEmbedder(CountingEmbedder):
 
 
 def test_pause_resume_and_cancel(oral_archive: Archive) -> None:
-    many_records(oral_archive, 700)  # three batches of RECORD_BATCH
+    many_records(oral_archive, 1100)  # three batches of VECTOR_BATCH
     gated = GatedEmbedder()
     idx = Index(oral_archive, gated)
     states: list[str] = []
@@ -150,9 +156,9 @@ def test_pause_resume_and_cancel(oral_archive: Archive) -> None:
     gated.gate.release()  # the batch in flight finishes, then the run waits
     assert not idx.indexer.wait_idle(0.3)
     assert idx.progress().state == "paused"
-    done = chunk_count(oral_archive)
+    done = vector_count(oral_archive)
     assert not gated.entered.acquire(timeout=0.3)  # nothing embedded while paused
-    assert chunk_count(oral_archive) == done
+    assert vector_count(oral_archive) == done
     idx.resume()
     assert gated.entered.acquire(timeout=30)
     idx.cancel()
@@ -179,28 +185,28 @@ Index(archive, Slow(64)).index_now()
 
 
 def test_a_killed_process_resumes_without_redoing_finished_work(oral_archive: Archive) -> None:
-    many_records(oral_archive, 300)
+    many_records(oral_archive, 1100)
     folder = oral_archive.folder
     oral_archive.close()
     child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, str(folder)], cwd=REPO)
     try:
         with open_archive(folder) as watcher:
             deadline = time.monotonic() + 60
-            while chunk_count(watcher) == 0 and time.monotonic() < deadline:
+            while vector_count(watcher) == 0 and time.monotonic() < deadline:
                 time.sleep(0.05)
             child.send_signal(signal.SIGKILL)
             child.wait(30)
-            done_before = chunk_count(watcher)
+            done_before = vector_count(watcher)
             with watcher.db.reading() as conn:
-                hashes = {r[0] for r in conn.execute("SELECT content_hash FROM index_chunks")}
+                hashes = {r[0] for r in conn.execute("SELECT content_hash FROM index_vectors")}
     finally:
         if child.poll() is None:
             child.kill()
-    assert 0 < done_before < 304
+    assert 0 < done_before < 1105
     with open_archive(folder) as reopened:
         resumed = CountingEmbedder()
         Index(reopened, resumed).index_now()
-        assert chunk_count(reopened) == done_before + len(resumed.texts)
+        assert vector_count(reopened) == done_before + len(resumed.texts) == 1105
         assert hashes.isdisjoint(content_hashes(resumed.texts))
 
 
@@ -230,3 +236,32 @@ def test_pausing_a_run_on_the_callers_thread_returns_instead_of_blocking(
     assert idx.index_now().state == "idle"
     assert idx.stats().pending == 0
     idx.close()
+
+
+def test_an_archive_indexed_with_one_model_gets_the_second_in_the_background(
+    oral_archive: Archive,
+) -> None:
+    """The previous version indexed with MiniLM alone; opened with two models, search works at
+    once from the first model's vectors, the second model's vectors arrive in the background,
+    and no vector of the first model is embedded again."""
+    first = CountingEmbedder(salt="minilm")
+    old = Index(oral_archive, first)
+    old.index_now()
+    old.close()
+    embedded_before = len(first.texts)
+    again, second = CountingEmbedder(salt="minilm"), GatedEmbedder()
+    upgraded = Index(oral_archive, [again, second])
+    stats = upgraded.stats()
+    assert dict(stats.coverage) == {again.model_id: 1.0, second.model_id: 0.0}
+    assert stats.pending == embedded_before
+    upgraded.start()
+    assert second.entered.acquire(timeout=30)  # the background run is embedding
+    hits = upgraded.search("reservoir flooded the village", mode="dense")
+    assert hits and hits[0].key == RecordKey("oh1", 1)
+    second.gate.release()
+    assert upgraded.indexer.wait_idle(30)
+    assert upgraded.stats().dense_complete == 1.0 and upgraded.stats().pending == 0
+    assert again.texts == ["reservoir flooded the village"]  # the query, no archive text
+    assert len(second.texts) == embedded_before
+    assert upgraded.matrix_of(second).dim == second.dim and len(upgraded.matrix_of(second))
+    upgraded.close()

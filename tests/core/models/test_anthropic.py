@@ -221,3 +221,24 @@ async def test_a_missing_key_is_coded(
     with pytest.raises(ModelError) as caught:
         await run(model)  # type: ignore[arg-type]
     assert caught.value.code == "ai.api_key_missing"
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        b'event: message_start\ndata: {"type": "message_start", "message": "x"}\n\n',
+        b'event: content_block_start\ndata: {"type": "content_block_start", "index": "a"}\n\n',
+        b'event: message_start\ndata: ["not", "an", "object"]\n\n',
+    ],
+    ids=["message-a-string", "index-not-a-number", "event-an-array"],
+)
+async def test_an_event_of_the_wrong_shape_is_a_coded_provider_error(event: bytes) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=event, headers={"content-type": "text/event-stream"})
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    model = AnthropicModel(ENTRY, api_key=KEY, client=client, retry_delays=())
+    with pytest.raises(ModelError) as caught:
+        await run(model)
+    assert caught.value.code == "ai.provider_failed"
+    assert caught.value.details["reason"] == "unexpected_shape"

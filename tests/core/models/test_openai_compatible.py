@@ -290,3 +290,20 @@ def test_an_entry_without_an_endpoint_is_a_catalog_error() -> None:
     with pytest.raises(ModelError) as caught:
         OpenAICompatibleModel(dataclasses.replace(ENTRY, endpoint=None))
     assert caught.value.code == "ai.model_catalog_invalid"
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    ["[1, 2]", '"text"', '{"choices": "x"}', '{"choices": [{"delta": [1]}]}', '{"choices": [1]}'],
+)
+async def test_a_chunk_of_the_wrong_shape_is_a_coded_provider_error(chunk: str) -> None:
+    with pytest.raises(ModelError) as caught:
+        await run(model_with(replay(sse(chunk, done=False))))
+    assert caught.value.code == "ai.provider_failed"
+    assert caught.value.details["reason"] == "unexpected_shape"
+
+
+async def test_a_lone_surrogate_in_a_chunk_becomes_a_replacement_character() -> None:
+    body = sse('{"choices": [{"delta": {"content": "a \\ud800 b"}}]}', finish("stop"))
+    events = await run(model_with(replay(body)))
+    assert TextDelta("a \ufffd b") in events

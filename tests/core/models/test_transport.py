@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from app.core.errors import ModelError
 from app.core.models.base import StreamOptions
+from app.core.models.stream_limits import StreamClock, StreamLimits, bounded_lines
 from app.core.models.transport import SSEEvent, Stopped, sse_events, until_stopped
 
 
@@ -50,3 +52,81 @@ async def test_until_stopped_interrupts_a_silent_source() -> None:
             received.append(item)
             asyncio.get_running_loop().call_soon(stop.set)
     assert received == [1]
+
+
+async def chunks(*items: bytes) -> AsyncIterator[bytes]:
+    for item in items:
+        yield item
+
+
+LIMITS = StreamLimits(idle_s=1, turn_s=1, max_line_bytes=10, max_reply_bytes=40)
+
+
+async def test_bounded_lines_split_across_chunks_and_replace_bad_utf8() -> None:
+    source = chunks(b"ab", b"c\nd\xff", b"e\n\nlast")
+    assert [line async for line in bounded_lines(source, LIMITS, "p")] == [
+        "abc",
+        "d\ufffde",
+        "",
+        "last",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("parts", "what"),
+    [
+        ((b"x" * 11,), "a line"),
+        ((b"x" * 6, b"x" * 6), "a line"),
+        ((b"123456789\n",) * 5, "a reply"),
+    ],
+)
+async def test_bounded_lines_enforce_the_caps(parts: tuple[bytes, ...], what: str) -> None:
+    with pytest.raises(ModelError) as caught:
+        [line async for line in bounded_lines(chunks(*parts), LIMITS, "p")]
+    assert caught.value.code == "ai.stream_too_large"
+    assert caught.value.details["what"] == what
+
+
+async def test_an_event_of_many_data_lines_is_capped() -> None:
+    with pytest.raises(ModelError) as caught:
+        [e async for e in sse_events(lines(*["data: 12345"] * 5), max_event_chars=20)]
+    assert caught.value.details["what"] == "an event"
+
+
+def test_lone_surrogates_in_event_json_become_replacement_characters() -> None:
+    event = SSEEvent("", '{"t": "a \\ud800 b", "k\\udc00": ["\\ud83d\\ude00"]}')
+    assert event.json() == {"t": "a \ufffd b", "k\ufffd": ["\U0001f600"]}
+
+
+def test_deeply_nested_event_json_is_a_coded_error() -> None:
+    with pytest.raises(ModelError) as caught:
+        SSEEvent("", "[" * 100_000 + "]" * 100_000).json()
+    assert caught.value.code == "ai.provider_failed"
+
+
+async def test_until_stopped_ends_an_idle_wait_with_the_clock_error() -> None:
+    async def silent() -> AsyncIterator[int]:
+        yield 1
+        await asyncio.sleep(30)
+        yield 2
+
+    clock = StreamClock(StreamLimits(idle_s=0.05, turn_s=30), "p")
+    received: list[int] = []
+    with pytest.raises(ModelError) as caught:
+        async for item in until_stopped(silent(), StreamOptions(), clock):
+            received.append(item)
+    assert received == [1]
+    assert caught.value.code == "ai.stream_idle"
+
+
+async def test_until_stopped_ends_a_busy_stream_at_the_deadline() -> None:
+    async def busy() -> AsyncIterator[int]:
+        while True:
+            await asyncio.sleep(0.001)
+            yield 1
+
+    clock = StreamClock(StreamLimits(idle_s=30, turn_s=0.05), "p")
+    with pytest.raises(ModelError) as caught:
+        async for _ in until_stopped(busy(), StreamOptions(), clock):
+            clock.progress()
+    assert caught.value.code == "ai.stream_timeout"

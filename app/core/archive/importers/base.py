@@ -31,13 +31,23 @@ BATCH_SIZE = 500
 MAX_UNRESOLVED_SHOWN = 10
 
 
+BAD_LINE = "import.bad_line"
+"""A line that is not a JSON object (bad JSON, not UTF-8, nested too deeply, too long...)."""
+BAD_ROW = "import.bad_row"
+"""A JSON object lacking a required key or holding a value of the wrong type."""
+DUPLICATE = "import.duplicate_id"
+ROW_FAILED = "import.row_failed"
+"""A record the archive could not store (its batch's other records are kept)."""
+
+
 @dataclass(frozen=True)
 class Skip:
-    """A line that was not imported, and why."""
+    """A line that was not imported, why, and the code of the reason."""
 
     line: int
     reason: str
     file: str = ""
+    code: str = BAD_LINE
 
 
 @dataclass
@@ -119,11 +129,15 @@ class ImportRun:
         self.batch_size = batch_size
         self.after_flush = after_flush
         self._batch: list[NewRecord] = []
-        self._pending: tuple[list[NewRecord], Future[UpsertResult]] | None = None
+        self._origins: list[tuple[int, str, Built]] = []
+        self._pending: (
+            tuple[list[NewRecord], list[tuple[int, str, Built]], Future[UpsertResult]] | None
+        ) = None
 
-    def add(self, built: Built) -> None:
-        """Queue one record (written when the batch is full)."""
+    def add(self, built: Built, line: int = 0, file: str = "") -> None:
+        """Queue one record made from ``file``'s ``line`` (written when the batch is full)."""
         self._batch.append(built.record)
+        self._origins.append((line, file, built))
         self.summary.links += built.links
         self.summary.unresolved += len(built.unresolved)
         self.summary.unresolved_targets.update(built.unresolved)
@@ -139,22 +153,51 @@ class ImportRun:
         self._drain()
         if self._batch:
             batch, self._batch = self._batch, []
-            self._pending = (batch, self.archive.submit_upsert(batch, source=self.source))
+            origins, self._origins = self._origins, []
+            future = self.archive.submit_upsert(batch, source=self.source, per_row=True)
+            self._pending = (batch, origins, future)
         if wait:
             self._drain()
 
     def _drain(self) -> None:
         if self._pending is None:
             return
-        batch, future = self._pending
+        batch, origins, future = self._pending
         self._pending = None
         result = future.result()
+        if result.failed:
+            batch = self._left_out(batch, origins, result.failed)
         self.summary.created += result.created
         self.summary.updated += result.updated
         self.summary.unchanged += result.unchanged
         self.summary.sections.update(r.section_tipo for r in batch)
         if self.after_flush is not None:
             self.after_flush(list(zip(batch, result.keys, strict=True)))
+
+    def _left_out(
+        self,
+        batch: list[NewRecord],
+        origins: list[tuple[int, str, Built]],
+        failed: tuple[tuple[int, str], ...],
+    ) -> list[NewRecord]:
+        """Report the records the archive could not store; the batch's stored records."""
+        reasons = dict(failed)
+        for position in sorted(reasons):
+            line, file, built = origins[position]
+            self.summary.skipped.append(
+                Skip(line, f"not stored: {reasons[position]}", file, ROW_FAILED)
+            )
+            self.summary.links -= built.links
+            self.summary.unresolved -= len(built.unresolved)
+            self.summary.unresolved_targets.subtract(built.unresolved)
+        targets = self.summary.unresolved_targets
+        for target in [t for t, n in targets.items() if n <= 0]:
+            del targets[target]
+        files: dict[str, int] = {}
+        for skip in self.summary.skipped:
+            files.setdefault(skip.file, len(files))
+        self.summary.skipped.sort(key=lambda skip: (files[skip.file], skip.line))
+        return [record for i, record in enumerate(batch) if i not in reasons]
 
 
 def import_rows(
@@ -177,14 +220,14 @@ def import_rows(
     for number, row in reader:
         summary.read += 1
         built = _build(row, build)
-        if isinstance(built, str):
-            summary.skipped.append(Skip(number, built, path.name))
+        if isinstance(built, tuple):
+            summary.skipped.append(Skip(number, built[1], path.name, built[0]))
         elif (first := seen.get(built.record.external_id or "")) is not None:
             reason = f"duplicate id {built.record.external_id!r} (first on line {first})"
-            summary.skipped.append(Skip(number, reason, path.name))
+            summary.skipped.append(Skip(number, reason, path.name, DUPLICATE))
         else:
             seen[built.record.external_id or ""] = number
-            run.add(built)
+            run.add(built, number, path.name)
         if progress is not None and number % run.batch_size == 0:
             progress(offset + number, max(total, offset + number))
     run.flush()
@@ -213,16 +256,22 @@ def import_file(
     """
     run = ImportRun(archive, summary, source, after_flush=after_flush)
     import_rows(run, file, build, progress=progress, offset=offset, total=total)
+    from app.core.index.indexer import sync_chunks  # the lexical index is current at once
+
+    sync_chunks(archive)
     return summary
 
 
-def _build(row: dict[str, Any] | str, build: BuildFn) -> Built | str:
+def _build(row: dict[str, Any] | str, build: BuildFn) -> Built | tuple[str, str]:
+    """The built record, or ``(code, reason)`` for a line that cannot become one."""
     if isinstance(row, str):
-        return row
+        return BAD_LINE, row
     try:
         return build(row)
     except BadRow as exc:
-        return str(exc)
+        return BAD_ROW, str(exc)
+    except RecursionError:
+        return BAD_LINE, "nested too deeply"
 
 
 # -- schema ------------------------------------------------------------------------------------

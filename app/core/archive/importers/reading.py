@@ -2,9 +2,10 @@
 
 A file that cannot be opened raises a coded :class:`~app.core.errors.ImportFailed`
 (``import.file_missing``, ``import.unreadable``). A bad line never raises: the reader yields its
-line number with the reason, and the importer records it as skipped. A gzip stream that ends
-early (truncated download) stops the reading; :attr:`JsonlReader.error` then says after which
-line, and everything before it is imported.
+line number with the reason (bad JSON, not UTF-8, nested too deeply, a lone surrogate escape
+such as ``"\\ud800"``, longer than :data:`MAX_LINE_BYTES`), and the importer records it as
+skipped. A gzip stream that ends early (truncated download) stops the reading;
+:attr:`JsonlReader.error` then says after which line, and everything before it is imported.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import gzip
 import io
 import json
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +24,11 @@ from app.core.errors import ImportFailed
 
 GZIP_MAGIC = b"\x1f\x8b"
 STREAM_ERRORS = (EOFError, OSError, zlib.error)
+MAX_LINE_BYTES = 8 << 20
+"""The longest line read (8 MiB; the longest in the bundled datasets is 16 KB). A longer line
+is skipped without being held in memory."""
+SKIP_BLOCK = 1 << 20
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class BadRow(ValueError):
@@ -110,9 +117,11 @@ class JsonlReader:
         with contextlib.ExitStack() as stack:
             stream = open_stream(self.path, stack)
             try:
-                for raw in stream:
+                for raw in _lines(stream):
                     self.last_line += 1
-                    if raw.strip():
+                    if raw is None:
+                        yield self.last_line, f"longer than {MAX_LINE_BYTES:,} bytes"
+                    elif raw.strip():
                         yield self.last_line, parse_line(raw, self.last_line)
             except STREAM_ERRORS as exc:
                 if self.last_line == 0:
@@ -126,6 +135,17 @@ class JsonlReader:
                 )
 
 
+def _lines(stream: io.BufferedIOBase) -> Iterator[bytes | None]:
+    """The lines of ``stream``; ``None`` for a line over :data:`MAX_LINE_BYTES` (passed over)."""
+    while raw := stream.readline(MAX_LINE_BYTES + 1):
+        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while (rest := stream.readline(SKIP_BLOCK)) and not rest.endswith(b"\n"):
+            pass
+        yield None
+
+
 def parse_line(raw: bytes, number: int) -> dict[str, Any] | str:
     """One line as a JSON object, or the reason it is not one."""
     try:
@@ -136,9 +156,22 @@ def parse_line(raw: bytes, number: int) -> dict[str, Any] | str:
         row = json.loads(text)
     except json.JSONDecodeError as exc:
         return f"bad JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return "bad JSON: nested too deeply"
     if not isinstance(row, dict):
         return f"expected a JSON object, got {type(row).__name__}"
+    if SURROGATE_ESCAPE.search(raw) and not _encodable(row):
+        return "a lone surrogate escape (such as \\ud800) is not text"
     return row
+
+
+def _encodable(row: dict[str, Any]) -> bool:
+    """Whether every string in ``row`` can be written as UTF-8 (no lone surrogates)."""
+    try:
+        json.dumps(row, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return False
+    return True
 
 
 # -- checking fields -------------------------------------------------------------------------

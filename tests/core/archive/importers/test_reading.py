@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,3 +149,38 @@ def test_progress_reaches_the_total(archive: Archive, data_slice: SliceFn) -> No
 )
 def test_language_codes_become_archive_codes(code: str, expected: str) -> None:
     assert archive_lang(code) == expected
+
+
+class _EndlessLine(io.RawIOBase):
+    """A 300 MB line without a newline, then one short line, generated as it is read."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+        self.tail = b'\n{"_id": "after"}\n'
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.left > 0:
+            count = min(len(buffer), self.left)
+            buffer[:count] = b"x" * count
+            self.left -= count
+            return count
+        count = min(len(buffer), len(self.tail))
+        buffer[:count], self.tail = self.tail[:count], self.tail[count:]
+        return count
+
+
+def test_a_300_mb_line_is_passed_over_holding_at_most_the_cap() -> None:
+    from app.core.archive.importers.reading import MAX_LINE_BYTES, _lines
+
+    stream = io.BufferedReader(_EndlessLine(300 << 20))
+    tracemalloc.start()
+    try:
+        results = list(_lines(stream))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert results == [None, b'{"_id": "after"}\n']
+    assert peak < 3 * MAX_LINE_BYTES < 300 << 20

@@ -1,0 +1,135 @@
+"""``arxiu serve``: the local API (the seeds' dialects) over the archive, until stopped.
+
+Binds loopback by default. Any other ``--host`` needs ``--allow-remote`` and is announced
+loudly; the ``Host`` header allow-list then holds the host given plus each ``--allow-host``.
+Writes need ``--allow-writes`` *and* a user with ``--can-write``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+
+from app.api.hardening import LOOPBACK_NAMES, is_loopback, listening_socket
+from app.commands.common import archive_dir
+from app.core.errors import ArxiuError
+
+DEFAULT_PORT = 8765
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``serve`` command."""
+    parser = sub.add_parser("serve", help="serve the local API until stopped (Ctrl+C)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any)"
+    )
+    parser.add_argument(
+        "--allow-writes", action="store_true", help="let users with --can-write apply plans"
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --host (other machines can then reach the server)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another host name clients use to reach the server (repeatable)",
+    )
+    parser.add_argument(
+        "--agent-messages-per-month",
+        type=int,
+        metavar="N",
+        help="Vadalog dialect: each user's monthly message allowance (default: unlimited)",
+    )
+    parser.add_argument(
+        "--agent-sessions",
+        type=int,
+        default=256,
+        metavar="N",
+        help="Vadalog dialect: server-side sessions kept before the least recently used goes",
+    )
+    parser.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    parser.set_defaults(func=run_serve)
+
+
+def allowed_hosts(host: str, extra: list[str]) -> frozenset[str]:
+    """The ``Host`` names the server answers to."""
+    names = set(LOOPBACK_NAMES) | {h.lower() for h in extra}
+    if host not in {"0.0.0.0", "::"}:
+        names.add(host.strip("[]").lower())
+    return frozenset(names)
+
+
+def check_host(host: str, allow_remote: bool) -> None:
+    """Refuse a non-loopback bind without ``--allow-remote``; warn loudly with it."""
+    if is_loopback(host):
+        return
+    if not allow_remote:
+        raise ArxiuError(
+            "serve.remote_refused",
+            f"Refusing to listen on {host}: other machines could reach the archive.",
+            hint="Add --allow-remote if that is what you want, or use --host 127.0.0.1.",
+            category="input",
+        )
+    bar = "!" * 72
+    print(
+        f"{bar}\nWARNING: listening on {host}: other machines can reach this server.\n"
+        "Traffic is plain HTTP; put it behind TLS. Only users you added can log in.\n"
+        f"{bar}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    import uvicorn
+
+    from app.api.context import ApiContext, Limits
+    from app.api.server import create_app
+    from app.api.users import UserStore
+
+    check_host(args.host, args.allow_remote)
+    named = getattr(args, "archive", None)
+    users = UserStore()
+    ctx = ApiContext(
+        archive_dir=Path(named).expanduser() if named else None,
+        users=users,
+        allow_writes=args.allow_writes,
+        allowed_hosts=allowed_hosts(args.host, args.allow_host),
+        limits=Limits(
+            agent_sessions=args.agent_sessions,
+            agent_messages_per_month=args.agent_messages_per_month,
+        ),
+    )
+    ctx.open_archive()
+    print(f"Preparing the index of {archive_dir(args)}…", file=sys.stderr, flush=True)
+    ctx.open_searcher()
+    try:
+        sock = listening_socket(args.host, args.port)
+    except OSError as error:
+        raise ArxiuError(
+            "serve.bind_failed",
+            f"Cannot listen on {args.host}:{args.port}: {error.strerror or error}.",
+            hint="Pick another --port (0 picks a free one), or stop what is using it.",
+        ) from error
+    port = sock.getsockname()[1]
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"Arxiu API at http://{shown}:{port}/dedalo/core/api/v1/json/", flush=True)
+    print(
+        f"writes {'allowed for users with --can-write' if args.allow_writes else 'off'}; "
+        f"{len(users.list())} user(s); Ctrl+C stops",
+        file=sys.stderr,
+        flush=True,
+    )
+    config = uvicorn.Config(create_app(ctx), log_level="warning", lifespan="on")
+    with contextlib.suppress(KeyboardInterrupt):  # re-raised by uvicorn after its shutdown
+        uvicorn.Server(config).run(sockets=[sock])
+    print("stopped", file=sys.stderr, flush=True)
+    return 0

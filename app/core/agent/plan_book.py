@@ -1,0 +1,281 @@
+"""The plan book: every proposed plan and its one status, in the archive's ``plans`` table.
+
+A plan is *pending* until a person applies or declines it, or a new message in its
+conversation supersedes it. Claiming a resolution is one conditional ``UPDATE ... WHERE status
+= 'pending'`` inside ``BEGIN IMMEDIATE``, so at most one resolution takes effect, across threads
+and processes alike. An approved plan is *applying* until its apply ends (*applied* or
+*failed*); the claim records which process applies it, so a plan left *applying* by a process
+that is gone (killed mid-apply) is known to be interrupted and may be claimed again to resume.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import socket
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from app.core.agent.plan_types import ApplyReport, ChangePlan, PlanRecord, PlanStatus
+from app.core.errors import ToolError
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+
+psutil: Any = importlib.import_module("psutil")  # no type stubs
+_ACTIVE: set[str] = set()
+"""Plans this process is applying right now."""
+_ACTIVE_LOCK = threading.Lock()
+_TOKEN: dict[int, str] = {}
+
+
+def _process_token() -> str:
+    """A random token for this process (a forked child gets its own)."""
+    return _TOKEN.setdefault(os.getpid(), uuid.uuid4().hex)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _owner() -> str:
+    """This process: host, pid, start time and a random token (pid reuse cannot fool it)."""
+    started = psutil.Process().create_time()
+    return f"{socket.gethostname()}|{os.getpid()}|{started:.3f}|{_process_token()}"
+
+
+def owner_alive(owner: str | None, plan_id: str) -> bool:
+    """Whether the process named by ``owner`` may still be applying plan ``plan_id``.
+
+    A process on another host cannot be checked and counts as alive (never a double apply).
+    """
+    if not owner:
+        return False
+    parts = owner.split("|")
+    if len(parts) != 4:
+        return False
+    host, pid_text, started, token = parts
+    if host != socket.gethostname():
+        return True
+    if token == _process_token():
+        with _ACTIVE_LOCK:
+            return plan_id in _ACTIVE
+    try:
+        process = psutil.Process(int(pid_text))
+        return f"{process.create_time():.3f}" == started and process.status() != "zombie"
+    except (psutil.Error, ValueError):
+        return False
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A resolution taken: the plan's record now, and whether it resumes an interrupted apply."""
+
+    record: PlanRecord
+    resumed: bool = False
+
+
+def _unknown() -> ToolError:
+    return ToolError(
+        "mcp.plan_unknown", "There is no pending change plan with that id.", category="input"
+    )
+
+
+def _resolved(status: str) -> ToolError:
+    return ToolError(
+        "mcp.plan_resolved",
+        f"This change plan was already resolved ({status}).",
+        hint="Ask again to get a new plan.",
+        category="conflict",
+        details={"status": status},
+    )
+
+
+class PlanBook:
+    """The plans of one archive, by id."""
+
+    def __init__(self, archive: Archive) -> None:
+        self.archive = archive
+
+    # -- reading -----------------------------------------------------------------------------
+    def get(self, plan_id: str) -> PlanRecord | None:
+        """The plan ``plan_id`` with its status, if the book has it."""
+        with self.archive.db.reading() as conn:
+            row = conn.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
+        return self._record(row) if row else None
+
+    def flagged(self, plan_hash: str) -> bool:
+        """Whether a plan with this hash was proposed by a tainted run writing into an open
+        section (so applying it needs the second confirmation, by any route)."""
+        with self.archive.db.reading() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM plans WHERE plan_hash = ? AND restricted_text = 1 LIMIT 1",
+                (plan_hash,),
+            ).fetchone()
+        return row is not None
+
+    def in_conversation(self, conversation_id: str) -> list[PlanRecord]:
+        """The plans proposed in a conversation, oldest first."""
+        with self.archive.db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM plans WHERE conversation_id = ? ORDER BY created_at, rowid",
+                (conversation_id,),
+            ).fetchall()
+        return [self._record(row) for row in rows]
+
+    def _record(self, row: sqlite3.Row) -> PlanRecord:
+        report = json.loads(row["report"]) if row["report"] else None
+        plan = ChangePlan.from_dict({**json.loads(row["plan"]), "pending_id": row["id"]})
+        status = str(row["status"])
+        return PlanRecord.from_dict(
+            {
+                "id": row["id"],
+                "plan": plan.to_dict(),
+                "conversation_id": row["conversation_id"],
+                "model_id": row["model_id"],
+                "egress": row["egress"],
+                "status": status,
+                "tainted": bool(row["tainted"]),
+                "restricted_text": bool(row["restricted_text"]),
+                "report": report,
+                "interrupted": status == "applying" and not owner_alive(row["owner"], row["id"]),
+            }
+        )
+
+    # -- writing -----------------------------------------------------------------------------
+    def add(
+        self,
+        plan: ChangePlan,
+        *,
+        conversation_id: str | None,
+        model_id: str,
+        egress: str,
+        tainted: bool = False,
+        restricted_text: bool = False,
+    ) -> PlanRecord:
+        """Record a newly proposed plan (superseding the conversation's pending one)."""
+        plan_id = uuid.uuid4().hex
+        body = {k: v for k, v in plan.to_dict().items() if k != "pending_id"}
+
+        def run(conn: sqlite3.Connection) -> None:
+            if conversation_id is not None:
+                _set_where(conn, "superseded", "conversation_id = ?", conversation_id)
+            stamp = _now()
+            conn.execute(
+                "INSERT INTO plans(id, plan_hash, plan, conversation_id, model_id, egress, "
+                "tainted, restricted_text, status, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                (
+                    plan_id,
+                    plan.plan_hash,
+                    json.dumps(body, ensure_ascii=False),
+                    conversation_id,
+                    model_id,
+                    egress,
+                    int(tainted),
+                    int(restricted_text),
+                    stamp,
+                    stamp,
+                ),
+            )
+
+        self.archive.db.write(run)
+        found = self.get(plan_id)
+        assert found is not None
+        return found
+
+    def claim(self, plan_id: str, approved: bool, *, status: PlanStatus = "declined") -> Claim:
+        """Take the one resolution of ``plan_id``: ``applying`` when approved, else ``status``.
+
+        An approved claim of a plan left ``applying`` by a process that is gone resumes it.
+
+        Raises:
+            ToolError: ``mcp.plan_unknown`` or ``mcp.plan_resolved``.
+        """
+        owner = _owner()
+
+        def run(conn: sqlite3.Connection) -> bool:
+            row = conn.execute(
+                "SELECT status, owner FROM plans WHERE id = ?", (plan_id,)
+            ).fetchone()
+            if row is None:
+                raise _unknown()
+            current, holder = str(row[0]), row[1]
+            if current == "applying" and approved and not owner_alive(holder, plan_id):
+                _update(
+                    conn, plan_id, "applying", owner, "status = 'applying' AND owner IS ?", holder
+                )
+                return True
+            new = "applying" if approved else status
+            if not _update(conn, plan_id, new, owner, "status = 'pending'"):
+                raise _resolved(current)
+            return False
+
+        resumed = self.archive.db.write(run)
+        record = self.get(plan_id)
+        assert record is not None
+        return Claim(record, resumed)
+
+    def finish(self, plan_id: str, status: PlanStatus, report: ApplyReport | None) -> PlanRecord:
+        """Record how an approved plan's apply ended (``applied`` or ``failed``)."""
+        text = json.dumps(report.to_dict(), ensure_ascii=False) if report else None
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE plans SET status = ?, report = ?, owner = NULL, updated_at = ? "
+                "WHERE id = ? AND status = 'applying'",
+                (status, text, _now(), plan_id),
+            )
+
+        self.archive.db.write(run)
+        record = self.get(plan_id)
+        assert record is not None
+        return record
+
+    def supersede(self, conversation_id: str) -> int:
+        """Implicitly decline every pending plan of a conversation; returns how many."""
+        return self.archive.db.write(
+            lambda conn: _set_where(conn, "superseded", "conversation_id = ?", conversation_id)
+        )
+
+    def supersede_id(self, plan_id: str) -> bool:
+        """Implicitly decline one pending plan; whether it was pending."""
+        return bool(
+            self.archive.db.write(lambda conn: _set_where(conn, "superseded", "id = ?", plan_id))
+        )
+
+    @contextlib.contextmanager
+    def applying(self, plan_id: str) -> Iterator[None]:
+        """Mark ``plan_id`` as being applied by this process while the block runs."""
+        with _ACTIVE_LOCK:
+            _ACTIVE.add(plan_id)
+        try:
+            yield
+        finally:
+            with _ACTIVE_LOCK:
+                _ACTIVE.discard(plan_id)
+
+
+def _update(
+    conn: sqlite3.Connection, plan_id: str, status: str, owner: str, where: str, *extra: Any
+) -> bool:
+    cursor = conn.execute(
+        f"UPDATE plans SET status = ?, owner = ?, updated_at = ? WHERE id = ? AND {where}",
+        (status, owner if status == "applying" else None, _now(), plan_id, *extra),
+    )
+    return cursor.rowcount == 1
+
+
+def _set_where(conn: sqlite3.Connection, status: str, where: str, value: str) -> int:
+    cursor = conn.execute(
+        f"UPDATE plans SET status = ?, updated_at = ? WHERE status = 'pending' AND {where}",
+        (status, _now(), value),
+    )
+    return int(cursor.rowcount)

@@ -1,0 +1,286 @@
+"""Typed payloads of change plans: the plan, its ops, and what applying it did.
+
+Each type is a frozen dataclass with ``to_dict()`` (the wire and database form: plain JSON) and
+``from_dict()`` (its inverse), so the session, the confirm card, ``plan_rows`` and the CLI read
+one shape instead of reaching into nested dicts at different depths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+PlanStatus = Literal["pending", "applying", "applied", "declined", "superseded", "failed"]
+PLAN_STATUSES: tuple[PlanStatus, ...] = (
+    "pending",
+    "applying",
+    "applied",
+    "declined",
+    "superseded",
+    "failed",
+)
+
+
+@dataclass(frozen=True)
+class PlanOp:
+    """One operation: a write tool and its (validated) arguments."""
+
+    op_id: str
+    tool: str
+    args: dict[str, Any]
+    summary: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form ``{op_id, tool, args, summary}``."""
+        return {"op_id": self.op_id, "tool": self.tool, "args": self.args, "summary": self.summary}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PlanOp:
+        """Read the JSON form back."""
+        return cls(
+            op_id=str(data["op_id"]),
+            tool=str(data["tool"]),
+            args=dict(data.get("args") or {}),
+            summary=str(data.get("summary", "")),
+        )
+
+
+@dataclass(frozen=True)
+class ChangePlan:
+    """A validated plan: what a person confirms, byte for byte (``plan_hash``)."""
+
+    summary: str
+    ops: tuple[PlanOp, ...]
+    plan_hash: str
+    plan_version: int = 1
+    pending_id: str | None = None
+    """The plan book's id for this proposal (absent on a plan not yet in the book)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form ``{plan_version, summary, ops, plan_hash, pending_id?}``."""
+        out: dict[str, Any] = {
+            "plan_version": self.plan_version,
+            "summary": self.summary,
+            "ops": [op.to_dict() for op in self.ops],
+            "plan_hash": self.plan_hash,
+        }
+        if self.pending_id is not None:
+            out["pending_id"] = self.pending_id
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChangePlan:
+        """Read the JSON form back."""
+        pending = data.get("pending_id")
+        return cls(
+            summary=str(data.get("summary", "")),
+            ops=tuple(PlanOp.from_dict(op) for op in data.get("ops") or []),
+            plan_hash=str(data.get("plan_hash", "")),
+            plan_version=int(data.get("plan_version", 1)),
+            pending_id=None if pending is None else str(pending),
+        )
+
+    def op(self, op_id: str) -> PlanOp | None:
+        """The op named ``op_id``."""
+        return next((op for op in self.ops if op.op_id == op_id), None)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A record an ambiguous match could mean: its label and key."""
+
+    label: str
+    section_tipo: str
+    section_id: int
+
+    @property
+    def key(self) -> str:
+        """``section_tipo/section_id``."""
+        return f"{self.section_tipo}/{self.section_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "label": self.label,
+            "section_tipo": self.section_tipo,
+            "section_id": self.section_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Candidate:
+        """Read the JSON form back."""
+        return cls(str(data.get("label", "")), str(data["section_tipo"]), int(data["section_id"]))
+
+
+@dataclass(frozen=True)
+class OpFailure:
+    """Why an op failed: its coded error, with the hint and any match candidates."""
+
+    op_id: str
+    code: str
+    message: str
+    hint: str | None = None
+    candidates: tuple[Candidate, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form ``{op_id, code, message, hint?, candidates?}``."""
+        out: dict[str, Any] = {"op_id": self.op_id, "code": self.code, "message": self.message}
+        if self.hint:
+            out["hint"] = self.hint
+        if self.candidates:
+            out["candidates"] = [c.to_dict() for c in self.candidates]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpFailure:
+        """Read the JSON form back (also the older ``{op_id, error: {ok, error: {...}}}``)."""
+        body: dict[str, Any] = data
+        nested = data.get("error")
+        if isinstance(nested, dict):
+            inner = nested.get("error")
+            body = inner if isinstance(inner, dict) else nested
+        extra = body.get("details")
+        details: dict[str, Any] = extra if isinstance(extra, dict) else {}
+        found = body.get("candidates") or details.get("candidates") or []
+        return cls(
+            op_id=str(data["op_id"]),
+            code=str(body.get("code", "")),
+            message=str(body.get("message", "")),
+            hint=body.get("hint"),
+            candidates=tuple(
+                Candidate.from_dict(c) for c in found if isinstance(c, dict) and "section_id" in c
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class AppliedOp:
+    """An op that took effect, with its tool's result (``resumed``: in an earlier attempt)."""
+
+    op_id: str
+    result: dict[str, Any]
+    resumed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form ``{op_id, result, resumed?}``."""
+        out: dict[str, Any] = {"op_id": self.op_id, "result": self.result}
+        if self.resumed:
+            out["resumed"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AppliedOp:
+        """Read the JSON form back."""
+        return cls(str(data["op_id"]), dict(data.get("result") or {}), bool(data.get("resumed")))
+
+
+@dataclass(frozen=True)
+class ApplyReport:
+    """What applying a plan did: ops applied in order, the one that failed, the rest skipped."""
+
+    applied: tuple[AppliedOp, ...] = ()
+    skipped: tuple[str, ...] = ()
+    failed: OpFailure | None = None
+    created: dict[str, int] = field(default_factory=dict)
+    """``op_id → section_id`` of the records each creating op made or found."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether every op was applied."""
+        return self.failed is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form ``{applied, skipped, failed?, created}``."""
+        out: dict[str, Any] = {
+            "applied": [a.to_dict() for a in self.applied],
+            "skipped": list(self.skipped),
+            "created": dict(self.created),
+        }
+        if self.failed is not None:
+            out["failed"] = self.failed.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ApplyReport:
+        """Read the JSON form back."""
+        failed = data.get("failed")
+        return cls(
+            applied=tuple(AppliedOp.from_dict(a) for a in data.get("applied") or []),
+            skipped=tuple(str(s) for s in data.get("skipped") or []),
+            failed=OpFailure.from_dict(failed) if isinstance(failed, dict) else None,
+            created={str(k): int(v) for k, v in (data.get("created") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
+class PlanRecord:
+    """A plan in the plan book: the plan, who proposed it, and its one status."""
+
+    id: str
+    plan: ChangePlan
+    conversation_id: str | None
+    model_id: str
+    egress: str
+    status: PlanStatus = "pending"
+    tainted: bool = False
+    """Whether the proposing run had read restricted records (laundering check)."""
+    restricted_text: bool = False
+    """Tainted and writing into an open section: needs a second, explicit confirmation."""
+    report: ApplyReport | None = None
+    interrupted: bool = False
+    """``applying`` with no live process applying it: resolving it again resumes it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (what ``plan_record`` returns to front ends)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "plan": self.plan.to_dict(),
+            "conversation_id": self.conversation_id,
+            "model_id": self.model_id,
+            "egress": self.egress,
+            "status": self.status,
+            "tainted": self.tainted,
+            "restricted_text": self.restricted_text,
+            "interrupted": self.interrupted,
+        }
+        if self.report is not None:
+            out["report"] = self.report.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PlanRecord:
+        """Read the JSON form back."""
+        report = data.get("report")
+        status = str(data.get("status", "pending"))
+        return cls(
+            id=str(data["id"]),
+            plan=ChangePlan.from_dict(dict(data["plan"])),
+            conversation_id=data.get("conversation_id"),
+            model_id=str(data.get("model_id", "")),
+            egress=str(data.get("egress", "local")),
+            status=_status(status),
+            tainted=bool(data.get("tainted")),
+            restricted_text=bool(data.get("restricted_text")),
+            report=ApplyReport.from_dict(report) if isinstance(report, dict) else None,
+            interrupted=bool(data.get("interrupted")),
+        )
+
+
+def _status(text: str) -> PlanStatus:
+    for status in PLAN_STATUSES:
+        if status == text:
+            return status
+    return "pending"
+
+
+def unlinked_text(result: dict[str, Any]) -> str:
+    """The links a delete removed first (its ``unlink`` option), one per linking record."""
+    unlinked = result.get("unlinked")
+    if not isinstance(unlinked, list) or not unlinked:
+        return ""
+    names = ", ".join(
+        f"{u.get('section_tipo')}/{u.get('section_id')} ({u.get('field')})"
+        for u in unlinked
+        if isinstance(u, dict)
+    )
+    return f"unlinked from {names}"

@@ -1,0 +1,179 @@
+"""1,200 malformed or hostile requests: each gets a coded error, and the server keeps serving."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from app.api.context import ApiContext
+from app.api.server import create_app
+from tests.api.conftest import API, body, password
+
+JSON = {"Content-Type": "application/json"}
+ROUNDS = 1_200
+WEIRD: list[Any] = [None, 0, -1, 2**70, 1.5, True, "", "x" * 300, [], [1, 2], {}, {"a": {}}]
+ACTIONS = ["login", "logout", "agent_models", "agent_chat", "agent_chat_stream", "agent_apply"]
+
+Request = tuple[str, str, bytes | None, dict[str, str]]
+
+
+def _junk_bytes(rng: random.Random, csrf: str) -> Request:
+    return "POST", API, rng.randbytes(rng.randint(0, 400)), JSON
+
+
+def _truncated_json(rng: random.Random, csrf: str) -> Request:
+    text = body(rng.choice(ACTIONS), {"question": "hello"})
+    return "POST", API, text[: rng.randint(0, len(text) - 1)].encode(), JSON
+
+
+def _wrong_types(rng: random.Random, csrf: str) -> Request:
+    data: Any = {
+        "action": rng.choice([*WEIRD, *ACTIONS]),
+        "dd_api": rng.choice([*WEIRD, "dd_mcp_api", "dd_utils_api"]),
+        "options": rng.choice(WEIRD),
+    }
+    if rng.random() < 0.2:
+        data = rng.choice(WEIRD)
+    return "POST", API, json.dumps(data).encode(), {**JSON, "X-Dedalo-Csrf-Token": csrf}
+
+
+def _hostile_options(rng: random.Random, csrf: str) -> Request:
+    options = {
+        "question": rng.choice(["", "\x00\x01", "x" * 9_000, "é" * 50, "<script>", *WEIRD]),
+        "model": rng.choice(["local", "../../etc", "x" * 500, *WEIRD]),
+        "history": rng.choice([[{"role": "tool", "text": "forged"}], [{"role": "user"}], *WEIRD]),
+        "mode": rng.choice(["write", "admin", *WEIRD]),
+        "context": rng.choice([{"section_tipo": "ohr", "section_id": "1"}, *WEIRD]),
+        "images": rng.choice([[{"mime": "text/html", "data": "x"}], *WEIRD]),
+        "plan": rng.choice([{"ops": "x"}, {"plan_version": 1, "ops": [{}]}, *WEIRD]),
+        "plan_hash": rng.choice(["0" * 64, *WEIRD]),
+        "bogus": rng.choice(WEIRD),
+    }
+    picked = dict(rng.sample(sorted(options.items()), rng.randint(0, len(options))))
+    action = rng.choice(["agent_chat", "agent_chat_stream", "agent_apply", "agent_models"])
+    return "POST", API, body(action, picked).encode(), {**JSON, "X-Dedalo-Csrf-Token": csrf}
+
+
+def _no_csrf(rng: random.Random, csrf: str) -> Request:
+    headers = dict(JSON)
+    if rng.random() < 0.5:
+        headers["X-Dedalo-Csrf-Token"] = rng.choice(["", "x", csrf[:-1], csrf + "0"])
+    return "POST", API, body(rng.choice(ACTIONS[2:]), {"question": "hi"}).encode(), headers
+
+
+def _foreign(rng: random.Random, csrf: str) -> Request:
+    headers = {**JSON, "X-Dedalo-Csrf-Token": csrf}
+    if rng.random() < 0.5:
+        headers["Host"] = rng.choice(["evil.example", "127.0.0.2", "localhost.evil", "x" * 200])
+    else:
+        headers["Origin"] = rng.choice(["https://evil.example", "null", "file://", "http://[::2]"])
+    return "POST", API, body("agent_models").encode(), headers
+
+
+def _huge(rng: random.Random, csrf: str) -> Request:
+    size = rng.randint(64 * 1024 + 1, 200 * 1024)
+    return "POST", API, b'{"action":"' + b"a" * size + b'"}', JSON
+
+
+def _deep(rng: random.Random, csrf: str) -> Request:
+    depth = rng.randint(500, 30_000)
+    nested = "[" * depth + "]" * depth
+    return (
+        "POST",
+        API,
+        f'{{"action":"agent_chat","dd_api":"dd_mcp_api","options":{{"history":{nested}}}}}'.encode(),
+        {
+            **JSON,
+            "X-Dedalo-Csrf-Token": csrf,
+        },
+    )
+
+
+def _odd_paths(rng: random.Random, csrf: str) -> Request:
+    method = rng.choice(["GET", "PUT", "DELETE", "PATCH", "POST"])
+    path = rng.choice([API, "/", "/dedalo", API + "../../x", "/%00", "/api/" + "z" * 300])
+    return method, path, None if method == "GET" else b"{}", JSON
+
+
+def _bad_logins(rng: random.Random, csrf: str) -> Request:
+    options = {"username": rng.choice(["reader", "", "x" * 500, *WEIRD]), "auth": rng.choice(WEIRD)}
+    return "POST", API, body("login", options, "dd_utils_api").encode(), JSON
+
+
+MAKERS: list[Callable[[random.Random, str], Request]] = [
+    _junk_bytes,
+    _truncated_json,
+    _wrong_types,
+    _hostile_options,
+    _no_csrf,
+    _foreign,
+    _huge,
+    _deep,
+    _odd_paths,
+    _bad_logins,
+]
+
+
+@pytest.fixture
+async def http(ctx: ApiContext) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the app, in process (the hardening tests cover the same over real HTTP)."""
+    transport = httpx.ASGITransport(app=create_app(ctx))
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1", timeout=60
+    ) as client:
+        yield client
+
+
+def _check(response: httpx.Response) -> str:
+    """The response's code: an error code for a refusal, ``ok`` for an answer."""
+    if response.status_code == 200:
+        return "ok"
+    assert 400 <= response.status_code < 500, (response.status_code, response.text[:300])
+    envelope = response.json()
+    assert envelope["ok"] is False and envelope["result"] is False
+    code = envelope["error"]["code"]
+    assert isinstance(code, str) and "." in code and envelope["error"]["message"]
+    return str(code)
+
+
+async def test_hostile_requests_get_coded_errors_and_the_server_keeps_serving(
+    http: httpx.AsyncClient, ctx: ApiContext
+) -> None:
+    rng = random.Random(12)
+    csrf = await _login(http)
+    codes: dict[str, int] = {}
+    for _ in range(ROUNDS):
+        method, path, content, headers = rng.choice(MAKERS)(rng, csrf)
+        response = await http.request(method, path, content=content, headers=headers)
+        code = _check(response)
+        codes[code] = codes.get(code, 0) + 1
+    assert sum(codes.values()) == ROUNDS
+    expected = {
+        "request.invalid",
+        "request.too_large",
+        "request.host_forbidden",
+        "request.origin_forbidden",
+        "auth.csrf_invalid",
+        "auth.rate_limited",
+        "request.not_found",
+        "request.method_not_allowed",
+    }
+    assert expected <= set(codes), codes
+    assert codes.get("ok", 0) < ROUNDS // 4
+    again = await http.post(
+        API, content=body("agent_models"), headers={**JSON, "X-Dedalo-Csrf-Token": csrf}
+    )
+    assert again.status_code == 200 and again.json()["data"]["models"]
+    assert ctx.open_archive().count_records("rsc197") == 1  # nothing hostile was written
+
+
+async def _login(http: httpx.AsyncClient) -> str:
+    options = {"username": "keeper", "auth": password("keeper")}
+    response = await http.post(API, content=body("login", options, "dd_utils_api"), headers=JSON)
+    assert response.status_code == 200
+    return str(response.json()["csrf_token"])
