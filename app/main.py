@@ -13,10 +13,15 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core import paths
 from app.core.archive import Archive
+
+if TYPE_CHECKING:
+    from app.core.index.hits import Searcher
+    from app.core.session import AssistantSession
+    from app.ui.app_settings import AppSettings
 
 log = logging.getLogger("arxiu")
 
@@ -39,14 +44,14 @@ def configure_logging() -> None:
         log.warning("no log file: %s", error)
 
 
-def build_session(archive: Archive, searcher: Any, settings: Any) -> Any:
-    """The assistant session over ``archive`` (imports the agent stack lazily)."""
-    from app.core.session import AssistantSession, AssistantSettings
+def build_session(
+    archive: Archive, searcher: Searcher | None, settings: AppSettings, lang: str = "lg-eng"
+) -> AssistantSession:
+    """The assistant session over ``archive`` (imports the agent stack lazily); its tools label
+    in ``lang``, the UI's archive language (``lg-eng``, ``lg-cat``, ``lg-spa``)."""
+    from app.core.session import AssistantSession
 
-    options = AssistantSettings(
-        write_allowed=bool(settings.get("write_mode")),
-        external_content=bool(settings.get("external_content")),
-    )
+    options = settings.assistant_settings(lang)
     return AssistantSession(archive, searcher=searcher, settings=options)
 
 

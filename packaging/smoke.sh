@@ -22,7 +22,7 @@ WORK="$(mktemp -d /tmp/arxiu-smoke.XXXXXX)"
 START=$SECONDS
 DEB_INSTALLED=0
 cleanup() {
-  if [ "$DEB_INSTALLED" = 1 ]; then dpkg -r arxiu > /dev/null || true; fi
+  if [ "$DEB_INSTALLED" = 1 ]; then dpkg --purge arxiu > /dev/null || true; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -116,9 +116,12 @@ grep -Eq '✓ .*\(oh1/[0-9]+\)' "$WORK/out/ask.err" || fail "no verified citatio
 
 if [ -n "${SMOKE_OUT:-}" ]; then mkdir -p "$SMOKE_OUT" && cp "$WORK"/out/* "$SMOKE_OUT"/; fi
 if [ "$DEB_INSTALLED" = 1 ]; then
-  step "remove the .deb"
+  step "remove the .deb (dpkg -r, then --purge)"
   dpkg -r arxiu > /dev/null
+  dpkg --purge arxiu > /dev/null
   DEB_INSTALLED=0
-  [ ! -e /opt/arxiu ] && [ ! -e /usr/bin/arxiu ] || fail "dpkg -r left files behind"
+  [ ! -e /opt/arxiu ] && [ ! -e /usr/bin/arxiu ] && [ ! -e /usr/share/applications/arxiu.desktop ] \
+    || fail "removing the .deb left files behind"
+  dpkg-query -W arxiu > /dev/null 2>&1 && fail "dpkg still lists arxiu"
 fi
 step "smoke passed: $(basename "$TARGET")"

@@ -185,9 +185,18 @@ class DedaloClient:
         data: dict[str, Any] = (await self.call("agent_chat", options))["data"]
         return data
 
-    async def apply(self, plan: dict[str, Any], plan_hash: str) -> dict[str, Any]:
-        """Apply a confirmed plan; the report ``{applied, skipped, failed?, created}``."""
-        body = await self.call("agent_apply", {"plan": plan, "plan_hash": plan_hash})
+    async def apply(
+        self, plan: dict[str, Any], plan_hash: str, *, confirm_restricted: bool = False
+    ) -> dict[str, Any]:
+        """Apply a confirmed plan; the report ``{applied, skipped, failed?, created}``.
+
+        ``confirm_restricted`` is the second confirmation a plan flagged ``restricted_text``
+        needs; it is sent only when given.
+        """
+        options: dict[str, Any] = {"plan": plan, "plan_hash": plan_hash}
+        if confirm_restricted:
+            options["confirm_restricted"] = True
+        body = await self.call("agent_apply", options)
         report: dict[str, Any] = body["data"]["data"]
         return report
 

@@ -208,12 +208,17 @@ class DedaloApi:
             raise invalid("`plan` must be an object and `plan_hash` a string.", "options")
         session = self.ctx.session_for(call.user)
         check_apply(call.user, self.ctx.write_allowed(call.user), plan, session.archive)
+        # Arxiu's one addition to the seed's options: the second confirmation that a plan
+        # flagged ``restricted_text`` needs (a tainted run's plan writing into an open section).
+        second = call.options.get("confirm_restricted", False)
+        if not isinstance(second, bool):
+            raise invalid("`confirm_restricted` must be true or false.", "options")
         pending_id = plan.get("pending_id")
         record = _as_dict(session.plan_record(pending_id)) if isinstance(pending_id, str) else None
         if record is not None and _same_plan(record.get("plan"), plan, plan_hash):
-            report = await session.resolve(str(pending_id), True)
+            report = await session.resolve(str(pending_id), True, confirm_restricted=second)
         else:
-            report = await session.apply(plan, plan_hash)
+            report = await session.apply(plan, plan_hash, confirm_restricted=second)
         return JSONResponse(
             {
                 "ok": True,

@@ -6,8 +6,17 @@ import argparse
 from types import ModuleType
 from typing import Protocol
 
-from app.commands import archive_cmd, ask_cmd, import_cmd, index_cmd, models_cmd, records_cmd
-from app.commands import mcp_cmd, serve_cmd, users_cmd
+from app.commands import (
+    archive_cmd,
+    ask_cmd,
+    import_cmd,
+    index_cmd,
+    mcp_cmd,
+    models_cmd,
+    records_cmd,
+    serve_cmd,
+    users_cmd,
+)
 
 
 class CommandModule(Protocol):

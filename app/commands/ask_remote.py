@@ -19,6 +19,7 @@ from typing import Any
 from app.api.client import DedaloClient
 from app.commands.ask_cmd import EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, apply_summary, confirm_card
 from app.commands.ask_cmd import render as render_event
+from app.commands.ask_plans import confirmed
 from app.core.agent.events import ErrorEvent, FinalEvent, to_wire
 from app.core.errors import ArxiuError
 
@@ -72,15 +73,12 @@ async def ask_remote(
 async def confirm_remote(client: DedaloClient, plan: dict[str, Any], *, json_events: bool) -> int:
     """The confirm card; apply on the server only after ``yes`` (as local ``ask`` does)."""
     print(confirm_card(plan), file=sys.stderr, flush=True)
-    print("Type yes to apply it: ", end="", file=sys.stderr, flush=True)
-    answer = sys.stdin.readline().strip().lower()
-    if not sys.stdin.isatty():
-        print(file=sys.stderr, flush=True)
-    if answer != "yes":
+    approved, second = confirmed(plan)
+    if not approved:
         print("Cancelled: nothing was written.", file=sys.stderr, flush=True)
         return EXIT_OK
     try:
-        report = await client.apply(plan, plan["plan_hash"])
+        report = await client.apply(plan, plan["plan_hash"], confirm_restricted=second)
     except ArxiuError as error:
         if not json_events:
             raise

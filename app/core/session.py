@@ -158,11 +158,12 @@ class AssistantSession:
         """
         raw = dict(request)
         conversation = self._conversation(conversation_id) if conversation_id else None
-        if conversation is not None:
-            raw["history"] = conversation["history"]
+        if conversation is not None:  # the latest exchanges that fit; the rest stays stored
+            raw["history"] = convs.history_window(conversation["history"])
         checked = validate_request(raw, self.catalog, write_allowed=self.write_allowed)
         model = self.model(checked.entry)
         if conversation is not None:
+            checked = convs.fit_window(checked)
             self.plans.supersede_conversation(conversation["id"])
         if supersedes is not None:
             self.plans.book.supersede_id(supersedes)
@@ -214,7 +215,8 @@ class AssistantSession:
         )
         if conversation is not None:
             conversation = self.archive.conversation(conversation["id"]) or conversation
-            conversation["history"] = final.history
+            stored = conversation.get("history", [])  # whole; the run was sent a window of it
+            conversation["history"] = convs.add_exchange(stored, final.history)
             conversation["model"] = request.entry.id
             conversation["transcript"] = [
                 *conversation.get("transcript", []),

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core import paths
+
+if TYPE_CHECKING:
+    from app.core.session import AssistantSettings
 
 log = logging.getLogger(__name__)
 
@@ -53,3 +56,19 @@ class AppSettings:
         temporary = self.path.with_suffix(".tmp")
         temporary.write_text(json.dumps(self._data, indent=2, ensure_ascii=False), "utf-8")
         temporary.replace(self.path)
+
+    def assistant_settings(
+        self, lang: str, current: AssistantSettings | None = None
+    ) -> AssistantSettings:
+        """The assistant's settings this file holds, for a session whose tools label in
+        ``lang``; what the file does not hold is kept from ``current``."""
+        import dataclasses
+
+        from app.core.session import AssistantSettings
+
+        return dataclasses.replace(
+            current or AssistantSettings(),
+            write_allowed=bool(self.get("write_mode")),
+            external_content=bool(self.get("external_content")),
+            lang=lang,
+        )

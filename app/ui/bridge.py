@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any, assert_never
+from typing import assert_never
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -171,8 +171,3 @@ class RunBridge(QObject):
             text, self._text = "".join(self._text), []
             self.emissions += 1
             self.text_received.emit(text)
-
-
-def error_payload(event: ErrorEvent) -> dict[str, Any]:
-    """The error frame as a dict (banners and tests)."""
-    return event.to_dict()

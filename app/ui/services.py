@@ -11,16 +11,21 @@ import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.core.archive import Archive
+from app.core.errors import ArxiuError
 from app.ui.app_settings import AppSettings
+
+if TYPE_CHECKING:  # typed without importing the agent stack at startup
+    from app.core.index.hits import Searcher
+    from app.core.session import AssistantSession
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-SessionFactory = Callable[[Archive, Any, AppSettings], Any]
-"""``(archive, searcher or None, settings) -> AssistantSession``."""
+SessionFactory = Callable[[Archive, "Searcher | None", AppSettings, str], "AssistantSession"]
+"""``(archive, searcher or None, settings, archive language) -> AssistantSession``."""
 IndexFactory = Callable[[Archive, AppSettings], Any]
 """``(archive, settings) -> index service``."""
 
@@ -50,7 +55,7 @@ class Services:
         self.lang = lang
         self._session_factory = session_factory
         self._index_factory = index_factory
-        self._session: Any = None
+        self._session: AssistantSession | None = None
         self._index: Any = None
         self._lock = asyncio.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arxiu-ui-work")
@@ -60,28 +65,44 @@ class Services:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
     @property
-    def has_session(self) -> bool:
-        """Whether the assistant can be built at all."""
-        return self._session is not None or self._session_factory is not None
-
-    @property
-    def session_now(self) -> Any:
+    def session_now(self) -> AssistantSession | None:
         """The session if it was built already, else ``None`` (never builds)."""
         return self._session
 
-    def set_session(self, session: Any) -> None:
+    def set_session(self, session: AssistantSession) -> None:
         """Use ``session`` (tests, demos and screenshots inject a scripted one)."""
         self._session = session
 
-    async def session(self) -> Any:
-        """The assistant session, built on first use off the GUI thread."""
+    def apply_settings(self) -> None:
+        """Apply the settings file to the live session, if one is built (the one place that
+        does; a session built later reads them itself)."""
+        if self._session is not None:
+            self._session.settings = self.settings.assistant_settings(
+                self.lang, self._session.settings
+            )
+
+    async def session(self) -> AssistantSession:
+        """The assistant session, built on first use off the GUI thread; its tools label in
+        the UI's language.
+
+        Raises:
+            ArxiuError: ``ai.session_unavailable`` when there is no session and nothing to
+                build one with.
+        """
         async with self._lock:
             if self._session is None and self._session_factory is not None:
                 factory = self._session_factory
                 index = await self.index()
                 searcher = getattr(index, "searcher", index)
                 self._session = await self.run_blocking(
-                    lambda: factory(self.archive, searcher, self.settings)
+                    lambda: factory(self.archive, searcher, self.settings, self.lang)
+                )
+            if self._session is None:
+                raise ArxiuError(
+                    "ai.session_unavailable",
+                    "The assistant is not available in this window.",
+                    hint="Restart Arxiu; if it persists, report it with arxiu.log.",
+                    category="internal",
                 )
             return self._session
 

@@ -259,14 +259,7 @@ class SettingsDialog(QDialog):
 
     def _apply_live(self) -> None:
         """Write mode and external content reach the running session without a restart."""
-        session = self.services.session_now
-        current: Any = getattr(session, "settings", None)
-        if dataclasses.is_dataclass(current) and not isinstance(current, type):
-            session.settings = dataclasses.replace(
-                current,
-                write_allowed=self.write_mode.isChecked(),
-                external_content=self.external_content.isChecked(),
-            )
+        self.services.apply_settings()
 
     def done(self, result: int) -> None:
         """Closing also cancels a model test still running."""

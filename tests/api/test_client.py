@@ -136,3 +136,29 @@ def test_ask_with_server_without_a_user_is_an_input_error(
     monkeypatch.delenv("ARXIU_USER", raising=False)
     code, _, err = _ask(["ask", "--server", live.url, "hi"], capsys)
     assert code == 2 and "request.invalid" in err
+
+
+def test_ask_with_server_applies_a_flagged_plan_only_after_the_second_yes(
+    live: Live,
+    models: dict[str, ScriptedModel],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A plan from a run that read a restricted record needs the second confirmation, which
+    the client sends as ``confirm_restricted`` (one yes is not enough)."""
+    read = call("dedalo_read_record", {"section_tipo": "ohr", "section_id": 1})
+    plan = call("propose_change_plan", {"summary": "Anna", "ops": ANNA_OPS})
+    monkeypatch.setenv("ARXIU_PASSWORD", password("keeper"))
+    argv = ["ask", "--server", live.url, "--user", "keeper", "--write", "Create Anna Pujol"]
+
+    models["local"].extend(Turn(tool_calls=(read,)), Turn(tool_calls=(plan,)))
+    monkeypatch.setattr("sys.stdin", io.StringIO("yes\nno\n"))
+    code, out, err = _ask(argv, capsys)
+    assert code == 0, err
+    assert "Cancelled: nothing was written." in err and "applied p1" not in out
+
+    models["local"].extend(Turn(tool_calls=(read,)), Turn(tool_calls=(plan,)))
+    monkeypatch.setattr("sys.stdin", io.StringIO("yes\nyes\n"))
+    code, out, err = _ask(argv, capsys)
+    assert code == 0, err
+    assert "applied p1" in out and "created p1: section_id" in out

@@ -1,13 +1,35 @@
-"""Persisted conversations: titles, the stored turn record, export to Markdown and JSON."""
+"""Persisted conversations: titles, the stored turn record, the history window sent to the
+model, export to Markdown and JSON.
+
+A conversation stores its whole history; a run is sent only the latest exchanges that fit the
+request's limits and the model's context window (:func:`history_window`). Taint is read from
+the stored conversation (:func:`is_tainted`), so an exchange trimmed out of the window still
+taints the run.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from app.core.agent.request import MAX_HISTORY_BYTES, MAX_HISTORY_ENTRIES
+
+if TYPE_CHECKING:
+    from app.core.agent.request import ChatRequest
+    from app.core.models.catalog import ModelEntry
 
 TITLE_CHARS = 60
 EXPORT_FORMAT = "arxiu.conversation/1"
+LOCAL_WINDOW_TOKENS = 8192
+"""A local model's context window when its entry names none (the loader's own cap)."""
+CHARS_PER_TOKEN = 3
+"""A cautious estimate of characters per token (short words, Catalan and Spanish)."""
+HISTORY_SHARE = 2
+"""The history may use 1/HISTORY_SHARE of what the window leaves after the reply."""
 
 
 def new_conversation(title: str = "", model: str | None = None) -> dict[str, Any]:
@@ -30,6 +52,58 @@ def make_title(question: str) -> str:
         return text or "New conversation"
     cut = text[: TITLE_CHARS - 1].rsplit(" ", 1)[0]
     return (cut or text[: TITLE_CHARS - 1]) + "…"
+
+
+def history_bytes(model: ModelEntry | None) -> int:
+    """The most bytes of history (as JSON) a run on ``model`` is sent.
+
+    The request's own limit; for a model whose window is known (its ``context_size``, or the
+    local loader's cap), no more than half of what the window leaves after the reply.
+    """
+    if model is None:
+        return MAX_HISTORY_BYTES
+    window = model.context_size or (LOCAL_WINDOW_TOKENS if model.provider == "local" else None)
+    if window is None:
+        return MAX_HISTORY_BYTES
+    room = max(0, window - model.max_tokens) * CHARS_PER_TOKEN // HISTORY_SHARE
+    return min(MAX_HISTORY_BYTES, room)
+
+
+def history_window(
+    history: Sequence[dict[str, Any]], model: ModelEntry | None = None
+) -> list[dict[str, Any]]:
+    """The latest whole exchanges of ``history`` that fit a request and ``model``'s window.
+
+    At most :data:`~app.core.agent.request.MAX_HISTORY_ENTRIES` entries and
+    :func:`history_bytes` bytes; the window starts at a question, so an answer is never sent
+    without the question it answered. The stored history itself is not changed.
+    """
+    budget = history_bytes(model)
+    size = 2  # the JSON list's brackets
+    start = len(history)
+    for number in range(len(history) - 1, -1, -1):
+        entry = history[number]
+        size += len(json.dumps(entry, ensure_ascii=False).encode("utf-8")) + 2
+        if len(history) - number > MAX_HISTORY_ENTRIES or size > budget:
+            break
+        if entry.get("role") == "user":
+            start = number
+    return [dict(entry) for entry in history[start:]]
+
+
+def fit_window(request: ChatRequest) -> ChatRequest:
+    """``request`` with its history trimmed to its model's window (see :func:`history_window`)."""
+    return dataclasses.replace(
+        request, history=tuple(history_window(request.history, request.entry))
+    )
+
+
+def add_exchange(
+    stored: Sequence[dict[str, Any]], sent: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The stored history with this run's exchange (the last question and answer of ``sent``,
+    the window the run was given plus its exchange) appended: nothing trimmed is lost."""
+    return [*stored, *sent[-2:]]
 
 
 def turn_record(question: str, final: dict[str, Any]) -> dict[str, Any]:

@@ -39,8 +39,8 @@ so an external model may read it as it is (see :mod:`app.core.agent.egress_error
 class SectionNamer(Protocol):
     """What the gate needs from the tool registry."""
 
-    def sections_named(self, name: str, args: Any, archive: Archive | None = None) -> set[str]:
-        """Every section tipo the call ``name(args)`` names, labels and filter paths resolved."""
+    def sections_named(self, args: Any, archive: Archive | None = None) -> set[str]:
+        """Every section tipo a call's ``args`` name, labels and filter paths resolved."""
         ...
 
 
@@ -98,7 +98,7 @@ class EgressGate:
                 details={"tool": tool.name, "scope": STRUCTURE_SCOPE},
             )
         try:
-            named = set(registry.sections_named(tool.name, args, self.archive))
+            named = set(registry.sections_named(args, self.archive))
         except ArxiuError as error:
             return refused(f"The call cannot be classified: {error.message}")
         named |= self._sections_in(args)

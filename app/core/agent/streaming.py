@@ -1,12 +1,14 @@
 """One model turn: provider-neutral model events in, ``thinking``/``text`` run events out.
 
 Provider failures become coded errors on the outcome (``ai.provider_failed`` for anything a
-provider raises that is not already coded); Stop is checked after every model event, so a
-provider that ignores the stop event still stops between chunks.
+provider raises that is not already coded — a bug, so it is logged with its traceback first);
+Stop is checked after every model event, so a provider that ignores the stop event still stops
+between chunks.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -24,6 +26,8 @@ from app.core.models.base import (
     ToolCallEvent,
     Usage,
 )
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -53,7 +57,8 @@ async def stream_turn(
                 break
     except ArxiuError as error:
         outcome.error = error
-    except Exception as error:  # a provider fault: reported, never a crash
+    except Exception as error:  # a provider bug: logged with its traceback, reported, no crash
+        log.exception("model stream failed (%s)", type(error).__name__)
         outcome.error = ModelError(
             "ai.provider_failed",
             f"The model failed while answering ({type(error).__name__}: {error}).",

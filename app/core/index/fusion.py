@@ -17,7 +17,7 @@ Ranked = Sequence[tuple[int, float]]
 
 DENSE_WEIGHT = 0.85
 FOREIGN_DENSE_WEIGHT = 0.4
-GAMMA = 1.0
+GAMMA = 2.0
 """How strongly the lists' shapes move the weight (0: the fixed prior)."""
 SPREAD_DEPTH = 10
 MIN_SHARE = 0.05

@@ -118,6 +118,23 @@ def detect(text: str) -> str | None:
     return best
 
 
+def lean(text: str) -> str | None:
+    """The likeliest language of ``text`` even on thin evidence (``un castell``: one shared
+    function word), English winning ties; ``None`` without any evidence (names).
+
+    Used only to weigh the embedding models, where a wrong guess costs little: a short
+    Catalan or Spanish query that :func:`detect` leaves undecided is still better served by
+    the multilingual model than by the English one.
+    """
+    points = scores(text)
+    best = max(points.values())
+    if best <= 0:
+        return None
+    if points["lg-eng"] >= best:
+        return "lg-eng"
+    return max(points, key=lambda lang: points[lang])
+
+
 def same_language(chunk_lang: str, query_lang: str | None) -> bool:
     """Whether a chunk in ``chunk_lang`` counts as written in the query's language.
 

@@ -49,7 +49,7 @@ Ranked = list[tuple[int, float]]
 GENERALIST_WEIGHT = 0.3
 """Weight of a model that reads every language (USE) beside one trained on the query's own
 language (MiniLM on an English query): USE alone is weaker on English."""
-FOREIGN_MODEL_WEIGHT = 0.5
+FOREIGN_MODEL_WEIGHT = 0.2
 """Weight of a model that does not read the query's language (MiniLM on a Catalan query)."""
 
 

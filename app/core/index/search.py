@@ -113,8 +113,9 @@ class SearchEngine:
             originals = (
                 ranking.record_languages(conn, {r.key for r in rows.values()}) if prefer else {}
             )
+        model_lang = query_lang or language.lean(query)
         ranked = ranking.prefer_language(
-            self._fuse(dense, lex, mode, query_lang), rows, originals, prefer
+            self._fuse(dense, lex, mode, model_lang), rows, originals, prefer
         )
         if group_by_record:
             ranked = ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS)

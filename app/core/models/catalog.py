@@ -85,15 +85,6 @@ class ModelEntry:
             "efforts": list(self.efforts),
         }
 
-    def to_json(self) -> dict[str, Any]:
-        """The entry as stored in ``models.json`` (fields left at their default are omitted)."""
-        out: dict[str, Any] = {}
-        for name, value in self.__dataclass_fields__.items():
-            current = getattr(self, name)
-            if name in ("id", "label", "provider", "model") or current != value.default:
-                out[name] = list(current) if isinstance(current, tuple) else current
-        return out
-
 
 def builtin_local() -> ModelEntry:
     """The bundled SmolLM2-135M-Instruct model: works offline, nothing leaves the machine."""

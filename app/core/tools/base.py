@@ -83,5 +83,3 @@ class Tool:
     parameters: dict[str, Any]
     function: ToolFunction
     summarize: Callable[[dict[str, Any]], str]
-    section_args: tuple[str, ...] = field(default=("section_tipo",))
-    """Argument names (dotted paths allowed) that hold section tipos, for the egress gate."""

@@ -72,7 +72,7 @@ async def dedalo_describe_section(ctx: ToolContext, section_tipo: str) -> ToolRe
     return ToolResult(ok=True, data=data, sections=(section.tipo, *sorted(targets)))
 
 
-@tool("structure", "Resolve “{name}”", section_args=("section_tipo",))
+@tool("structure", "Resolve “{name}”")
 async def dedalo_resolve(
     ctx: ToolContext,
     name: str,

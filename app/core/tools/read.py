@@ -65,7 +65,7 @@ def _listing(ctx: ToolContext, records: list[Record]) -> list[dict[str, Any]]:
     ]
 
 
-@tool("content", _filters_summary, section_args=("section_tipo", "filters.path"))
+@tool("content", _filters_summary)
 async def dedalo_search_records(
     ctx: ToolContext,
     section_tipo: str,
@@ -100,7 +100,7 @@ async def dedalo_search_records(
     )
 
 
-@tool("content", _count_summary, section_args=("section_tipo", "filters.path"))
+@tool("content", _count_summary)
 async def dedalo_count_records(
     ctx: ToolContext, section_tipo: str, filters: list[Filter] | None = None
 ) -> ToolResult:

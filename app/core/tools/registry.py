@@ -36,12 +36,9 @@ class ToolMeta:
 
     egress: EgressClass
     summary: Summary
-    section_args: tuple[str, ...]
 
 
-def tool(
-    egress: EgressClass, summary: Summary, *, section_args: tuple[str, ...] = ("section_tipo",)
-) -> Callable[[F], F]:
+def tool(egress: EgressClass, summary: Summary) -> Callable[[F], F]:
     """Mark an async function as a tool of class ``egress`` with a summary template.
 
     The template is formatted with the call's arguments (``"Read {section_tipo}/{section_id}"``);
@@ -49,7 +46,7 @@ def tool(
     """
 
     def mark(fn: F) -> F:
-        fn.__arxiu_tool__ = ToolMeta(egress, summary, section_args)  # type: ignore[attr-defined]
+        fn.__arxiu_tool__ = ToolMeta(egress, summary)  # type: ignore[attr-defined]
         return fn
 
     return mark
@@ -117,7 +114,6 @@ class ToolRegistry:
             parameters=parameters,
             function=fn,
             summarize=make_summarizer(template),
-            section_args=meta.section_args if meta else ("section_tipo",),
         )
         self._tools[tool_name] = registered
         return registered
@@ -195,7 +191,7 @@ class ToolRegistry:
             )
         return result
 
-    def sections_named(self, name: str, args: Any, archive: Archive | None = None) -> set[str]:
+    def sections_named(self, args: Any, archive: Archive | None = None) -> set[str]:
         """Every section tipo named anywhere in a call's arguments, for the egress gate.
 
         Looks at ``section_tipo`` / ``target_section`` values, ``sections`` lists and filter

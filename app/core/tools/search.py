@@ -38,7 +38,7 @@ def _keys(hits: list[SearchHit]) -> tuple[RecordKey, ...]:
     return tuple(dict.fromkeys(h.key for h in hits))
 
 
-@tool("content", "Search by meaning: “{query}”", section_args=("sections",))
+@tool("content", "Search by meaning: “{query}”")
 async def dedalo_semantic_search(
     ctx: ToolContext,
     query: str,

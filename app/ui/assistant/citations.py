@@ -21,7 +21,7 @@ from app.ui.browser.record_html import record_link
 CODE_SPAN = re.compile(r"(`[^`]*`)")
 WARNING = "⚠"
 
-__all__ = ["CITATION", "WARNING", "cited_keys", "langs_text", "linkify", "unverified_marks"]
+__all__ = ["CITATION", "WARNING", "langs_text", "linkify", "unverified_marks"]
 
 
 def linkify(markdown: str, citations: Sequence[dict[str, Any]] | None = None) -> str:
@@ -63,13 +63,3 @@ def unverified_marks(citations: Sequence[dict[str, Any]] | None) -> list[str]:
         for c in citations or []
         if not c.get("verified")
     ]
-
-
-def cited_keys(text: str) -> list[RecordKey]:
-    """Every record cited in ``text``, in order, without repeats."""
-    seen: list[RecordKey] = []
-    for match in CITATION.finditer(text):
-        key = RecordKey(match["tipo"], int(match["id"]))
-        if key not in seen:
-            seen.append(key)
-    return seen

@@ -21,6 +21,26 @@ from app.ui.assistant.turn_widgets import (
 )
 
 
+def align_answer(text: str, shown: Sequence[str]) -> tuple[int, int, str]:
+    """Line the final answer ``text`` up with the texts ``shown`` in a turn's answer blocks.
+
+    Returns ``(first, last, middle)``: ``shown[:first]`` already show the start of ``text`` and
+    ``shown[last:]`` its end, in order; ``middle`` is the text between them, which the blocks
+    ``shown[first:last]`` (none when ``first == last``) should show instead of what they do.
+    """
+    first, start = 0, 0
+    while first < len(shown) and text.startswith(shown[first], start):
+        start += len(shown[first])
+        first += 1
+    last, end = len(shown), len(text)
+    while last > first and end - len(shown[last - 1]) >= start:
+        if not text.endswith(shown[last - 1], start, end):
+            break
+        end -= len(shown[last - 1])
+        last -= 1
+    return first, last, text[start:end]
+
+
 class ConversationView(QScrollArea):
     """Shows one conversation; follows the bottom while an answer streams.
 
@@ -86,6 +106,7 @@ class ConversationView(QScrollArea):
                 widget.deleteLater()
         self.placeholder.show()
         self.end_turn()
+        self.turn_answers = []
         self.cards.clear()
 
     def end_turn(self) -> None:
@@ -116,28 +137,46 @@ class ConversationView(QScrollArea):
     def set_answer(
         self, text: str, citations: Sequence[dict[str, Any]] | None = None
     ) -> AnswerWidget:
-        """The final answer text (replacing what streamed) and the run's citations: every
-        answer block of the turn then links its verified citations and marks the others.
+        """The run's final answer, the single source of what the turn shows, and its citations.
 
-        The answer is the text of every block of the turn (text between tool calls), so only
-        what the blocks do not show yet is added; a different text replaces the last block.
+        The answer is the text of every answer block of the turn (text between tool calls).
+        Blocks that already show their part of it stay as they are; only what is not shown yet
+        is rendered, and a block whose text the answer does not hold is corrected or removed,
+        so the turn shows the answer exactly once. Every block then links its verified
+        citations and marks the others.
         """
-        blocks = self.turn_answers
-        shown = "".join(w.markdown for w in blocks)
-        earlier = "".join(w.markdown for w in blocks[:-1])
-        if text == shown and blocks:
-            pass
-        elif text.startswith(shown) and (self.answer is None or not blocks):
-            self.append_text(text[len(shown) :])
-        elif self.answer is not None and self.answer in blocks and text.startswith(earlier):
-            self.answer.set_text(text[len(earlier) :])
-        else:
-            (self.answer or self.append_text("")).set_text(text)
-        answer = self.answer or blocks[-1]
+        blocks = list(self.turn_answers)
+        first, last, middle = align_answer(text, [w.markdown for w in blocks])
+        if first < last:
+            keep = blocks[first] if middle else None
+            for widget in blocks[first:last]:
+                if widget is not keep:
+                    self._remove_answer(widget)
+            if keep is not None:
+                keep.set_text(middle)
+        elif middle and last < len(blocks):
+            before = blocks[first - 1] if first > 0 else None
+            if before is not None:
+                before.set_text(before.markdown + middle)
+            else:
+                blocks[last].set_text(middle + blocks[last].markdown)
+        elif middle:
+            self.append_text(middle)
+        if not self.turn_answers:
+            self.append_text("")
+        answer = self.answer or self.turn_answers[-1]
         if citations is not None:
-            for widget in self.turn_answers or [answer]:
+            for widget in self.turn_answers:
                 widget.set_citations(citations)
         return answer
+
+    def _remove_answer(self, widget: AnswerWidget) -> None:
+        self.turn_answers.remove(widget)
+        if widget is self.answer:
+            self.answer = None
+        self.column.removeWidget(widget)
+        widget.hide()
+        widget.deleteLater()
 
     def start_thinking(self) -> ThinkingWidget:
         """A thinking indicator."""

@@ -86,18 +86,25 @@ class ConversationsView(QWidget):
 
     def rename(self, conversation_id: str, title: str) -> None:
         """Rename a conversation."""
-        self.services.session_now.rename_conversation(conversation_id, title)
+        session = self.services.session_now
+        if session is not None:
+            session.rename_conversation(conversation_id, title)
         self.refresh()
 
     def delete(self, conversation_id: str) -> None:
         """Delete a conversation."""
-        self.services.session_now.delete_conversation(conversation_id)
+        session = self.services.session_now
+        if session is None:
+            return
+        session.delete_conversation(conversation_id)
         self.deleted.emit(conversation_id)
         self.refresh()
 
     def export(self, conversation_id: str, path: Path) -> None:
         """Write a conversation to ``path`` (``.json`` as JSON, anything else as Markdown)."""
         session = self.services.session_now
+        if session is None:
+            return
         if path.suffix.lower() == ".json":
             text = json.dumps(session.export_json(conversation_id), ensure_ascii=False, indent=2)
         else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -27,6 +27,9 @@ from app.ui.assistant.model_picker import ModelPicker
 from app.ui.bridge import RunBridge
 from app.ui.services import Services
 from app.ui.tasks import TaskGroup
+
+if TYPE_CHECKING:
+    from app.core.session import AssistantSession
 
 log = logging.getLogger(__name__)
 
@@ -172,13 +175,15 @@ class AssistantPanel(QWidget):
         self.stack.setCurrentWidget(self.view)
         try:
             session = await self.services.session()
-            if self.conversation_id is None:
-                self.conversation_id = session.new_conversation()["id"]
-            events = await session.chat(request, conversation_id=self.conversation_id)
+            try:
+                if self.conversation_id is None:
+                    self.conversation_id = session.new_conversation()["id"]
+                events = await session.chat(request, conversation_id=self.conversation_id)
+            finally:  # sent or refused, the cards show what the core decided, never a guess
+                self.refresh_cards(session)
         except ArxiuError as error:
             self._on_failed(ErrorEvent.from_error(error))
             return
-        self.refresh_cards(session)  # the core superseded what the new message declines
         self.services.settings.set("last_model", request.get("model"))
         await self.bridge.start(events)
 
@@ -245,7 +250,7 @@ class AssistantPanel(QWidget):
         banner.switch_local_requested.connect(self.switch_to_local)
         self.view.end_turn()
 
-    def refresh_cards(self, session: Any) -> None:
+    def refresh_cards(self, session: AssistantSession) -> None:
         """Show on each waiting card the status the plan book holds for its plan."""
         for card in self.view.pending_cards():
             record = session.plan(card.pending_id)

@@ -25,8 +25,15 @@ from app.core.models.base import Message, Usage
 from app.core.models.catalog import Catalog
 from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.session import AssistantSession
-from app.core.tools.registry import ToolRegistry
-from tests.core.agent.conftest import RecordingSearcher, SessionFactory, collect, kinds
+from app.core.tools.base import ToolContext, ToolResult
+from app.core.tools.registry import ToolRegistry, build_registry, tool
+from tests.core.agent.conftest import (
+    RecordingSearcher,
+    SessionFactory,
+    collect,
+    kinds,
+    session_factory,
+)
 from tests.core.agent.test_plans import ANNA_OPS
 
 
@@ -147,8 +154,11 @@ async def test_a_new_run_in_a_conversation_stops_the_old_one(
     assert isinstance(second[-1], FinalEvent) and second[-1].answer == "second"
 
 
-async def test_a_provider_failure_is_an_error_event(
-    make_session: SessionFactory, models: dict[str, ScriptedModel]
+@pytest.mark.allow_log("app.core.agent.streaming", message="ConnectionResetError")
+async def test_a_provider_failure_is_an_error_event_and_logged_with_its_traceback(
+    make_session: SessionFactory,
+    models: dict[str, ScriptedModel],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     def broken(messages: list[Message]) -> Turn:
         raise ConnectionResetError("peer went away")
@@ -159,6 +169,35 @@ async def test_a_provider_failure_is_an_error_event(
     error = events[-1].to_dict()
     assert error["code"] == "ai.provider_failed" and error["retryable"] is True
     assert error["label_key"] == "error.ai.provider_failed" and error["category"] == "provider"
+    (logged,) = [r for r in caplog.records if r.name == "app.core.agent.streaming"]
+    assert logged.levelname == "ERROR" and logged.exc_info is not None
+    assert "peer went away" in caplog.text and "in broken" in caplog.text  # the traceback
+
+
+@tool("structure", "Count the sections")
+async def dedalo_broken_count(ctx: ToolContext) -> ToolResult:
+    """Count sections (broken: a bug in the tool)."""
+    return ToolResult(ok=True, data={"count": len(ctx.archive.sections()) / 0})
+
+
+@pytest.mark.allow_log("app.core.agent.loop", message="agent run failed")
+async def test_a_bug_inside_a_run_is_a_coded_error_logged_with_its_traceback(
+    oh_archive: Archive,
+    catalog: Catalog,
+    models: dict[str, ScriptedModel],
+    searcher: RecordingSearcher,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    registry = build_registry()
+    registry.register(dedalo_broken_count)
+    models["local"].extend(Turn(tool_calls=(call("dedalo_broken_count"),)))
+    session = session_factory(oh_archive, catalog, models, registry, searcher)()
+    events = await collect(await session.chat({"question": "how many sections?"}))
+    error = events[-1]
+    assert isinstance(error, ErrorEvent) and error.code == "ai.internal"
+    assert "ZeroDivisionError" in error.message
+    (logged,) = [r for r in caplog.records if r.name == "app.core.agent.loop"]
+    assert logged.exc_info is not None and "dedalo_broken_count" in caplog.text
 
 
 async def test_a_coded_provider_error_mid_answer_keeps_its_code(

@@ -23,7 +23,12 @@ args = st.dictionaries(
 )
 candidates = st.builds(Candidate, words, ids, st.integers(1, 10**6))
 failures = st.builds(
-    OpFailure, ids, ids, words, st.none() | words, st.tuples() | st.tuples(candidates, candidates)
+    OpFailure,
+    ids,
+    ids,
+    words,
+    st.none() | st.text(min_size=1, max_size=30),  # an empty hint is no hint
+    st.tuples() | st.tuples(candidates, candidates),
 )
 plans = st.builds(
     ChangePlan,

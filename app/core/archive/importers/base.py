@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive import records
 from app.core.archive.bulk import NewRecord, UpsertResult
 from app.core.archive.importers.reading import BadRow, JsonlReader, count_lines
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
@@ -338,11 +339,7 @@ def reserve_keys(
     """
     keys = external_keys(archive, source)
     with archive.db.reading() as conn:
-        row = conn.execute(
-            "SELECT coalesce(max(section_id), 0) FROM records WHERE section_tipo = ?",
-            (section_tipo,),
-        ).fetchone()
-    next_id = int(row[0]) + 1
+        next_id = records.next_id(conn, section_tipo)  # above deleted ids too: never reused
     for external_id in ids:
         if external_id not in keys:
             keys[external_id] = RecordKey(section_tipo, next_id)
