@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from app.api.users import User
-from app.core.archive.model import RecordKey
+from app.core.agent.egress import record_locators
 from app.core.errors import ArxiuError, ToolError
 
 if TYPE_CHECKING:
@@ -51,18 +51,6 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _locators(value: Any) -> Iterator[RecordKey]:
-    if isinstance(value, dict):
-        tipo, sid = value.get("section_tipo"), value.get("section_id")
-        if isinstance(tipo, str) and isinstance(sid, int) and not isinstance(sid, bool):
-            yield RecordKey(tipo, sid)
-        for item in value.values():
-            yield from _locators(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _locators(item)
-
-
 def plan_names_restricted(plan: Any, archive: Archive) -> bool:
     """Whether any op of ``plan`` names restricted material (sections, their fields, records)."""
     ops = plan.get("ops") if isinstance(plan, dict) else None
@@ -79,7 +67,7 @@ def plan_names_restricted(plan: Any, archive: Archive) -> bool:
         if text in restricted or text in fields:
             return True
     return any(
-        key.section_tipo in sections and archive.is_restricted(key) for key in _locators(ops)
+        key.section_tipo in sections and archive.is_restricted(key) for key in record_locators(ops)
     )
 
 

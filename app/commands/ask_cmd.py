@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, TextIO, assert_never
 
 from app.commands.ask_citations import citation_lines
@@ -147,23 +148,30 @@ async def ask(archive: Archive, index: Index, request: dict[str, Any], *, json_e
     settings = AssistantSettings(write_allowed=app_write_mode())
     session = AssistantSession(archive, searcher=index, settings=settings)
     try:
-        events = await session.chat(request)
-        final: FinalEvent | None = None
-        code = EXIT_OK
-        async for event in events:
-            if json_events:
-                print(json.dumps(to_wire(event), ensure_ascii=False, default=str), flush=True)
-            else:
-                render(event, sys.stdout, sys.stderr)
-            if isinstance(event, FinalEvent):
-                final = event
-            if isinstance(event, ErrorEvent):
-                code = EXIT_INPUT if event.category == "input" else EXIT_ENVIRONMENT
+        final, code = await print_events(await session.chat(request), json_events=json_events)
         if final is not None and final.change_plan is not None:
             code = await confirm_and_apply(session, final.change_plan, json_events=json_events)
         return code
     finally:
         await session.aclose()
+
+
+async def print_events(
+    events: AsyncIterator[Event], *, json_events: bool
+) -> tuple[FinalEvent | None, int]:
+    """Print a run's events as they come (seed frames or for a person): its final and exit code."""
+    final: FinalEvent | None = None
+    code = EXIT_OK
+    async for event in events:
+        if json_events:
+            print(json.dumps(to_wire(event), ensure_ascii=False, default=str), flush=True)
+        else:
+            render(event, sys.stdout, sys.stderr)
+        if isinstance(event, FinalEvent):
+            final = event
+        if isinstance(event, ErrorEvent):
+            code = EXIT_INPUT if event.category == "input" else EXIT_ENVIRONMENT
+    return final, code
 
 
 def app_write_mode() -> bool:

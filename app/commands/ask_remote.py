@@ -17,10 +17,15 @@ import sys
 from typing import Any
 
 from app.api.client import DedaloClient
-from app.commands.ask_cmd import EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, apply_summary, confirm_card
-from app.commands.ask_cmd import render as render_event
+from app.commands.ask_cmd import (
+    EXIT_ENVIRONMENT,
+    EXIT_INPUT,
+    EXIT_OK,
+    apply_summary,
+    confirm_card,
+    print_events,
+)
 from app.commands.ask_plans import confirmed
-from app.core.agent.events import ErrorEvent, FinalEvent, to_wire
 from app.core.errors import ArxiuError
 
 
@@ -54,17 +59,7 @@ async def ask_remote(
     name, password = credentials(user)
     async with DedaloClient(server) as client:
         await client.login(name, password)
-        final: FinalEvent | None = None
-        code = EXIT_OK
-        async for event in client.stream(request):
-            if json_events:
-                print(json.dumps(to_wire(event), ensure_ascii=False, default=str), flush=True)
-            else:
-                render_event(event, sys.stdout, sys.stderr)
-            if isinstance(event, FinalEvent):
-                final = event
-            if isinstance(event, ErrorEvent):
-                code = EXIT_INPUT if event.category == "input" else EXIT_ENVIRONMENT
+        final, code = await print_events(client.stream(request), json_events=json_events)
         if final is not None and final.change_plan is not None:
             code = await confirm_remote(client, final.change_plan, json_events=json_events)
         return code

@@ -115,7 +115,7 @@ class IndexStatusWidget(QWidget):
         text = texts.get(state, state)
         if loading:
             name = MODEL_NAMES.get(loading, loading)
-            text = self.tr("Loading the embedding model {name}…").format(name=name)
+            text = self.tr("Loading model {name}…").format(name=name)
         elif 0.0 <= dense < 1.0 and state != "error":
             share = f"{int(dense * 100)}%"
             text += " · " + self.tr("semantic search covers {share}").format(share=share)

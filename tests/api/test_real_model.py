@@ -157,3 +157,51 @@ async def test_a_keeper_on_the_local_entry_does_reach_restricted_records(
     events = await _ask(real_live, "keeper", "near")
     assert isinstance(events[-1], FinalEvent)
     assert any(SECRET in b.decode("utf-8") for b in recorder[0].bodies)  # the check can fail
+
+
+def _bodies(recorder: tuple[Recorder, str]) -> list[str]:
+    return [b.decode("utf-8") for b in recorder[0].bodies if b]
+
+
+async def test_the_vadalog_dialect_streams_from_the_real_model_and_keeps_restricted_text_home(
+    real_live: Live, real_ctx: ApiContext, recorder: tuple[Recorder, str]
+) -> None:
+    import json
+
+    token = real_ctx.users.issue_token("keeper")
+    archive = real_ctx.open_archive().folder.name
+    async with httpx.AsyncClient(timeout=300) as client:
+        reply = await client.post(
+            f"{real_live.url}/api/v1/agent/{archive}/chat",
+            json={"message": QUESTION, "model": "cloud"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    assert reply.status_code == 200, reply.text
+    lines = [json.loads(line) for line in reply.text.splitlines() if line]
+    kinds = [line["type"] for line in lines]
+    assert kinds[0] == "metadata" and "done" in kinds and "error" not in kinds, kinds
+    assert "tool_start" in kinds and "content" in kinds
+    assert kinds[-1] == "session_meta"
+    bodies = _bodies(recorder)
+    assert bodies and all(SECRET not in text for text in bodies)
+    assert SECRET not in reply.text
+
+
+async def test_the_dezfil_dialect_binds_a_run_to_the_real_model(
+    real_live: Live, real_ctx: ApiContext, recorder: tuple[Recorder, str]
+) -> None:
+    import json
+
+    headers = {"Authorization": f"Bearer {real_ctx.users.issue_token('writer')}"}
+    async with httpx.AsyncClient(timeout=300, headers=headers) as client:
+        run = (await client.post(f"{real_live.url}/api/assistant/runs")).json()["runId"]
+        body = {"runId": run, "message": QUESTION, "choice": {"model": "near"}}
+        reply = await client.post(f"{real_live.url}/api/assistant", content=json.dumps(body))
+    assert reply.status_code == 200, reply.text
+    lines = [json.loads(line) for line in reply.text.splitlines() if line]
+    names = [line["event"] for line in lines]
+    assert names[0] == "start" and names[-1] == "final", names
+    final = lines[-1]["data"]
+    assert final["runId"] == run and final["answer"]
+    bodies = _bodies(recorder)
+    assert bodies and all(SECRET not in text for text in bodies)  # writer: no restricted access

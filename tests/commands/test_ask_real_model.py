@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core.archive import open_archive
-from app.core.index.hits import SearchFilter
-from app.core.index.service import Index
+from app.core.archive import RecordKey, open_archive
 from tests.core.agent.conftest import build_archive
 
 pytestmark = pytest.mark.slow
@@ -49,15 +47,11 @@ def test_ask_streams_an_answer_citing_records_the_search_returned(
     final = events[-1]["data"]
     assert final["answer"] == "".join(e["data"]["delta"] for e in events if e["event"] == "text")
     cited = [line[2:] for line in final["answer"].split("\n\nSources:\n")[1].splitlines()]
-    with open_archive(folder) as archive:
-        index = Index(archive)
-        hits = index.search(QUESTION, k=8, filter=SearchFilter())
-        index.close()
-        labels: dict[str, set[str]] = {}
-        for h in hits:
-            labels.setdefault(str(h.key), {archive.record_label(h.key)}).add(h.label)
+    verified = {c["key"]: c for c in final["citations"] if c["verified"]}
     assert cited
-    for line in cited:
-        label, key = line[:-1].rsplit(" (", 1)
-        assert key in labels, f"{line} was not returned by the search"
-        assert label in labels[key]
+    with open_archive(folder) as archive:
+        for line in cited:
+            label, key = line[:-1].rsplit(" (", 1)
+            assert key in verified, f"{line} is listed as a source but is not verified"
+            tipo, sid = key.split("/")
+            assert label == archive.record_label(RecordKey(tipo, int(sid)))

@@ -54,8 +54,14 @@ EXTERNAL: dict[str, Any] = {
 
 @pytest.fixture(autouse=True)
 def no_qt_warnings(qtlog: Any) -> Iterator[None]:
-    """Fail a test on any Qt warning (or worse) it caused."""
+    """Fail a test on any Qt warning (or worse) it caused.
+
+    Garbage is collected first, here on the GUI thread: a Qt object with a timer that Python
+    frees later on a worker thread makes Qt warn "Timers cannot be stopped from another
+    thread" (and can crash the process), so a test's leftovers are freed before the check.
+    """
     yield
+    gc.collect()
     bad = [
         r.message
         for r in qtlog.records

@@ -207,3 +207,37 @@ def test_a_delete_with_unlink_reports_each_link_it_removed(
     assert card.state == "applied"
     assert "unlinked from oh1/1 (oh1_informant)" in outcome_texts(card)[0]
     assert ui_archive.links_to(key("rsc197", 1)) == []
+
+
+@pytest.mark.parametrize("lang", ["ca", "es"])
+def test_the_second_confirmation_wraps_so_the_card_fits_the_panel(
+    qapp: Any, qtbot: Any, ui_archive: Archive, lang: str
+) -> None:
+    """Its Catalan and Spanish texts are long: as a check box's own text they made the card
+    wider than the assistant panel, with Apply out of sight."""
+    from PySide6.QtCore import QPoint, Qt
+
+    from app.ui import i18n
+
+    translator = i18n.install_translator(qapp, lang)
+    try:
+        set_writes_allowed(ui_archive, True)
+        plan = validate_plan(
+            {"summary": "test", "ops": [person("p1", "Anna")]}, ui_archive, build_registry()
+        )
+        card = ConfirmCardWidget(ui_archive, {**plan, "restricted_text": True}, "p")
+        qtbot.addWidget(card)
+        assert card.second_row.isVisibleTo(card)
+        assert card.minimumSizeHint().width() < 360
+        card.resize(340, card.heightForWidth(340) if card.hasHeightForWidth() else 600)
+        card.show()
+        label = card.second_row.findChildren(type(card.warning))[0]
+        assert (
+            label.text()
+            == i18n.load_table(lang)["I have checked it: copy this text from restricted records"]
+        )
+        qtbot.mouseClick(label, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+        assert card.second_confirm.isChecked() and card.apply_button.isEnabled()
+    finally:
+        if translator is not None:
+            qapp.removeTranslator(translator)

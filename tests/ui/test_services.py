@@ -3,6 +3,8 @@ of the settings file reaches the live session through one place."""
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +17,14 @@ from app.main import build_session
 from app.ui.app_settings import AppSettings
 from app.ui.services import Services
 from tests.ui.conftest import run
+
+
+@pytest.fixture(autouse=True)
+def collect_on_the_gui_thread() -> Iterator[None]:
+    """Free this test's Qt wrapper cycles (the qasync loop's timers) here, on the GUI thread:
+    left to a later collection they may be freed on a worker thread, which Qt refuses."""
+    yield
+    gc.collect()
 
 
 @pytest.mark.parametrize(

@@ -102,13 +102,13 @@ class EgressGate:
         except ArxiuError as error:
             return refused(f"The call cannot be classified: {error.message}")
         named |= self._sections_in(args)
-        return self._check_keys(named, set(_locators(args)), where="call")
+        return self._check_keys(named, set(record_locators(args)), where="call")
 
     def check_result(self, tool: Tool, result: ToolResult) -> ToolError | None:
         """The refusal for sending ``result`` to this run's model, or ``None``."""
         if not result.ok:
             return None
-        keys = set(result.records) | set(_locators(result.data))
+        keys = set(result.records) | set(record_locators(result.data))
         sections = set(result.sections) | {k.section_tipo for k in keys}
         if not self.external:
             if (
@@ -201,14 +201,14 @@ def _split_path(text: str) -> list[str]:
     return [p for p in pieces if p] + ([text.strip()] if len(pieces) > 1 else [])
 
 
-def _locators(value: Any) -> Iterator[RecordKey]:
+def record_locators(value: Any) -> Iterator[RecordKey]:
     """Every ``{section_tipo, section_id}`` pair anywhere in ``value``."""
     if isinstance(value, dict):
         tipo, sid = value.get("section_tipo"), value.get("section_id")
         if isinstance(tipo, str) and isinstance(sid, int) and not isinstance(sid, bool):
             yield RecordKey(tipo, sid)
         for item in value.values():
-            yield from _locators(item)
+            yield from record_locators(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _locators(item)
+            yield from record_locators(item)

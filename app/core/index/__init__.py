@@ -1,6 +1,11 @@
 """The semantic index: chunking, embeddings, hybrid search and the background indexer."""
 
-from app.core.index.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from app.core.index.embedders import (
+    Embedder,
+    HashingEmbedder,
+    SentenceTransformerEmbedder,
+    UseEmbedder,
+)
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
 from app.core.index.indexer import Progress
 from app.core.index.service import Index
@@ -15,4 +20,5 @@ __all__ = [
     "SearchMode",
     "Searcher",
     "SentenceTransformerEmbedder",
+    "UseEmbedder",
 ]

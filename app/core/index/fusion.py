@@ -17,7 +17,7 @@ Ranked = Sequence[tuple[int, float]]
 
 DENSE_WEIGHT = 0.85
 FOREIGN_DENSE_WEIGHT = 0.4
-GAMMA = 2.0
+GAMMA = 0.0
 """How strongly the lists' shapes move the weight (0: the fixed prior)."""
 SPREAD_DEPTH = 10
 MIN_SHARE = 0.05
@@ -81,9 +81,9 @@ def dense_share(dense: Ranked, lexical: Ranked, prior: float = DENSE_WEIGHT) -> 
         return 1.0
     if not dense:
         return 0.0
-    d = prior * max(spread(dense), 1e-3) ** GAMMA
-    lex = (1 - prior) * max(spread(lexical), 1e-3) ** GAMMA
-    return min(max(d / (d + lex), MIN_SHARE), 1 - MIN_SHARE)
+    d = prior * float(max(spread(dense), 1e-3) ** GAMMA)
+    lex = (1 - prior) * float(max(spread(lexical), 1e-3) ** GAMMA)
+    return float(min(max(d / (d + lex), MIN_SHARE), 1 - MIN_SHARE))
 
 
 def adaptive(dense: Ranked, lexical: Ranked, understood: bool = True) -> list[tuple[int, float]]:

@@ -14,6 +14,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from app.core.archive.database import Database
 from app.core.archive.model import RecordKey
 from app.core.errors import IndexError_
@@ -64,7 +66,7 @@ class SearchEngine:
             if found is not None:
                 self._queries.move_to_end(key)
                 return found
-        vector = embedder.embed([query])[0]
+        vector: Vectors = np.asarray(embedder.embed([query])[0], np.float32)
         with self._cache_lock:
             self._queries[key] = vector
             while len(self._queries) > QUERY_CACHE:

@@ -17,6 +17,7 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -37,6 +38,22 @@ OUTCOME_NAMES = {
     "failed": "opOutcomeFailed",
     "skipped": "opOutcomeSkipped",
 }
+
+
+class ClickableLabel(QLabel):
+    """A label that says when it is clicked (the text of a check box that wraps).
+
+    Signals:
+        clicked: the label was clicked with the left button.
+    """
+
+    clicked = Signal()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        """Emit ``clicked`` for a left click, then let the label handle the event."""
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit()
+        super().mouseReleaseEvent(event)
 
 
 class OpRowWidget(QFrame):
@@ -158,14 +175,32 @@ class ConfirmCardWidget(QFrame):
         self.warning.setObjectName("restrictedWarning")
         self.warning.setTextFormat(Qt.TextFormat.RichText)
         self.warning.setWordWrap(True)
-        self.second_confirm = QCheckBox(
-            self.tr("I have checked it: copy this text from restricted records"), self
-        )
-        self.second_confirm.toggled.connect(self._on_second_confirm)
+        self.second_confirm, self.second_row = self._second_confirmation()
         self.warning.setVisible(self.restricted_text)
-        self.second_confirm.setVisible(self.restricted_text)
+        self.second_row.setVisible(self.restricted_text)
         self.apply_button.setEnabled(not self.restricted_text)
         self._layout(title, summary)
+
+    def _second_confirmation(self) -> tuple[QCheckBox, QWidget]:
+        """The second confirmation's check box, with its text in a label that wraps.
+
+        A check box's own text never wraps: in Catalan and Spanish it made the card wider than
+        the assistant panel and pushed Apply out of sight.
+        """
+        text = self.tr("I have checked it: copy this text from restricted records")
+        row = QWidget(self)
+        box = QCheckBox(row)
+        box.setAccessibleName(text)
+        box.toggled.connect(self._on_second_confirm)
+        label = ClickableLabel(text, row)
+        label.setWordWrap(True)
+        label.setBuddy(box)
+        label.clicked.connect(box.toggle)
+        layout = QHBoxLayout(row)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(box, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(label, 1)
+        return box, row
 
     @property
     def confirm_restricted(self) -> bool:
@@ -185,7 +220,7 @@ class ConfirmCardWidget(QFrame):
         for row in self.rows:
             row.outcome.linkActivated.connect(self._on_link)
             layout.addWidget(row)
-        layout.addWidget(self.second_confirm)
+        layout.addWidget(self.second_row)
         buttons = QHBoxLayout()
         buttons.addWidget(self.status, 1)
         buttons.addWidget(self.cancel_button)
@@ -263,7 +298,7 @@ class ConfirmCardWidget(QFrame):
     def _finish(self) -> None:
         self.apply_button.setVisible(False)
         self.cancel_button.setVisible(False)
-        self.second_confirm.setVisible(False)
+        self.second_row.setVisible(False)
 
     def _on_link(self, url: str) -> None:
         target = parse_record_link(url)
