@@ -2,10 +2,13 @@
 
 Prints:
 
-* the import rate (records/s) of ``run_import(archive, "tate", ../shared/data/tate)`` into a
-  fresh archive, and the rate of the raw floor measured in the same run: the same rows read
-  from the same gzip files, parsed, and written with ``sqlite3`` ``executemany`` into one bare
-  table (500 rows per transaction, WAL, ``synchronous=NORMAL``, like the archive);
+* the import rate (records/s) of ``import_dataset(archive, "tate", ../shared/data/tate)``
+  (records, then their chunks) into a fresh archive, and the rate of the raw floor measured
+  in the same run: the same rows read from the same gzip files, parsed, and written with
+  ``sqlite3`` ``executemany`` into one bare table (500 rows per transaction, WAL,
+  ``synchronous=NORMAL``, like the archive);
+* the rate of the same rows written through sqlite-utils' ``insert_all`` (same batches, same
+  pragmas; measured after the raw floor, so on a warm file cache), against the raw floor;
 * the p50/p95 latency of reading one record with its links (``get_record`` + ``links_from`` +
   ``links_to``) over random records at that size, against a bare ``SELECT`` by primary key.
 
@@ -31,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.core.archive import Archive, RecordKey, open_archive  # noqa: E402
-from app.core.archive.importers import run_import  # noqa: E402
+from app.core.importing import import_dataset  # noqa: E402
 
 TATE = REPO.parent / "shared" / "data" / "tate"
 FILES = ("artists.jsonl.gz", "artworks.jsonl.gz")
@@ -82,6 +85,28 @@ def _insert(conn: sqlite3.Connection, batch: list[tuple[str, str, str]]) -> int:
     conn.executemany("INSERT INTO raw VALUES (?, ?, ?)", batch)
     conn.execute("COMMIT")
     return len(batch)
+
+
+def utils_import(folder: Path, db_path: Path) -> tuple[float, int]:
+    """The same rows, batches and pragmas through sqlite-utils' ``insert_all``."""
+    import sqlite_utils
+
+    db = sqlite_utils.Database(db_path, execute_plugins=False)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    table = db.table("raw")
+    table.create({"source": str, "id": str, "data": str}, pk=("source", "id"))
+    start, batch = time.perf_counter(), []
+    for source, row_id, data in rows(folder):
+        batch.append({"source": source, "id": row_id, "data": data})
+        if len(batch) == BATCH:
+            table.insert_all(batch, batch_size=BATCH)
+            batch = []
+    table.insert_all(batch, batch_size=BATCH)
+    seconds = time.perf_counter() - start
+    count = table.count
+    db.close()
+    return seconds, count
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -143,7 +168,7 @@ def run(args: argparse.Namespace, work: Path) -> None:
     folder = dataset(TATE, args.quick, work)
     raw_seconds, raw_count, raw_conn = raw_import(folder, work / "raw.db")
     archive = open_archive(work / "archive", create=True)
-    summary = run_import(archive, "tate", folder)
+    summary = import_dataset(archive, "tate", folder)
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     arxiu_rate = summary.records / summary.seconds
@@ -153,9 +178,15 @@ def run(args: argparse.Namespace, work: Path) -> None:
         f"({dict(summary.sections)}), {summary.links:,} links, "
         f"{len(summary.skipped)} skipped, {summary.unresolved} unresolved"
     )
-    print(f"  arxiu run_import   {summary.seconds:8.2f} s  {arxiu_rate:10,.0f} records/s")
+    print(f"  arxiu import       {summary.seconds:8.2f} s  {arxiu_rate:10,.0f} records/s")
     print(f"  raw sqlite3        {raw_seconds:8.2f} s  {raw_rate:10,.0f} records/s")
     print(f"  ratio arxiu/raw    {arxiu_rate / raw_rate:8.2f}x   (peak RSS {rss_mib:,.0f} MiB)")
+    utils_seconds, utils_count = utils_import(folder, work / "utils.db")  # after the RSS
+    utils_rate = utils_count / utils_seconds
+    print(
+        f"  sqlite-utils       {utils_seconds:8.2f} s  {utils_rate:10,.0f} records/s"
+        f"  ({utils_rate / raw_rate:.2f}x raw: insert_all, same batches)"
+    )
 
     arxiu_p50, arxiu_p95 = percentiles(read_latency(archive, args.samples))
     raw_p50, raw_p95 = percentiles(raw_latency(raw_conn, args.samples))

@@ -214,11 +214,11 @@ class DedaloApi:
         if not isinstance(second, bool):
             raise invalid("`confirm_restricted` must be true or false.", "options")
         pending_id = plan.get("pending_id")
-        record = _as_dict(session.plan_record(pending_id)) if isinstance(pending_id, str) else None
+        record = _as_dict(session.plans.get(pending_id)) if isinstance(pending_id, str) else None
         if record is not None and _same_plan(record.get("plan"), plan, plan_hash):
-            report = await session.resolve(str(pending_id), True, confirm_restricted=second)
+            report = await session.plans.resolve(str(pending_id), True, confirm_restricted=second)
         else:
-            report = await session.apply(plan, plan_hash, confirm_restricted=second)
+            report = await session.plans.apply(plan, plan_hash, confirm_restricted=second)
         return JSONResponse(
             {
                 "ok": True,

@@ -210,11 +210,11 @@ class DezfilDialect:
                 category="input",
             )
         session = self.ctx.session_for(user)
-        record = plain(session.plan_record(pending))
+        record = plain(session.plans.get(pending))
         if approved and record is not None:
             check_apply(user, self.ctx.write_allowed(user), record["plan"], self.ctx.open_archive())
-        report = plain(await session.resolve(pending, approved))
-        record = plain(session.plan_record(pending)) or {}
+        report = plain(await session.plans.resolve(pending, approved))
+        record = plain(session.plans.get(pending)) or {}
         status = record.get("status", "applied" if approved else "declined")
         body = {
             "ok": True,

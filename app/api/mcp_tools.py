@@ -115,7 +115,7 @@ class ExternalToolbox:
         if found is None:
             return failed(not_offered(name, self.registry))
         gate = EgressGate(self.archive, "external", self.external_content)
-        refusal = gate.check_call(found, arguments, self.registry)
+        refusal = gate.check_call(found, arguments)
         if refusal is not None:
             return failed(refusal, hint=RESTRICTED_HINT)
         result = await self.registry.call(name, arguments, self._context())

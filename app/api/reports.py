@@ -1,6 +1,6 @@
 """Apply reports and plan records as plain JSON, for the dialects' answers.
 
-The session's ``resolve`` returns an apply report and ``plan_record`` a plan's record; both are
+The plan owner's ``resolve`` returns an apply report and ``get`` a plan's record; both are
 turned into their JSON form (``to_dict()``) here, so the dialects never reach into plan types.
 """
 

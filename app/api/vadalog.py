@@ -203,7 +203,7 @@ class VadalogDialect:
         if pending is None:
             return
         with contextlib.suppress(ArxiuError):  # resolved elsewhere: nothing left to decline
-            await self.ctx.session_for(user).resolve(str(pending["pending_id"]), False)
+            await self.ctx.session_for(user).plans.resolve(str(pending["pending_id"]), False)
 
     def _default_model(self, assistant: Any) -> str:
         catalog = assistant.catalog
@@ -287,7 +287,7 @@ class Turn:
             else:
                 assistant = self.dialect.ctx.session_for(self.user)
                 try:
-                    await assistant.resolve(str(plan["pending_id"]), False)
+                    await assistant.plans.resolve(str(plan["pending_id"]), False)
                 except ArxiuError as error:
                     yield wire.arxiu_error_line(error)
                 yield wire.line("content", {"chunk": wire.report_text(None, False)})
@@ -302,7 +302,7 @@ class Turn:
         ctx = self.dialect.ctx
         try:
             check_apply(self.user, ctx.write_allowed(self.user), plan, ctx.open_archive())
-            resolved = await assistant.resolve(
+            resolved = await assistant.plans.resolve(
                 str(plan["pending_id"]), True, confirm_restricted=self.body.confirm_restricted
             )
         except ArxiuError as error:

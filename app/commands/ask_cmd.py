@@ -18,27 +18,12 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, TextIO, assert_never
+from typing import TYPE_CHECKING, Any
 
-from app.commands.ask_citations import citation_lines
-from app.commands.ask_plans import apply_summary as apply_summary
-from app.commands.ask_plans import confirm_card as confirm_card
-from app.commands.ask_plans import confirmed
+from app.commands.ask_events import EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, print_events
+from app.commands.ask_plans import apply_summary, confirm_card, confirmed
 from app.commands.common import open_current
 from app.core import paths
-from app.core.agent.events import (
-    ErrorEvent,
-    Event,
-    FinalEvent,
-    IterationEvent,
-    StartEvent,
-    TextEvent,
-    ThinkingEvent,
-    ToolResultEvent,
-    ToolUseEvent,
-    to_wire,
-)
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError
 
@@ -46,8 +31,6 @@ if TYPE_CHECKING:
     from app.core.archive.store import Archive
     from app.core.index.service import Index
     from app.core.session import AssistantSession
-
-EXIT_OK, EXIT_INPUT, EXIT_ENVIRONMENT = 0, 2, 3
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -156,24 +139,6 @@ async def ask(archive: Archive, index: Index, request: dict[str, Any], *, json_e
         await session.aclose()
 
 
-async def print_events(
-    events: AsyncIterator[Event], *, json_events: bool
-) -> tuple[FinalEvent | None, int]:
-    """Print a run's events as they come (seed frames or for a person): its final and exit code."""
-    final: FinalEvent | None = None
-    code = EXIT_OK
-    async for event in events:
-        if json_events:
-            print(json.dumps(to_wire(event), ensure_ascii=False, default=str), flush=True)
-        else:
-            render(event, sys.stdout, sys.stderr)
-        if isinstance(event, FinalEvent):
-            final = event
-        if isinstance(event, ErrorEvent):
-            code = EXIT_INPUT if event.category == "input" else EXIT_ENVIRONMENT
-    return final, code
-
-
 def app_write_mode() -> bool:
     """The Settings switch "write mode" (``write_mode`` in ``settings.json``; on when unset).
 
@@ -184,37 +149,6 @@ def app_write_mode() -> bool:
     except (OSError, ValueError):
         return True
     return not (isinstance(data, dict) and data.get("write_mode") is False)
-
-
-def render(event: Event, out: TextIO, err: TextIO) -> None:
-    """Print one event for a person: the answer on ``out``, everything else on ``err``."""
-    match event:
-        case StartEvent():
-            badge = "local / private" if event.egress == "local" else "EXTERNAL"
-            print(f"[{event.model} · {badge} · {event.mode}]", file=err, flush=True)
-        case ThinkingEvent():
-            if event.state == "start":
-                print("(thinking…)", file=err, flush=True)
-        case TextEvent():
-            out.write(event.delta)
-            out.flush()
-        case ToolUseEvent():
-            print(f"\n→ {event.summary}", file=err, flush=True)
-        case ToolResultEvent():
-            print(f"  {'ok' if event.ok else 'refused: ' + str(event.code)}", file=err, flush=True)
-        case IterationEvent():
-            pass
-        case FinalEvent():
-            out.write("\n")
-            out.flush()
-            for line in citation_lines(event.citations):
-                print(line, file=err, flush=True)
-        case ErrorEvent():
-            print(f"\nerror [{event.code}]: {event.message}", file=err, flush=True)
-            if event.hint:
-                print(f"hint: {event.hint}", file=err, flush=True)
-        case _:
-            assert_never(event)
 
 
 async def confirm_and_apply(
@@ -231,7 +165,9 @@ async def confirm_and_apply(
     print(confirm_card(plan), file=sys.stderr, flush=True)
     approved, second = confirmed(plan)
     try:
-        report = await session.resolve(plan["pending_id"], approved, confirm_restricted=second)
+        report = await session.plans.resolve(
+            plan["pending_id"], approved, confirm_restricted=second
+        )
     except ArxiuError as error:
         if not json_events:
             raise

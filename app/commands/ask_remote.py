@@ -17,15 +17,8 @@ import sys
 from typing import Any
 
 from app.api.client import DedaloClient
-from app.commands.ask_cmd import (
-    EXIT_ENVIRONMENT,
-    EXIT_INPUT,
-    EXIT_OK,
-    apply_summary,
-    confirm_card,
-    print_events,
-)
-from app.commands.ask_plans import confirmed
+from app.commands.ask_events import EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, print_events
+from app.commands.ask_plans import apply_summary, confirm_card, confirmed
 from app.core.errors import ArxiuError
 
 

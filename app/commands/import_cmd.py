@@ -11,7 +11,8 @@ import argparse
 import sys
 
 from app.commands.common import ProgressBar, open_current, print_json
-from app.core.archive.importers import KINDS, ImportSummary, run_import
+from app.core.archive.importers import KINDS, ImportSummary
+from app.core.importing import import_dataset
 
 EXIT_OK = 0
 EXIT_TRUNCATED = 2
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar(f"import {args.kind}")
     with open_current(args, create=True) as archive:
         try:
-            summary = run_import(archive, args.kind, args.path, progress=bar.update)
+            summary = import_dataset(archive, args.kind, args.path, progress=bar.update)
         finally:
             bar.finish()
     if args.json:

@@ -119,10 +119,14 @@ class WindowHost:
         await services.aclose()
         archive.close()
 
-    async def aclose(self) -> None:
-        """Close the current window, its services and archive (after any switch in flight)."""
+    async def settled(self) -> None:
+        """Wait until the switches in flight have ended (the old windows are closed)."""
         if self._switching:
             await asyncio.gather(*self._switching, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Close the current window, its services and archive (after any switch in flight)."""
+        await self.settled()
         await self._close(self.window, self.services, self.archive)
 
 

@@ -55,8 +55,8 @@ FIT_COLORS = {
 def forget_catalog(services: Services) -> None:
     """Make the running session re-read ``models.json`` (a model was added)."""
     session = services.session_now
-    if session is not None and hasattr(session, "_catalog"):
-        session._catalog = None
+    if session is not None:
+        session.reload_catalog()
 
 
 def saved_folders(services: Services) -> list[Path]:
@@ -87,9 +87,11 @@ class DiscoveredModelsBox(QGroupBox):
 
     Signals:
         model_added: (catalog id) a found model was added to the catalog.
+        search_finished: a search of this computer ended and its result is listed.
     """
 
     model_added = Signal(str)
+    search_finished = Signal()
 
     def __init__(
         self, services: Services, tasks: TaskGroup | None = None, parent: QWidget | None = None
@@ -148,6 +150,7 @@ class DiscoveredModelsBox(QGroupBox):
         result = await search_computer(self.services)  # cancelled: the widget may be gone
         self.search_button.setEnabled(True)
         self.show_result(result)
+        self.search_finished.emit()
         return result
 
     def show_result(self, result: discovery.Discovery) -> None:

@@ -28,8 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.archive.importers import KINDS, ImportSummary, run_import
+from app.core.archive.importers import KINDS, ImportSummary
 from app.core.errors import ArxiuError
+from app.core.importing import import_dataset
 from app.ui.services import Services
 
 
@@ -106,7 +107,7 @@ class ImportRunner:
         archive = self.services.archive
         try:
             return await self.services.run_blocking(
-                lambda: run_import(archive, kind, path, progress=progress)
+                lambda: import_dataset(archive, kind, path, progress=progress)
             )
         except ImportCancelled:
             return None

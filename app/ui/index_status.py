@@ -31,10 +31,12 @@ class IndexStatusWidget(QWidget):
         progressed: (state, done, total, error, loading model, dense share or -1) posted
             from the indexer's thread.
         notice: a sentence for the status bar.
+        state_shown: (state) the widget shows a progress snapshot in state ``state``.
     """
 
     progressed = Signal(str, int, int, str, str, float)
     notice = Signal(str)
+    state_shown = Signal(str)
 
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -122,6 +124,7 @@ class IndexStatusWidget(QWidget):
         self.label.setText(text)
         if error:
             self.notice.emit(self.tr("Indexing stopped: {message}").format(message=error))
+        self.state_shown.emit(state)
 
     def toggle_pause(self) -> None:
         """Pause or resume the indexer."""

@@ -318,7 +318,7 @@ class MainWindow(QMainWindow):
             if index is None:
                 self.results.show_message(self.tr("Search is not available: no index service."))
                 return
-            hits = await self.services.run_blocking(lambda: index.search(query, k=SEARCH_RESULTS))
+            hits = await self.services.read(lambda: index.search(query, k=SEARCH_RESULTS))
         except ArxiuError as error:
             self.results.show_message(f"{error.message} {error.hint or ''}".strip())
             return

@@ -64,6 +64,10 @@ class Services:
         """Run ``fn`` on the worker thread and await its result."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
+    async def read(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` (archive reads: a search, a listing) on the archive's read executor."""
+        return await self.archive.db.aread(lambda _conn: fn())
+
     @property
     def session_now(self) -> AssistantSession | None:
         """The session if it was built already, else ``None`` (never builds)."""

@@ -6,7 +6,7 @@ import dataclasses
 import re
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -46,7 +46,13 @@ def model_id_from(text: str) -> str:
 
 
 class SettingsDialog(QDialog):
-    """The settings window; changes are saved on OK."""
+    """The settings window; changes are saved on OK.
+
+    Signals:
+        model_tested: (ok, text) the test of the selected model ended; ``text`` is shown.
+    """
+
+    model_tested = Signal(bool, str)
 
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -242,6 +248,7 @@ class SettingsDialog(QDialog):
             self.test_button.setEnabled(True)
         self.test_result.setObjectName("testOk" if ok else "testFailed")
         self.test_result.setText(text)
+        self.model_tested.emit(ok, text)
 
     # -- saving ----------------------------------------------------------------------------------
     def save(self) -> None:

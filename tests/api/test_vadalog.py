@@ -252,7 +252,7 @@ def test_a_plan_not_wholly_approved_writes_nothing(
     assert find_matches(demo_archive, "rsc197", {"rsc84": "Anna Pujol"}) == []
     keeper = demo.ctx.users.get("keeper")
     assert keeper is not None
-    record = plain(demo.ctx.session_for(keeper).plan_record(pending))
+    record = plain(demo.ctx.session_for(keeper).plans.get(pending))
     assert record is not None and record["status"] == "declined"
 
 

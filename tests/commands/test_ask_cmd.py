@@ -11,7 +11,7 @@ import pytest
 
 from app.cli import main
 from app.core.archive import open_archive
-from app.core.errors import ToolError
+from app.core.archive.write_switch import set_writes_allowed
 from app.core.index.embedders import HashingEmbedder
 from app.core.index.hits import SearchFilter
 from app.core.index.service import Index
@@ -209,17 +209,25 @@ def test_write_with_json_events_reports_a_refused_plan_as_a_failure_envelope(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """While the person reads the plan, writes are turned off from another handle on the
+    archive: the real apply check refuses it, the CLI reports a failure envelope, and nothing
+    is written."""
     propose_anna(scripted)
-    monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))
 
-    async def refuse(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        raise ToolError("mcp.plan_hash_mismatch", "Changed.", category="conflict")
+    class TurnedOffWhileConfirming(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            with open_archive(folder) as other:
+                set_writes_allowed(other, False)
+            return super().readline(size)
 
-    monkeypatch.setattr("app.core.agent.plan_resolution.apply_plan", refuse)
+    monkeypatch.setattr("sys.stdin", TurnedOffWhileConfirming("yes\n"))
     argv = ["ask", ANNA_QUESTION, "--write", "--context", "oh1/1", "--json-events"]
     code = main([*argv, "--archive", str(folder)])
     captured = capsys.readouterr()
     assert code == 3
     assert all(e["event"] in SEED_EVENTS for e in lines_of(captured.out))
     (envelope,) = [json.loads(ln) for ln in captured.err.splitlines() if ln.startswith('{"ok"')]
-    assert envelope["ok"] is False and envelope["error"]["code"] == "mcp.plan_hash_mismatch"
+    assert envelope["ok"] is False and envelope["error"]["code"] == "mcp.write_disabled"
+    with open_archive(folder) as archive:
+        assert archive.audit_rows() == []
+        assert not find_matches(archive, "rsc197", {"rsc85": "Anna Pujol"})

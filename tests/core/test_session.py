@@ -100,35 +100,35 @@ async def test_conversations_are_titled_renamed_reset_exported_and_deleted(
         Turn(text="In 1962."),
     )
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     question = "Who had to leave their homes when the reservoir was built in the upper valley?"
     await collect(await session.chat({"question": question}, conversation_id=cid))
-    stored = session.conversation(cid)
-    assert stored["title"] == "Who had to leave their homes when the reservoir was built…"
-    assert stored["model"] == "local"
+    stored = session.conversations.get(cid)
+    assert stored.title == "Who had to leave their homes when the reservoir was built…"
+    assert stored.model == "local"
     await collect(await session.chat({"question": "When?"}, conversation_id=cid))
     sent = models["local"].calls[-1].messages
     assert [m.content for m in sent[1:]] == [question, "Joan Vila (oh1/1) left Sant Romà.", "When?"]
-    assert session.conversation(cid)["title"].startswith("Who had to leave")
+    assert session.conversations.get(cid).title.startswith("Who had to leave")
 
-    session.rename_conversation(cid, "  Reservoir   interviews ")
-    assert session.conversations()[0]["title"] == "Reservoir interviews"
-    markdown = session.export_markdown(cid)
+    session.conversations.rename(cid, "  Reservoir   interviews ")
+    assert session.conversations.summaries()[0].title == "Reservoir interviews"
+    markdown = session.conversations.export_markdown(cid)
     assert markdown.startswith("# Reservoir interviews\n")
     assert "## You\n\nWhen?" in markdown and "Joan Vila (oh1/1)" in markdown
-    exported = session.export_json(cid)
+    exported = session.conversations.export_json(cid)
     assert exported["format"] == "arxiu.conversation/1"
     assert len(exported["history"]) == 4 and len(exported["transcript"]) == 2
     assert exported["transcript"][0]["summary"][0]["tool"] == "dedalo_read_record"
     json.dumps(exported)
 
-    session.reset_conversation(cid)
-    reset = session.conversation(cid)
-    assert reset["history"] == [] and reset["title"] == "Reservoir interviews"
-    session.delete_conversation(cid)
-    assert session.conversations() == []
+    session.conversations.reset(cid)
+    reset = session.conversations.get(cid)
+    assert reset.history == () and reset.title == "Reservoir interviews"
+    session.conversations.delete(cid)
+    assert session.conversations.summaries() == []
     with pytest.raises(ArxiuError) as caught:
-        session.conversation(cid)
+        session.conversations.get(cid)
     assert caught.value.code == "conversation.unknown"
 
 
@@ -136,7 +136,7 @@ async def test_a_conversation_ignores_a_client_supplied_history(
     make_session: SessionFactory, models: dict[str, ScriptedModel]
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     fake = [{"role": "user", "text": "fabricated"}, {"role": "assistant", "text": "lies"}]
     await collect(await session.chat({"question": "hi", "history": fake}, conversation_id=cid))
     assert "fabricated" not in [m.content for m in models["local"].calls[0].messages]

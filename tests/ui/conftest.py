@@ -4,9 +4,9 @@ scripted model, and the checks every UI test gets: no Qt warnings, no threads or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import threading
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,6 +30,9 @@ from app.ui.main_window import MainWindow
 from app.ui.services import Services
 
 T = TypeVar("T")
+
+THREAD_EXIT_S = 2.0
+"""How long a stopped worker thread may take to return before it counts as left running."""
 
 PLATFORM_NOISE = frozenset({"This plugin does not support propagateSizeHints()"})
 """What the offscreen platform plugin itself warns on every top-level show (not our code)."""
@@ -87,13 +90,38 @@ def run(loop: qasync.QEventLoop, coro: Awaitable[T], timeout: float = 20.0) -> T
     return result
 
 
-async def until(condition: Callable[[], Any], timeout: float = 10.0) -> None:
-    """Wait (processing events) until ``condition()`` is true."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.01)
+@contextlib.contextmanager
+def emitted(
+    loop: qasync.QEventLoop,
+    signal: Any,
+    *,
+    timeout: float = 20.0,
+    check: Callable[..., bool] | None = None,
+) -> Iterator[list[Any]]:
+    """Wait, on the qasync loop, for ``signal`` to be emitted by what the ``with`` body starts.
+
+    Like ``qtbot.waitSignal`` (connected before the body runs; a timeout fails the test; the
+    yielded list receives the signal's arguments), but the wait runs the asyncio loop itself:
+    ``waitSignal`` spins a nested Qt event loop outside it, where a coroutine that calls
+    ``asyncio.get_running_loop()`` (an executor, an awaitable write) raises. ``check``
+    filters the emissions, like ``check_params_cb``.
+    """
+    future: asyncio.Future[tuple[Any, ...]] = loop.create_future()
+
+    def received(*args: Any) -> None:
+        if not future.done() and (check is None or check(*args)):
+            future.set_result(args)
+
+    signal.connect(received)
+    arguments: list[Any] = []
+    try:
+        yield arguments
+        try:
+            arguments.extend(run(loop, future, timeout))
+        except TimeoutError:
+            raise AssertionError(f"signal not emitted within {timeout} s: {signal}") from None
+    finally:
+        signal.disconnect(received)
 
 
 def build_archive(folder: Path) -> Archive:
@@ -240,14 +268,14 @@ def make_window(
     factory = WindowFactory(qtbot, qloop, ui_archive)
     yield factory
     factory.close_all()
-    time.sleep(0.05)
-    extra = [
+    ours = [
         t
         for t in threading.enumerate()
-        if t not in before
-        and t.is_alive()
-        and t.name.startswith(("arxiu-ui", "arxiu-run", "asyncio"))
+        if t not in before and t.name.startswith(("arxiu-ui", "arxiu-run", "asyncio"))
     ]
+    for thread in ours:  # closing stopped them; give each a moment to return
+        thread.join(timeout=THREAD_EXIT_S)
+    extra = [t for t in ours if t.is_alive()]
     assert not extra, f"threads left running: {extra}"
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QFont, QTextCharFormat
 
-from app.ui.assistant.answer_widget import MARKDOWN, AnswerWidget, stable_end
-from app.ui.assistant.citations import linkify
+from app.ui.assistant.answer_widget import AnswerWidget, stable_end
 
 ANSWER = (
     "Three interviews talk about it:\n\n"
@@ -17,10 +16,11 @@ ANSWER = (
 )
 
 
-def _rendered(markdown: str) -> str:
-    document = QTextDocument()
-    document.setMarkdown(linkify(markdown), MARKDOWN)
-    return document.toPlainText()
+def _format_of(widget: AnswerWidget, text: str) -> QTextCharFormat:
+    """The character format the widget shows ``text`` in."""
+    cursor = widget.document().find(text)
+    assert not cursor.isNull(), text
+    return cursor.charFormat()
 
 
 def test_paragraphs_are_finished_at_blank_lines_outside_code_fences() -> None:
@@ -38,11 +38,18 @@ def test_streamed_text_shows_everything_and_ends_as_the_markdown_render(qapp: An
         shown = widget.document().toPlainText()
         assert "".join(shown.split())  # something is shown from the first flush on
     assert widget.markdown == ANSWER
-    assert "They agree the houses were" in widget.document().toPlainText()
-    assert widget.document().toPlainText() != _rendered(ANSWER)  # the tail is still plain
+    assert "They agree the houses were *cleared* first." in widget.document().toPlainText()
+    assert widget.streaming  # the last paragraph is still plain text while it streams
     widget.finish()
-    assert widget.document().toPlainText() == _rendered(ANSWER)
+    shown = widget.document().toPlainText()
     assert not widget.streaming
+    for marker in ("**", "*cleared*", "```", "- "):
+        assert marker not in shown, f"markdown left unrendered: {marker!r}"
+    assert "code with a blank line\n\ninside" in shown  # the fence keeps its blank line
+    assert _format_of(widget, "When they made us leave").fontWeight() >= QFont.Weight.Bold
+    assert _format_of(widget, "cleared").fontItalic()
+    item = widget.document().find("The reservoir").block()
+    assert item.textList() is not None  # a list item, not a line starting with "- "
     widget.deleteLater()
 
 
@@ -86,7 +93,7 @@ def _tooltip_of(widget: AnswerWidget, text: str) -> str:
     return cursor.charFormat().toolTip()
 
 
-def test_only_verified_citations_become_links_showing_the_record_language(qapp: Any) -> None:
+def test_only_verified_citations_become_links_showing_the_record_language(qtbot: Any) -> None:
     """Regression: the invented "Linares (tp2/39)" rendered as a clickable citation."""
     widget = AnswerWidget()
     widget.set_text(CITED, [VERIFIED, INVENTED])
@@ -96,8 +103,8 @@ def test_only_verified_citations_become_links_showing_the_record_language(qapp: 
     assert "Not verified" in _tooltip_of(widget, "⚠ tp2/39")
     assert _tooltip_of(widget, "oh1/1") == ""
     widget.resize(500, 120)
-    widget.show()
-    qapp.processEvents()
+    with qtbot.waitExposed(widget):
+        widget.show()
     inside = widget.document().find("tp2/39")
     inside.setPosition(inside.selectionStart() + 2)
     spot = widget.cursorRect(inside).center()

@@ -24,7 +24,7 @@ from app.ui.archive_switch import (
 )
 from app.ui.main_window import MainWindow
 from app.ui.services import Services
-from tests.ui.conftest import LOCAL, build_archive, run, until
+from tests.ui.conftest import LOCAL, build_archive, run
 
 
 def test_new_archive_in_an_empty_folder_is_named_after_it(tmp_path: Path) -> None:
@@ -97,8 +97,9 @@ def test_switching_shows_the_new_archive_then_closes_the_old(
         texts = [action.text() for action in file_menu.actions()]
         assert texts[:2] == ["&New archive…", "&Open archive…"]
         assert first.switch_archive(tmp_path / "new one", create=True)
-        run(qloop, until(lambda: host.archive.folder == tmp_path / "new one"))
-        run(qloop, until(lambda: not first.isVisible()))
+        run(qloop, host.settled())
+        assert host.archive.folder == tmp_path / "new one"
+        assert not first.isVisible()
         assert host.window is built[1] and host.window.isVisible()
         assert host.window.windowTitle().endswith("new one")
         assert settings.get(ARCHIVE_SETTING) == str(tmp_path / "new one")

@@ -11,7 +11,7 @@ from app.core.models.scripted import Turn, call
 from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.assistant.confirm_card import ConfirmCardWidget
 from app.ui.assistant.turn_widgets import ErrorBanner, NoticeLabel, ToolLineWidget
-from tests.ui.conftest import EXTERNAL, LOCAL, key, run, until
+from tests.ui.conftest import EXTERNAL, LOCAL, emitted, key
 
 PLAN = {
     "summary": "Add Anna Pujol and link her as informant of oh1/3.",
@@ -41,9 +41,20 @@ def of_type(window: Any, kind: type) -> list[Any]:
     return [w for w in window.assistant.view.widgets() if isinstance(w, kind)]
 
 
+TURN_S = 20.0
+"""How long a scripted turn may take (a failure, not a figure: a hung turn fails the test)."""
+
+
 def ask(factory: Any, window: Any, question: str) -> None:
-    window.assistant.send(question)
-    run(factory.loop, until(lambda: not window.assistant.is_busy()))
+    """Send ``question`` and return once its turn is over (the panel's ``turn_finished``)."""
+    with emitted(factory.loop, window.assistant.turn_finished, timeout=TURN_S):
+        window.assistant.send(question)
+
+
+def click_and_wait(factory: Any, button: Any, signal: Any) -> None:
+    """Click ``button`` and return once ``signal`` was emitted."""
+    with emitted(factory.loop, signal, timeout=TURN_S):
+        button.click()
 
 
 def test_streamed_text_arrives_coalesced(make_window: Any) -> None:
@@ -59,11 +70,11 @@ def test_streamed_text_arrives_coalesced(make_window: Any) -> None:
 def test_stop_keeps_the_partial_answer(make_window: Any) -> None:
     window = make_window([Turn(text="x" * 20000, chunk_size=1)])
     panel = window.assistant
-    panel.send("Tell me everything")
-    run(make_window.loop, until(lambda: of_type(window, AnswerWidget)))
+    with emitted(make_window.loop, panel.bridge.text_received, timeout=TURN_S):
+        panel.send("Tell me everything")
+    assert of_type(window, AnswerWidget)
     assert panel.composer.stop_button.isVisible()
-    panel.composer.stop_button.click()
-    run(make_window.loop, until(lambda: not panel.is_busy()))
+    click_and_wait(make_window, panel.composer.stop_button, panel.turn_finished)
     answer = of_type(window, AnswerWidget)[0].markdown
     assert 0 < len(answer) < 20000
     assert any("Stopped" in n.text() for n in of_type(window, NoticeLabel))
@@ -118,8 +129,7 @@ def test_apply_changes_the_archive_and_writes_audit_rows(make_window: Any) -> No
     assert [row.op["tool"] for row in card.rows] == ["dedalo_find_or_create", "dedalo_portal_link"]
     args = card.rows[0].findChild(type(card.status), "opArgs")
     assert args is not None and "Anna Pujol" in args.text()
-    card.apply_button.click()
-    run(make_window.loop, until(lambda: card.state != "pending" and not window.is_busy()))
+    click_and_wait(make_window, card.apply_button, card.resolved)
     assert card.state == "applied"
     assert [row.state for row in card.rows] == ["applied", "applied"]
     created = key("rsc197", 4)
@@ -130,9 +140,8 @@ def test_apply_changes_the_archive_and_writes_audit_rows(make_window: Any) -> No
 
 
 def test_cancel_writes_nothing(make_window: Any) -> None:
-    window, card = propose(make_window)
-    card.cancel_button.click()
-    run(make_window.loop, until(lambda: card.state != "pending" and not window.is_busy()))
+    _window, card = propose(make_window)
+    click_and_wait(make_window, card.cancel_button, card.resolved)
     assert card.state == "declined"
     assert make_window.archive.count_records("rsc197") == 3
     assert make_window.archive.audit_rows() == []
@@ -146,7 +155,7 @@ def test_a_new_message_supersedes_a_pending_card(make_window: Any) -> None:
     assert card.state == "superseded"
     assert "superseded" in card.status.text()
     session = window.services.session_now
-    assert session.plan(card.pending_id).status == "superseded"
+    assert session.plans.get(card.pending_id).status == "superseded"
     assert make_window.archive.audit_rows() == []
 
 
@@ -164,8 +173,7 @@ def test_an_error_banner_carries_the_hint_and_retry(make_window: Any) -> None:
     assert banners[0].error.code == "ai.provider_failed"
     assert banners[0].hint.text() == "Check that the server is running."
     assert not banners[0].retry_button.isHidden()
-    banners[0].retry_button.click()
-    run(make_window.loop, until(lambda: not window.assistant.is_busy()))
+    click_and_wait(make_window, banners[0].retry_button, window.assistant.turn_finished)
     assert of_type(window, AnswerWidget)[-1].markdown == "Now it works."
 
 
@@ -199,8 +207,7 @@ def test_restricted_refusal_offers_the_local_model(make_window: Any) -> None:
     assert line.outcome == "mcp.egress_restricted"
     banner = of_type(window, ErrorBanner)[-1]
     assert not banner.local_button.isHidden()
-    banner.local_button.click()
-    run(make_window.loop, until(lambda: not window.assistant.is_busy()))
+    click_and_wait(make_window, banner.local_button, window.assistant.turn_finished)
     assert not window.assistant.picker.is_external()
     assert "village was emptied" in of_type(window, AnswerWidget)[-1].markdown
 

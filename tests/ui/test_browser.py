@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QUrl
+from PySide6.QtGui import QImage
 
 from app.core.archive import Archive
 from app.core.index.embedders import HashingEmbedder
@@ -16,7 +17,7 @@ from app.core.index.service import Index
 from app.ui.browser import records_model
 from app.ui.browser.records_model import RecordsTableModel
 from app.ui.browser.sections_view import COUNT_ROLE, RESTRICTED_ROLE
-from tests.ui.conftest import build_archive, key, run, until
+from tests.ui.conftest import build_archive, emitted, key
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,8 +60,9 @@ def test_indexing_progress_reaches_the_status_bar(make_window: Any) -> None:
     index = Index(make_window.archive, HashingEmbedder())
     window.services._index = index
     status = window.index_status
-    status.start()
-    run(make_window.loop, until(lambda: status.label.text() == "Index up to date"))
+    with emitted(make_window.loop, status.state_shown, check=lambda state: state == "idle"):
+        status.start()
+    assert status.label.text() == "Index up to date"
     assert status.bar.maximum() >= 1
     assert index.stats().chunks > 0
     status.show_progress("running", 2, 6)
@@ -86,6 +88,10 @@ def test_screenshot_command_writes_a_png(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    shot = QImage(str(png))
+    assert (shot.width(), shot.height()) == (1600, 940)
+    colours = {shot.pixel(x, y) for x in range(0, 1600, 16) for y in range(0, 940, 16)}
+    assert len(colours) > 20, "the screenshot is blank"  # a window with text, not one colour
 
 
 def test_catalan_and_spanish_tables_translate_the_panel(qapp: Any) -> None:

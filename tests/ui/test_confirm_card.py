@@ -19,8 +19,8 @@ from app.core.errors import ArxiuError
 from app.core.models.scripted import Turn, call
 from app.core.tools.registry import build_registry
 from app.ui.assistant.confirm_card import ConfirmCardWidget
-from tests.ui.conftest import key, run, until
-from tests.ui.test_assistant_panel import PLAN, ask, of_type
+from tests.ui.conftest import emitted, key, run
+from tests.ui.test_assistant_panel import PLAN, ask, click_and_wait, of_type
 
 
 @pytest.fixture(autouse=True)
@@ -120,16 +120,15 @@ def test_a_flagged_plan_needs_the_second_confirmation(make_window: Any, tmp_path
     assert not card.apply_button.isEnabled()
     session = window.services.session_now
     try:
-        run(make_window.loop, session.resolve(card.pending_id, True))
+        run(make_window.loop, session.plans.resolve(card.pending_id, True))
     except ArxiuError as error:
         assert error.code == "mcp.plan_needs_confirmation"
     else:
         raise AssertionError("a flagged plan was applied without the second confirmation")
-    assert session.plan(card.pending_id).status == "pending"
+    assert session.plans.get(card.pending_id).status == "pending"
     card.second_confirm.setChecked(True)
     assert card.apply_button.isEnabled()
-    card.apply_button.click()
-    run(make_window.loop, until(lambda: card.state != "pending" and not window.is_busy()))
+    click_and_wait(make_window, card.apply_button, card.resolved)
     assert card.state == "applied"
     assert key("rsc197", 4) in [
         link.target for link in make_window.archive.links_from(key("oh1", 3))
@@ -145,7 +144,7 @@ def test_with_writes_off_there_is_no_write_mode_and_apply_is_refused(make_window
     registry = build_registry()
     plan = validate_plan(PLAN, make_window.archive, registry)
     try:
-        run(make_window.loop, session.apply(plan, plan["plan_hash"]))
+        run(make_window.loop, session.plans.apply(plan, plan["plan_hash"]))
     except ArxiuError as error:
         assert error.code == "mcp.write_disabled"
     else:
@@ -161,10 +160,9 @@ def test_a_refused_message_leaves_the_card_pending(make_window: Any) -> None:
     (card,) = of_type(window, ConfirmCardWidget)
     ask(make_window, window, "x" * 40_000)  # refused before anything streams
     session = window.services.session_now
-    assert session.plan(card.pending_id).status == "pending"
+    assert session.plans.get(card.pending_id).status == "pending"
     assert card.state == "pending" and card.apply_button.isEnabled()
-    card.apply_button.click()
-    run(make_window.loop, until(lambda: card.state != "pending" and not window.is_busy()))
+    click_and_wait(make_window, card.apply_button, card.resolved)
     assert card.state == "applied"
 
 
@@ -184,13 +182,13 @@ def test_an_interrupted_apply_resumes_from_its_card(make_window: Any) -> None:
     )
     conversation_id = window.assistant.conversation_id
     window.assistant.new_conversation()
-    window.assistant.open_conversation(conversation_id)
-    run(make_window.loop, until(lambda: not window.assistant.is_busy()))
+    with emitted(make_window.loop, window.assistant.conversation_opened):
+        window.assistant.open_conversation(conversation_id)
     (reopened,) = of_type(window, ConfirmCardWidget)
     assert reopened.state == "applying" and "Interrupted" in reopened.status.text()
     assert reopened.apply_button.isEnabled()
-    reopened.apply_button.click()
-    run(make_window.loop, until(lambda: reopened.state == "applied" and not window.is_busy()))
+    click_and_wait(make_window, reopened.apply_button, reopened.resolved)
+    assert reopened.state == "applied"
     assert key("rsc197", 4) in [link.target for link in archive.links_from(key("oh1", 3))]
 
 

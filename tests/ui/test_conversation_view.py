@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
 from app.core.models.scripted import Turn, call
 from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.assistant.conversation_view import ConversationView, align_answer
 from app.ui.assistant.turn_widgets import ToolLineWidget
-from tests.ui.conftest import run, until
+from tests.ui.conftest import emitted
 
 VERIFIED = {
     "section_tipo": "oh1",
@@ -20,11 +23,18 @@ VERIFIED = {
 }
 
 
+def _shown(widget: QWidget, view: ConversationView) -> bool:
+    """Whether ``widget`` is shown: visible, or just added (the layout shows a new child on the
+    next event-loop pass) and not hidden on purpose."""
+    on_purpose = widget.testAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide)
+    return widget.isVisibleTo(view) or not on_purpose
+
+
 def _column(view: ConversationView) -> list[str]:
     """What the turn shows, in order: answer texts and tool lines."""
     out = []
     for widget in view.widgets():
-        if isinstance(widget, AnswerWidget) and widget.isVisibleTo(view):
+        if isinstance(widget, AnswerWidget) and _shown(widget, view):
             out.append(widget.document().toPlainText())
         elif isinstance(widget, ToolLineWidget):
             out.append(f"[{widget.call_id}]")
@@ -49,8 +59,8 @@ def test_text_before_a_tool_call_is_shown_once(make_window: Any) -> None:
     window = make_window(
         [Turn(text="Let me look it up.", tool_calls=(read,)), Turn(text="It is (oh1/2).")]
     )
-    window.assistant.send("Which interview?")
-    run(make_window.loop, until(lambda: not window.assistant.is_busy()))
+    with emitted(make_window.loop, window.assistant.turn_finished):
+        window.assistant.send("Which interview?")
     view = window.assistant.view
     assert _column(view) == ["Let me look it up.", "[c1]", "It is (oh1/2 · ca)."]
     assert [w.markdown for w in view.turn_answers] == ["Let me look it up.", "It is (oh1/2)."]

@@ -13,7 +13,7 @@ from app.core import paths
 from app.ui import discovered_models
 from app.ui.settings_dialog import SettingsDialog
 from tests.core.models.gguf_files import write_gguf
-from tests.ui.conftest import run, until
+from tests.ui.conftest import emitted, run
 
 MOVERS = ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE")
 MOVERS += ("LLAMA_CACHE", "OLLAMA_MODELS")
@@ -31,10 +31,13 @@ def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def _settings(window: Any) -> SettingsDialog:
+def _settings(window: Any, loop: Any) -> SettingsDialog:
+    """Open Settings and wait for its first search of this computer to be listed."""
     window.open_settings()
     dialog = window.settings_dialog
     assert isinstance(dialog, SettingsDialog)
+    with emitted(loop, dialog.discovered.search_finished):
+        pass  # the search started with the dialog; it runs once the loop does
     return dialog
 
 
@@ -46,9 +49,9 @@ def test_a_model_found_in_settings_is_added_and_offered_with_the_local_badge(
     make_window: Any, fake_home: Path
 ) -> None:
     window = make_window()
-    dialog = _settings(window)
+    dialog = _settings(window, make_window.loop)
     box = dialog.discovered
-    run(make_window.loop, until(lambda: box.result is not None and box.search_button.isEnabled()))
+    assert box.result is not None and box.search_button.isEnabled()
     assert box.table.rowCount() == 1
     name, source, size, quantisation, context, tools, memory = _cells(box, 0)
     assert (name, source, quantisation, context, tools) == (
@@ -69,10 +72,11 @@ def test_a_model_found_in_settings_is_added_and_offered_with_the_local_badge(
     ]
     listed = [dialog.models_list.item(n).text() for n in range(dialog.models_list.count())]
     assert any("qwen2.5-7b-instruct-q4_k_m (LM Studio)" in text for text in listed)
-    dialog.save()
+    with emitted(make_window.loop, window.assistant.models_loaded):
+        dialog.save()
     picker = window.assistant.picker
     model_id = stored[0]["id"]
-    run(make_window.loop, until(lambda: picker.combo.findData(model_id) >= 0))
+    assert picker.combo.findData(model_id) >= 0
     picker.select(model_id)
     assert picker.current_id() == model_id
     assert picker.badge.text() == "local / private" and picker.badge.property("badge") == "local"
@@ -93,18 +97,17 @@ def test_nothing_found_means_no_offer_and_a_bad_folder_is_refused(
         model.unlink()
     window = make_window()
     assert run(make_window.loop, window.offer_discovered_models()) is None
-    dialog = _settings(window)
+    dialog = _settings(window, make_window.loop)
     box = dialog.discovered
-    run(make_window.loop, until(lambda: box.result is not None and box.search_button.isEnabled()))
+    assert box.result is not None and box.search_button.isEnabled()
     assert box.table.rowCount() == 0 and "No models found" in box.status.text()
     assert not box.add_folder(tmp_path / "nowhere")
     assert box.status.text().startswith("ai.model_folder_unreadable")
     folder = tmp_path / "mine"
     write_gguf(folder / "llama-3.1-8b.gguf", arch="llama")
-    assert box.add_folder(folder)
-    run(
-        make_window.loop, until(lambda: box.table.rowCount() == 1 and box.search_button.isEnabled())
-    )
+    with emitted(make_window.loop, box.search_finished):
+        assert box.add_folder(folder)
+    assert box.table.rowCount() == 1 and box.search_button.isEnabled()
     assert _cells(box, 0)[:2] == ["llama-3.1-8b", "Added folder"]
     assert window.services.settings.get("model_folders") == [str(folder)]
     dialog.reject()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QUrl
-from PySide6.QtGui import QImage, QTextDocument
+from PySide6.QtGui import QImage, QTextCursor, QTextDocument
 
 from app.core.archive import RecordKey
 from app.core.archive.demo import ensure_demo_archive
@@ -31,6 +31,34 @@ def _thumbnail(view: RecordView) -> QImage:
     return resource.toImage() if hasattr(resource, "toImage") else QImage()
 
 
+def _painted_colours(view: RecordView) -> int:
+    """How many colours the record view paints where its first image sits (an empty box: one
+    or two)."""
+    document = view.browser.document()
+    block, position = document.begin(), None
+    while block.isValid() and position is None:
+        fragments = block.begin()
+        while not fragments.atEnd() and position is None:
+            fragment = fragments.fragment()
+            if fragment.charFormat().isImageFormat():
+                position = fragment.position()
+            fragments += 1
+        block = block.next()
+    assert position is not None, "the record view shows no image"
+    cursor = QTextCursor(document)
+    cursor.setPosition(position)
+    spot = view.browser.cursorRect(cursor)  # the image's left edge, as tall as its line
+    spot.translate(view.browser.viewport().pos())
+    shot = view.browser.grab().toImage()
+    return len(
+        {
+            shot.pixel(x, y)
+            for x in range(spot.left() + 4, spot.left() + 100, 4)
+            for y in range(spot.top() + 10, spot.bottom() - 10, 4)
+        }
+    )
+
+
 @pytest.mark.parametrize("lang", ["en", "ca", "es"])
 def test_an_image_record_shows_its_thumbnail_in_every_ui_language(
     qapp: Any, demo: Any, lang: str
@@ -46,6 +74,7 @@ def test_an_image_record_shows_its_thumbnail_in_every_ui_language(
         assert image.height() > 50
         colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in (10, 60, 100)}
         assert len(colours) > 5, "the thumbnail is blank"
+        assert _painted_colours(view) > 5, f"an empty box where the thumbnail should be ({lang})"
         view.close()
     finally:
         if translator is not None:

@@ -22,7 +22,7 @@ from app.ui.app_settings import AppSettings
 from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.main_window import MainWindow
 from app.ui.services import Services
-from tests.ui.conftest import LOCAL, run, until
+from tests.ui.conftest import LOCAL, emitted, run
 
 QUESTION = "Quines entrevistes parlen de les famílies que van haver de marxar pel pantà?"
 INTERVIEWS = [
@@ -120,8 +120,8 @@ def test_a_catalan_question_cites_the_catalan_displacement_interviews(
     window.show()
     try:
         run(qloop, window.assistant.load_models())
-        window.assistant.send(QUESTION)
-        run(qloop, until(lambda: not window.assistant.is_busy(), 120), 150)
+        with emitted(qloop, window.assistant.turn_finished, timeout=150.0):
+            window.assistant.send(QUESTION)
         answers = [w for w in window.assistant.view.widgets() if isinstance(w, AnswerWidget)]
         cited = set(re.findall(r"record:oh1/(\d+)", answers[-1].toHtml()))
         assert cited == {"1", "2", "3"}, answers[-1].toPlainText()

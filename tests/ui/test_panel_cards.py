@@ -24,7 +24,7 @@ def test_a_refused_message_shows_the_status_the_core_holds(make_window: Any) -> 
     session = window.services.session_now
     other = run(make_window.loop, session.chat({"question": "hi"}, supersedes=card.pending_id))
     run(make_window.loop, _drain(other))
-    assert session.plan(card.pending_id).status == "superseded"
+    assert session.plans.get(card.pending_id).status == "superseded"
     assert card.state == "pending"  # nothing told the panel yet
     ask(make_window, window, "x" * 40_000)  # refused before anything streams
     assert card.state == "superseded" and "superseded" in card.status.text()

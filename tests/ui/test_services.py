@@ -4,6 +4,8 @@ of the settings file reaches the live session through one place."""
 from __future__ import annotations
 
 import gc
+import json
+import typing
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,12 +13,13 @@ import pytest
 
 from app.core.archive import Archive
 from app.core.errors import ArxiuError
+from app.core.models.catalog import catalog_from_data
+from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.session import AssistantSession
-from app.core.tools.base import ToolContext
 from app.main import build_session
 from app.ui.app_settings import AppSettings
 from app.ui.services import Services
-from tests.ui.conftest import run
+from tests.ui.conftest import LOCAL, run
 
 
 @pytest.fixture(autouse=True)
@@ -33,16 +36,40 @@ def collect_on_the_gui_thread() -> Iterator[None]:
 def test_the_session_built_for_the_window_labels_in_the_ui_language(
     qloop: Any, ui_archive: Archive, lang: str, label: str
 ) -> None:
-    """Regression: build_session never passed the UI language, so tools labelled in English."""
-    services = Services(ui_archive, AppSettings(), lang=lang, session_factory=build_session)
+    """Regression: build_session never passed the UI language, so tools labelled in English.
+
+    The session is the one ``build_session`` makes for the window (its settings, its
+    language), run with a scripted model: the labels checked are those the model got back
+    from its tool call, not ones the test asked for itself."""
+    model = ScriptedModel(
+        [Turn(tool_calls=(call("dedalo_list_sections", {}, "s1"),)), Turn(text="Listed.")],
+        id="scripted",
+    )
+
+    def factory(
+        archive: Archive, searcher: Any, settings: AppSettings, ui_lang: str
+    ) -> AssistantSession:
+        built = build_session(archive, searcher, settings, ui_lang)
+        return AssistantSession(
+            archive,
+            catalog_from_data([dict(LOCAL)]),
+            settings=built.settings,
+            model_factory=lambda _entry: model,
+        )
+
+    services = Services(ui_archive, AppSettings(), lang=lang, session_factory=factory)
     session = run(qloop, services.session())
-    assert isinstance(session, AssistantSession)
-    assert session.settings.lang == lang
-    context = ToolContext(archive=ui_archive, lang=session.settings.lang)
-    result = run(qloop, session.registry.call("dedalo_list_sections", {}, context))
-    labels = {s["tipo"]: s["label"] for s in result.data["sections"]}
+    run(qloop, _drain(run(qloop, session.chat({"question": "Which sections are there?"}))))
+    results = [m.content for m in model.calls[-1].messages if m.role == "tool"]
+    assert len(results) == 1
+    labels = {s["tipo"]: s["label"] for s in json.loads(results[0])["data"]["sections"]}
     assert labels["oh1"] == label
     run(qloop, services.aclose())
+
+
+async def _drain(stream: Any) -> None:
+    async for _ in stream:
+        pass
 
 
 def test_a_settings_change_reaches_the_live_session(qloop: Any, ui_archive: Archive) -> None:
@@ -64,3 +91,17 @@ def test_no_session_to_build_is_a_coded_error(qloop: Any, ui_archive: Archive) -
         run(qloop, services.session())
     assert caught.value.code == "ai.session_unavailable" and caught.value.hint
     run(qloop, services.aclose())
+
+
+def test_the_ui_gets_the_session_typed_from_services() -> None:
+    """Regression: ``Services.session() -> Any`` switched off strict typing for every UI call
+    into the core; mypy checks those calls only while Services hands out the real type."""
+    from app.core.index.hits import Searcher
+    from app.ui import services as module
+
+    names = {**vars(module), "AssistantSession": AssistantSession, "Searcher": Searcher}
+    session_now = Services.session_now.fget
+    assert session_now is not None
+    assert typing.get_type_hints(Services.session, names)["return"] is AssistantSession
+    assert typing.get_type_hints(session_now, names)["return"] == AssistantSession | None
+    assert typing.get_type_hints(Services.set_session, names)["session"] is AssistantSession

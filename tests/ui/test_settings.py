@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from app.core.models.scripted import Turn
 from app.ui.model_check import check_model
 from app.ui.settings_dialog import MODEL_ROLE, MODEL_SETTING, SettingsDialog
-from tests.ui.conftest import run, until
+from tests.ui.conftest import emitted, run
 
 
 def _open_settings(window: Any) -> SettingsDialog:
@@ -41,9 +41,10 @@ def test_the_test_button_streams_from_the_selected_model(make_window: Any) -> No
         n for n in range(dialog.models_list.count()) if dialog.models_list.item(n).data(MODEL_ROLE)
     )
     dialog.models_list.setCurrentRow(row)
-    dialog.test_button.click()
-    assert not dialog.test_button.isEnabled()
-    run(make_window.loop, until(lambda: dialog.test_button.isEnabled()))
+    with emitted(make_window.loop, dialog.model_tested):
+        dialog.test_button.click()
+        assert not dialog.test_button.isEnabled()
+    assert dialog.test_button.isEnabled()
     assert "tokens/s" in dialog.test_result.text()
     dialog.reject()
 
@@ -60,10 +61,10 @@ def test_saved_settings_reach_the_live_session_and_the_index_key(make_window: An
         n for n in range(dialog.writable.count()) if "rsc197" in dialog.writable.item(n).text()
     )
     dialog.writable.item(people).setCheckState(Qt.CheckState.Unchecked)
-    dialog.save()
+    with emitted(make_window.loop, window.assistant.models_loaded):
+        dialog.save()
     assert not session.settings.write_allowed and session.settings.external_content
     assert window.services.archive.meta(MODEL_SETTING) == "hashing"
     assert not window.services.archive.section("rsc197").writable
-    run(make_window.loop, until(lambda: not window.is_busy()))
     modes = [window.assistant.mode.itemData(n) for n in range(window.assistant.mode.count())]
     assert modes == ["read"]

@@ -9,11 +9,19 @@ An apply killed part-way leaves exactly the ops that committed, each with its au
 ``resume`` the ops that already have their audit row (matched by plan hash and op id) are
 skipped, the records they made are read back from those rows, and only the rest run (an op
 that changed nothing has no row and runs again: finding or linking twice changes nothing).
+
+The apply never blocks the caller's event loop (the app's GUI thread): its reads — the resume
+look-up, the re-validation — and each op run on the archive's read executor
+(:meth:`~app.core.archive.database.Database.aread`); an op's write still commits on the writer
+thread, in order, and the loop awaits each op before the next starts.
 """
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.agent.plan_refs import check_made, check_slots, is_ref
@@ -94,8 +102,9 @@ async def apply_plan(
             is refused as a whole (nothing is written then).
     """
     require_writes(env.archive)
-    done = done_ops(env.archive, str(confirmed_hash)) if resume else {}
-    checked = check_confirmed(plan, confirmed_hash, env, frozenset(done))
+    db = env.archive.db
+    done = await db.aread(lambda _: done_ops(env.archive, str(confirmed_hash))) if resume else {}
+    checked = await db.aread(lambda _: check_confirmed(plan, confirmed_hash, env, frozenset(done)))
     made = {op_id: key for op_id, key in done.items() if key is not None}
     applied: list[AppliedOp] = []
     ops = checked["ops"]
@@ -104,7 +113,7 @@ async def apply_plan(
         if op_id in done:
             applied.append(AppliedOp(op_id, _resumed_result(made.get(op_id)), resumed=True))
             continue
-        outcome = await _run_op(op, made, env, checked["plan_hash"])
+        outcome = await db.aread(partial(_run_op_here, op, dict(made), env, checked["plan_hash"]))
         if isinstance(outcome, OpFailure):
             skipped = tuple(later["op_id"] for later in ops[index + 1 :])
             return _report(applied, made, ops, outcome, skipped)
@@ -113,6 +122,17 @@ async def apply_plan(
         if key is not None:
             made[op_id] = key
     return _report(applied, made, ops, None, ())
+
+
+def _run_op_here(
+    op: dict[str, Any],
+    made: dict[str, RecordKey],
+    env: ApplyContext,
+    hash_: str,
+    _conn: sqlite3.Connection,
+) -> ToolResult | OpFailure:
+    """:func:`_run_op` to its end on this (read) thread, on an event loop of its own."""
+    return asyncio.run(_run_op(op, made, env, hash_))
 
 
 async def _run_op(

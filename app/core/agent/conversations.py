@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from app.core.agent.conversation_types import Conversation, TurnRecord
 from app.core.agent.request import MAX_HISTORY_BYTES, MAX_HISTORY_ENTRIES
 
 if TYPE_CHECKING:
+    from app.core.agent.events import FinalEvent
     from app.core.agent.request import ChatRequest
     from app.core.models.catalog import ModelEntry
 
@@ -30,18 +31,6 @@ CHARS_PER_TOKEN = 3
 """A cautious estimate of characters per token (short words, Catalan and Spanish)."""
 HISTORY_SHARE = 2
 """The history may use 1/HISTORY_SHARE of what the window leaves after the reply."""
-
-
-def new_conversation(title: str = "", model: str | None = None) -> dict[str, Any]:
-    """A new, empty conversation record (not yet saved)."""
-    return {
-        "id": uuid.uuid4().hex,
-        "title": title,
-        "model": model,
-        "history": [],
-        "transcript": [],
-        "pending_plan": None,
-    }
 
 
 def make_title(question: str) -> str:
@@ -106,61 +95,44 @@ def add_exchange(
     return [*stored, *sent[-2:]]
 
 
-def turn_record(question: str, final: dict[str, Any]) -> dict[str, Any]:
+def turn_record(question: str, final: FinalEvent) -> TurnRecord:
     """The transcript entry stored for one finished run."""
-    return {
-        "at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "question": question,
-        "answer": final["answer"],
-        "stop": final["stop"],
-        "model": final["model"],
-        "turns": final["turns"],
-        "usage": final["usage"],
-        "summary": final["transcript_summary"],
-        "change_plan": final["change_plan"],
-        "citations": final.get("citations", []),
-        "tainted": bool(final.get("tainted")),
-    }
-
-
-def is_tainted(conversation: dict[str, Any]) -> bool:
-    """Whether any answer of the conversation drew on restricted records.
-
-    A conversation's taint never drops: it is read from every stored turn and history entry,
-    so a later untainted answer cannot clear it (only a reset, which forgets the text, does).
-    """
-    turns = conversation.get("transcript") or []
-    entries = conversation.get("history") or []
-    return any(isinstance(t, dict) and t.get("tainted") for t in turns) or any(
-        isinstance(e, dict) and e.get("tainted") for e in entries
+    return TurnRecord(
+        at=datetime.now(UTC).isoformat(timespec="seconds"),
+        question=question,
+        answer=final.answer,
+        stop=final.stop,
+        model=final.model,
+        turns=final.turns,
+        usage=dict(final.usage),
+        summary=list(final.transcript_summary),
+        change_plan=final.change_plan,
+        citations=list(final.citations),
+        tainted=bool(final.tainted),
     )
 
 
-def export_json(conversation: dict[str, Any]) -> dict[str, Any]:
+def is_tainted(conversation: Conversation) -> bool:
+    """Whether any answer of the conversation drew on restricted records (see
+    :attr:`Conversation.tainted <app.core.agent.conversation_types.Conversation.tainted>`)."""
+    return conversation.tainted
+
+
+def export_json(conversation: Conversation) -> dict[str, Any]:
     """The conversation as a self-describing JSON document."""
-    return {
-        "format": EXPORT_FORMAT,
-        "id": conversation["id"],
-        "title": conversation.get("title", ""),
-        "model": conversation.get("model"),
-        "created_at": conversation.get("created_at"),
-        "updated_at": conversation.get("updated_at"),
-        "history": conversation.get("history", []),
-        "transcript": conversation.get("transcript", []),
-        "pending_plan": conversation.get("pending_plan"),
-    }
+    return {"format": EXPORT_FORMAT, **conversation.to_dict()}
 
 
-def export_markdown(conversation: dict[str, Any]) -> str:
+def export_markdown(conversation: Conversation) -> str:
     """The conversation as Markdown: a heading, then each question and answer."""
-    lines = [f"# {conversation.get('title') or 'Conversation'}", ""]
-    if conversation.get("model"):
-        lines += [f"*Model:* `{conversation['model']}`", ""]
-    for entry in conversation.get("history", []):
+    lines = [f"# {conversation.title or 'Conversation'}", ""]
+    if conversation.model:
+        lines += [f"*Model:* `{conversation.model}`", ""]
+    for entry in conversation.history:
         who = "You" if entry.get("role") == "user" else "Assistant"
         lines += [f"## {who}", "", str(entry.get("text", "")).rstrip(), ""]
-    for turn in conversation.get("transcript", []):
-        plan = turn.get("change_plan")
+    for turn in conversation.transcript:
+        plan = turn.change_plan
         if plan:
             lines += [f"### Change plan: {plan.get('summary', '')}", ""]
             lines += [

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError, ToolError
 from app.core.tools.base import EGRESS_CLASSES, Tool, ToolResult
+from app.core.tools.sections import sections_named
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -34,14 +35,6 @@ STRUCTURE_SCOPE = "structure"
 """``details.scope`` of a refusal that depends only on the call and the archive's structure
 (sections, fields, the content setting) — never on whether a record exists or what it holds —
 so an external model may read it as it is (see :mod:`app.core.agent.egress_errors`)."""
-
-
-class SectionNamer(Protocol):
-    """What the gate needs from the tool registry."""
-
-    def sections_named(self, args: Any, archive: Archive | None = None) -> set[str]:
-        """Every section tipo a call's ``args`` name, labels and filter paths resolved."""
-        ...
 
 
 def refused(message: str, *, details: dict[str, Any] | None = None) -> ToolError:
@@ -77,9 +70,7 @@ class EgressGate:
         """Whether the gate guards an external run (anything but ``local`` is external)."""
         return self.egress != "local"
 
-    def check_call(
-        self, tool: Tool | None, args: dict[str, Any], registry: SectionNamer
-    ) -> ToolError | None:
+    def check_call(self, tool: Tool | None, args: dict[str, Any]) -> ToolError | None:
         """The refusal for calling ``tool`` with ``args`` on this run, or ``None``."""
         if tool is None or tool.egress not in EGRESS_CLASSES:
             return refused("This tool has no egress class, so it is refused.")
@@ -98,7 +89,7 @@ class EgressGate:
                 details={"tool": tool.name, "scope": STRUCTURE_SCOPE},
             )
         try:
-            named = set(registry.sections_named(args, self.archive))
+            named = sections_named(args, self.archive)
         except ArxiuError as error:
             return refused(f"The call cannot be classified: {error.message}")
         named |= self._sections_in(args)

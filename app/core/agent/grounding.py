@@ -1,114 +1,96 @@
-"""Grounded answers for models that cannot plan tool calls (the small bundled default).
+"""Grounded answers for models that cannot plan tool calls (the small bundled default): helpers.
 
-The loop searches first — ``dedalo_semantic_search`` on the question, streamed as ordinary
-``tool_use``/``tool_result`` events and gated like any call — then gives the model the hits and
-asks it to answer from them. The relevant records among the hits (see
+The grounded run itself lives in :mod:`app.core.agent.loop` (``AgentRun``), where its search is
+one ordinary, gated tool step: it searches ``dedalo_semantic_search`` on the question, gives the
+model the hits and asks it to answer from them. The relevant records among the hits (see
 :mod:`app.core.agent.sources`: a cut-off relative to the best hit, lead sections, one entry per
 record) are cited in a "Sources" list appended to the answer, whatever the model wrote — only
 records the search returned to the model through the egress gate, so every source is a verified
 citation; the model is shown only those records' hits. With no hits the model is not asked at
 all: the answer says that the archive has nothing on it, rather than letting a small model
 invent something.
+
+This module holds the pieces that need no run: the search call, the sources, the messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from app.core.agent.events import Event, IterationEvent, TextEvent, ToolResultEvent, ToolUseEvent
 from app.core.agent.prompts import citation, grounded_turn, sources_block, system_prompt
 from app.core.agent.sources import Source, hits_of, select_sources
-from app.core.agent.streaming import TurnOutcome
 from app.core.agent.transcript import history_messages
 from app.core.archive.model import RecordKey
-from app.core.models.base import Message
+from app.core.models.base import Message, ToolCall
 
 if TYPE_CHECKING:
-    from app.core.agent.loop import AgentRun
+    from app.core.agent.citations import ReturnedRecords
+    from app.core.agent.request import ChatRequest
+    from app.core.archive.store import Archive
+    from app.core.tools.base import ToolResult
 
 SEARCH_TOOL = "dedalo_semantic_search"
+SEARCH_CALL_ID = "call_search_1"
 SEARCH_K = 8
 MAX_ANSWER_TOKENS = 256
 NOTHING_FOUND = "I found no records about this in the archive."
 
 
-class GroundedAnswer:
-    """Search, then answer from the hits, then cite them."""
+def search_call(question: str) -> ToolCall:
+    """The grounded run's one tool call: a semantic search on the question."""
+    return ToolCall(SEARCH_CALL_ID, SEARCH_TOOL, {"query": question, "k": SEARCH_K})
 
-    def __init__(self, run: AgentRun) -> None:
-        self.run = run
-        self.sources: list[Source] = []
 
-    async def events(self, history: list[dict[str, Any]]) -> AsyncIterator[Event]:
-        """The grounded run's events after ``start`` (ends with ``final``)."""
-        run = self.run
-        args = {"query": run.request.question, "k": SEARCH_K}
-        call_id = "call_search_1"
-        yield ToolUseEvent(call_id, SEARCH_TOOL, run.setup.registry.summary(SEARCH_TOOL, args))
-        result = await run.call_tool(SEARCH_TOOL, args)
-        yield ToolResultEvent(call_id, SEARCH_TOOL, result.ok, None if result.ok else result.code)
-        run.transcript.note(
-            {"tool": SEARCH_TOOL, "ok": result.ok, "code": None if result.ok else result.code}
-        )
-        self.sources = [
-            source
-            for source in select_sources(hits_of(result.data) if result.ok else [])
-            if _key(source) in run.returned
-        ]
-        self._label_sources()
-        if run.stopped:
-            yield run.final("stopped")
-            return
-        if not self.sources:
-            shown = run.for_model(result)
-            text = (
-                NOTHING_FOUND if result.ok else f"I could not search the archive: {shown.message}"
-            )
-            run.transcript.add_text(text)
-            yield TextEvent(text)
-            yield run.final("end_turn")
-            return
-        async for event in self._answer(history):
-            yield event
+def grounded_sources(
+    result: ToolResult, returned: ReturnedRecords, archive: Archive, lang: str
+) -> list[Source]:
+    """The records to cite: the relevant hits of ``result`` whose records the gate let through
+    (``returned``), labelled from the archive where their hits carry no label."""
+    sources = [
+        source
+        for source in select_sources(hits_of(result.data) if result.ok else [])
+        if _key(source) in returned
+    ]
+    for source in sources:
+        if source.needs_label and isinstance(source.section_id, int):
+            key = RecordKey(source.section_tipo, source.section_id)
+            source.record_label = archive.record_label(key, lang)
+    return sources
 
-    async def _answer(self, history: list[dict[str, Any]]) -> AsyncIterator[Event]:
-        run = self.run
-        run.transcript.turns = 1
-        yield IterationEvent(1, run.setup.max_turns)
-        messages = [
-            Message("system", system_prompt(run.request.mode, grounded=True)),
-            *history_messages(history),
-            Message(
-                "user",
-                grounded_turn(run.request.question, self.shown_hits(), run.context_text()),
-                images=run.request.images,
-            ),
-        ]
-        outcome = TurnOutcome()
-        async for event in run.model_turn(messages, [], outcome, MAX_ANSWER_TOKENS):
-            yield event
-        if outcome.stopped or run.stopped:
-            yield run.final("stopped")
-            return
-        sources = sources_block([citation(s.to_citation_item()) for s in self.sources])
-        run.transcript.add_text(sources)
-        yield TextEvent(sources)
-        yield run.final("end_turn")
 
-    def _label_sources(self) -> None:
-        """Give sources whose hits carry no label the archive's label for the record."""
-        archive = self.run.setup.archive
-        for source in self.sources:
-            if source.needs_label and isinstance(source.section_id, int):
-                key = RecordKey(source.section_tipo, source.section_id)
-                source.record_label = archive.record_label(key, self.run.setup.lang)
+def no_sources_answer(shown: ToolResult) -> str:
+    """The answer when nothing is cited: nothing found, or why the search failed (``shown``
+    is the result as the run's model may see it)."""
+    return NOTHING_FOUND if shown.ok else f"I could not search the archive: {shown.message}"
 
-    def shown_hits(self) -> list[dict[str, Any]]:
-        """The hits the model answers from: those of the cited records, labelled alike."""
-        return [{**hit, "label": source.label} for source in self.sources for hit in source.hits][
-            :SEARCH_K
-        ]
+
+def shown_hits(sources: Sequence[Source]) -> list[dict[str, Any]]:
+    """The hits the model answers from: those of the cited records, labelled alike."""
+    return [{**hit, "label": source.label} for source in sources for hit in source.hits][:SEARCH_K]
+
+
+def grounded_messages(
+    request: ChatRequest,
+    history: list[dict[str, Any]],
+    sources: Sequence[Source],
+    context: str | None,
+) -> list[Message]:
+    """The one model turn of a grounded run: answer ``request`` from the sources' hits."""
+    return [
+        Message("system", system_prompt(request.mode, grounded=True)),
+        *history_messages(history),
+        Message(
+            "user",
+            grounded_turn(request.question, shown_hits(sources), context),
+            images=request.images,
+        ),
+    ]
+
+
+def sources_text(sources: Sequence[Source]) -> str:
+    """The "Sources" list appended to a grounded answer."""
+    return sources_block([citation(source.to_citation_item()) for source in sources])
 
 
 def _key(source: Source) -> RecordKey | None:

@@ -5,9 +5,10 @@ and for each tool call ``tool_use`` and ``tool_result``; it ends with exactly on
 (``end_turn``, ``change_plan`` or ``stopped`` with the partial answer) or one ``error``.
 
 A model that cannot plan tool calls (``supports_tools`` false, the bundled default) is
-*grounded*: the loop runs ``dedalo_semantic_search`` on the question itself, as ordinary tool
-events, asks the model to answer from those hits, and appends a "Sources" list citing them —
-whatever the model wrote.
+*grounded*: the loop runs ``dedalo_semantic_search`` on the question itself, as the same tool
+step the tool loop uses (same events, same gate), asks the model to answer from those hits, and
+appends a "Sources" list citing them — whatever the model wrote (helpers in
+:mod:`app.core.agent.grounding`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ from app.core.agent.events import (
     ToolResultEvent,
     ToolUseEvent,
 )
+from app.core.agent.grounding import (
+    MAX_ANSWER_TOKENS,
+    grounded_messages,
+    grounded_sources,
+    no_sources_answer,
+    search_call,
+    sources_text,
+)
 from app.core.agent.plans import PROPOSE_SPEC, PROPOSE_TOOL, validate_plan
 from app.core.agent.prompts import TAINT_NOTICE, context_block, system_prompt, user_turn
 from app.core.agent.streaming import TurnOutcome, stream_turn
@@ -52,6 +61,14 @@ log = logging.getLogger(__name__)
 
 MAX_TURNS = 12
 MAX_TOOL_PAYLOAD_CHARS = 24_000
+
+
+@dataclass
+class ToolStep:
+    """One tool call of a run and, once :meth:`AgentRun.tool_step` ran it, its result."""
+
+    call: ToolCall
+    result: ToolResult | None = None
 
 
 @dataclass
@@ -160,9 +177,7 @@ class AgentRun:
             if self.change_plan is not None:
                 if not self.transcript.answer.strip():
                     # the answer is what the text frames carried: the plan's summary is streamed
-                    summary = str(self.change_plan["summary"])
-                    self.transcript.add_text(summary)
-                    yield TextEvent(summary)
+                    yield self._say(str(self.change_plan["summary"]))
                 yield self.final("change_plan")
                 return
         raise ModelError(
@@ -174,11 +189,31 @@ class AgentRun:
         )
 
     async def _grounded(self, history: list[dict[str, Any]]) -> AsyncIterator[Event]:
-        from app.core.agent.grounding import GroundedAnswer
-
-        grounded = GroundedAnswer(self)
-        async for event in grounded.events(history):
+        """Search on the question, answer from the hits the gate let through, cite them."""
+        step = ToolStep(search_call(self.request.question))
+        async for event in self.tool_step(step):
             yield event
+        assert step.result is not None
+        setup = self.setup
+        sources = grounded_sources(step.result, self.returned, setup.archive, setup.lang)
+        if self.stopped:
+            yield self.final("stopped")
+            return
+        if not sources:
+            yield self._say(no_sources_answer(self.for_model(step.result)))
+            yield self.final("end_turn")
+            return
+        self.transcript.turns = 1
+        yield IterationEvent(1, setup.max_turns)
+        messages = grounded_messages(self.request, history, sources, self.context_text())
+        outcome = TurnOutcome()
+        async for event in self.model_turn(messages, [], outcome, MAX_ANSWER_TOKENS):
+            yield event
+        if outcome.stopped or self.stopped:
+            yield self.final("stopped")
+            return
+        yield self._say(sources_text(sources))
+        yield self.final("end_turn")
 
     # -- pieces ------------------------------------------------------------------------------
     async def model_turn(
@@ -209,24 +244,33 @@ class AgentRun:
         self, calls: list[ToolCall], messages: list[Message]
     ) -> AsyncIterator[Event]:
         for call in calls:
-            if call.name == PROPOSE_TOOL and self.request.mode == "write":
-                result = self._propose(call)
-            else:
-                call_id = self._call_id(call)
-                yield ToolUseEvent(
-                    call_id, call.name, self.setup.registry.summary(call.name, call.arguments)
-                )
-                result = await self.call_tool(call.name, call.arguments)
-                yield ToolResultEvent(
-                    call_id, call.name, result.ok, None if result.ok else result.code
-                )
-            self.transcript.note(
-                {"tool": call.name, "ok": result.ok, "code": None if result.ok else result.code}
-            )
+            step = ToolStep(call)
+            async for event in self.tool_step(step):
+                yield event
+            result = step.result
+            assert result is not None
             shown = result if call.name == PROPOSE_TOOL else self.for_model(result)
             messages.append(Message("tool", _payload(shown), tool_call_id=call.id, name=call.name))
             if self.change_plan is not None or self.stopped:
                 return
+
+    async def tool_step(self, step: ToolStep) -> AsyncIterator[Event]:
+        """Run ``step``'s call as ``tool_use``, the gated call and ``tool_result`` (a write-mode
+        plan proposal is validated instead, without events); noted in the transcript."""
+        call = step.call
+        if call.name == PROPOSE_TOOL and self.request.mode == "write":
+            result = self._propose(call)
+        else:
+            call_id = self._call_id(call)
+            summary = self.setup.registry.summary(call.name, call.arguments)
+            yield ToolUseEvent(call_id, call.name, summary)
+            result = await self.call_tool(call.name, call.arguments)
+            code = None if result.ok else result.code
+            yield ToolResultEvent(call_id, call.name, result.ok, code)
+        step.result = result
+        self.transcript.note(
+            {"tool": call.name, "ok": result.ok, "code": None if result.ok else result.code}
+        )
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
         """One tool call through the egress gate (both ends); refusals come back as results."""
@@ -235,7 +279,7 @@ class AgentRun:
             tool = registry.get(name)
         except ArxiuError as error:
             return _failed(error)
-        refusal = self.gate.check_call(tool, args, registry)
+        refusal = self.gate.check_call(tool, args)
         if refusal is not None:
             return _failed(refusal)
         result = await registry.call(name, args, self._tool_context())
@@ -300,6 +344,11 @@ class AgentRun:
         self.transcript.add_text(notice)
         self.transcript.note({"notice": "egress.tainted_withheld", "count": withheld})
         return kept, notice
+
+    def _say(self, text: str) -> TextEvent:
+        """``text`` added to the answer, as the event that streams it."""
+        self.transcript.add_text(text)
+        return TextEvent(text)
 
     def context_text(self) -> str | None:
         """The current-record note for the user's turn (content withheld where gated)."""

@@ -10,6 +10,7 @@ that is gone (killed mid-apply) is known to be interrupted and may be claimed ag
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import json
@@ -24,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.plan_types import ApplyReport, ChangePlan, PlanRecord, PlanStatus
-from app.core.errors import ToolError
+from app.core.errors import ArxiuError, ToolError
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -75,6 +76,18 @@ def owner_alive(owner: str | None, plan_id: str) -> bool:
 
 
 @dataclass(frozen=True)
+class _NewPlan:
+    """What :meth:`PlanBook.add` records for a newly proposed plan."""
+
+    plan: ChangePlan
+    conversation_id: str | None
+    model_id: str
+    egress: str
+    tainted: bool
+    restricted_text: bool
+
+
+@dataclass(frozen=True)
 class Claim:
     """A resolution taken: the plan's record now, and whether it resumes an interrupted apply."""
 
@@ -108,18 +121,25 @@ class PlanBook:
     def get(self, plan_id: str) -> PlanRecord | None:
         """The plan ``plan_id`` with its status, if the book has it."""
         with self.archive.db.reading() as conn:
-            row = conn.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
+            return self._get_in(conn, plan_id)
+
+    async def aget(self, plan_id: str) -> PlanRecord | None:
+        """:meth:`get` on a read thread (the event loop goes on meanwhile)."""
+        return await self.archive.db.aread(lambda conn: self._get_in(conn, plan_id))
+
+    def _get_in(self, conn: sqlite3.Connection, plan_id: str) -> PlanRecord | None:
+        row = conn.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
         return self._record(row) if row else None
 
     def flagged(self, plan_hash: str) -> bool:
         """Whether a plan with this hash was proposed by a tainted run writing into an open
         section (so applying it needs the second confirmation, by any route)."""
         with self.archive.db.reading() as conn:
-            row = conn.execute(
-                "SELECT 1 FROM plans WHERE plan_hash = ? AND restricted_text = 1 LIMIT 1",
-                (plan_hash,),
-            ).fetchone()
-        return row is not None
+            return _flagged_in(conn, plan_hash)
+
+    async def aflagged(self, plan_hash: str) -> bool:
+        """:meth:`flagged` on a read thread."""
+        return await self.archive.db.aread(lambda conn: _flagged_in(conn, plan_hash))
 
     def in_conversation(self, conversation_id: str) -> list[PlanRecord]:
         """The plans proposed in a conversation, oldest first."""
@@ -161,33 +181,48 @@ class PlanBook:
         restricted_text: bool = False,
     ) -> PlanRecord:
         """Record a newly proposed plan (superseding the conversation's pending one)."""
+        entry = _NewPlan(plan, conversation_id, model_id, egress, tainted, restricted_text)
+        return self.archive.db.write(lambda conn: self._add_in(conn, entry))
+
+    async def aadd(
+        self,
+        plan: ChangePlan,
+        *,
+        conversation_id: str | None,
+        model_id: str,
+        egress: str,
+        tainted: bool = False,
+        restricted_text: bool = False,
+    ) -> PlanRecord:
+        """:meth:`add` on the writer thread (the event loop goes on meanwhile)."""
+        entry = _NewPlan(plan, conversation_id, model_id, egress, tainted, restricted_text)
+        return await self.archive.db.awrite(lambda conn: self._add_in(conn, entry))
+
+    def _add_in(self, conn: sqlite3.Connection, entry: _NewPlan) -> PlanRecord:
         plan_id = uuid.uuid4().hex
+        plan = entry.plan
         body = {k: v for k, v in plan.to_dict().items() if k != "pending_id"}
-
-        def run(conn: sqlite3.Connection) -> None:
-            if conversation_id is not None:
-                _set_where(conn, "superseded", "conversation_id = ?", conversation_id)
-            stamp = _now()
-            conn.execute(
-                "INSERT INTO plans(id, plan_hash, plan, conversation_id, model_id, egress, "
-                "tainted, restricted_text, status, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
-                (
-                    plan_id,
-                    plan.plan_hash,
-                    json.dumps(body, ensure_ascii=False),
-                    conversation_id,
-                    model_id,
-                    egress,
-                    int(tainted),
-                    int(restricted_text),
-                    stamp,
-                    stamp,
-                ),
-            )
-
-        self.archive.db.write(run)
-        found = self.get(plan_id)
+        if entry.conversation_id is not None:
+            _set_where(conn, "superseded", "conversation_id = ?", entry.conversation_id)
+        stamp = _now()
+        conn.execute(
+            "INSERT INTO plans(id, plan_hash, plan, conversation_id, model_id, egress, "
+            "tainted, restricted_text, status, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+            (
+                plan_id,
+                plan.plan_hash,
+                json.dumps(body, ensure_ascii=False),
+                entry.conversation_id,
+                entry.model_id,
+                entry.egress,
+                int(entry.tainted),
+                int(entry.restricted_text),
+                stamp,
+                stamp,
+            ),
+        )
+        found = self._get_in(conn, plan_id)
         assert found is not None
         return found
 
@@ -199,43 +234,86 @@ class PlanBook:
         Raises:
             ToolError: ``mcp.plan_unknown`` or ``mcp.plan_resolved``.
         """
+        return self.archive.db.write(lambda conn: self._claim_in(conn, plan_id, approved, status))
+
+    async def aclaim(
+        self, plan_id: str, approved: bool, *, status: PlanStatus = "declined"
+    ) -> Claim:
+        """:meth:`claim` on the writer thread: the same conditional update inside the same
+        ``BEGIN IMMEDIATE`` (at most one resolution across processes), the loop free meanwhile.
+
+        An approved claim also marks the plan as being applied by this process in the same
+        step on the writer thread, so a second resolution of this process, queued right after,
+        finds it held (not interrupted) even before the caller resumes; the caller then applies
+        it inside :meth:`applying`, which clears the mark. A claim whose caller is cancelled
+        clears the mark after it commits (the plan is then interrupted, and may be resumed).
+
+        Raises:
+            ToolError: ``mcp.plan_unknown`` or ``mcp.plan_resolved``.
+        """
+        marked: list[str] = []
+        try:
+            return await self.archive.db.awrite(
+                lambda conn: self._claim_in(conn, plan_id, approved, status, marked)
+            )
+        except asyncio.CancelledError:
+            with contextlib.suppress(ArxiuError):  # after the claim, in the writer's order
+                self.archive.db.submit(lambda conn: _release(marked))
+            raise
+        except BaseException:
+            _release(marked)  # the claim did not take effect (its commit failed)
+            raise
+
+    def _claim_in(
+        self,
+        conn: sqlite3.Connection,
+        plan_id: str,
+        approved: bool,
+        status: PlanStatus,
+        marked: list[str] | None = None,
+    ) -> Claim:
         owner = _owner()
-
-        def run(conn: sqlite3.Connection) -> bool:
-            row = conn.execute(
-                "SELECT status, owner FROM plans WHERE id = ?", (plan_id,)
-            ).fetchone()
-            if row is None:
-                raise _unknown()
-            current, holder = str(row[0]), row[1]
-            if current == "applying" and approved and not owner_alive(holder, plan_id):
-                _update(
-                    conn, plan_id, "applying", owner, "status = 'applying' AND owner IS ?", holder
-                )
-                return True
-            new = "applying" if approved else status
-            if not _update(conn, plan_id, new, owner, "status = 'pending'"):
-                raise _resolved(current)
-            return False
-
-        resumed = self.archive.db.write(run)
-        record = self.get(plan_id)
+        row = conn.execute("SELECT status, owner FROM plans WHERE id = ?", (plan_id,)).fetchone()
+        if row is None:
+            raise _unknown()
+        current, holder = str(row[0]), row[1]
+        resumed = current == "applying" and approved and not owner_alive(holder, plan_id)
+        if resumed:
+            _update(conn, plan_id, "applying", owner, "status = 'applying' AND owner IS ?", holder)
+        elif not _update(
+            conn, plan_id, "applying" if approved else status, owner, "status = 'pending'"
+        ):
+            raise _resolved(current)
+        if approved and marked is not None:  # this claim holds it: only it clears the mark
+            with _ACTIVE_LOCK:
+                _ACTIVE.add(plan_id)
+            marked.append(plan_id)
+        record = self._get_in(conn, plan_id)
         assert record is not None
         return Claim(record, resumed)
 
     def finish(self, plan_id: str, status: PlanStatus, report: ApplyReport | None) -> PlanRecord:
         """Record how an approved plan's apply ended (``applied`` or ``failed``)."""
+        return self.archive.db.write(lambda conn: self._finish_in(conn, plan_id, status, report))
+
+    async def afinish(
+        self, plan_id: str, status: PlanStatus, report: ApplyReport | None
+    ) -> PlanRecord:
+        """:meth:`finish` on the writer thread (the event loop goes on meanwhile)."""
+        return await self.archive.db.awrite(
+            lambda conn: self._finish_in(conn, plan_id, status, report)
+        )
+
+    def _finish_in(
+        self, conn: sqlite3.Connection, plan_id: str, status: PlanStatus, report: ApplyReport | None
+    ) -> PlanRecord:
         text = json.dumps(report.to_dict(), ensure_ascii=False) if report else None
-
-        def run(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "UPDATE plans SET status = ?, report = ?, owner = NULL, updated_at = ? "
-                "WHERE id = ? AND status = 'applying'",
-                (status, text, _now(), plan_id),
-            )
-
-        self.archive.db.write(run)
-        record = self.get(plan_id)
+        conn.execute(
+            "UPDATE plans SET status = ?, report = ?, owner = NULL, updated_at = ? "
+            "WHERE id = ? AND status = 'applying'",
+            (status, text, _now(), plan_id),
+        )
+        record = self._get_in(conn, plan_id)
         assert record is not None
         return record
 
@@ -243,6 +321,20 @@ class PlanBook:
         """Implicitly decline every pending plan of a conversation; returns how many."""
         return self.archive.db.write(
             lambda conn: _set_where(conn, "superseded", "conversation_id = ?", conversation_id)
+        )
+
+    async def asupersede(self, conversation_id: str) -> int:
+        """:meth:`supersede` on the writer thread (the event loop goes on meanwhile)."""
+        return await self.archive.db.awrite(
+            lambda conn: _set_where(conn, "superseded", "conversation_id = ?", conversation_id)
+        )
+
+    async def asupersede_id(self, plan_id: str) -> bool:
+        """:meth:`supersede_id` on the writer thread (the event loop goes on meanwhile)."""
+        return bool(
+            await self.archive.db.awrite(
+                lambda conn: _set_where(conn, "superseded", "id = ?", plan_id)
+            )
         )
 
     def supersede_id(self, plan_id: str) -> bool:
@@ -273,9 +365,21 @@ def _update(
     return cursor.rowcount == 1
 
 
+def _release(plan_ids: list[str]) -> None:
+    with _ACTIVE_LOCK:
+        _ACTIVE.difference_update(plan_ids)
+
+
 def _set_where(conn: sqlite3.Connection, status: str, where: str, value: str) -> int:
     cursor = conn.execute(
         f"UPDATE plans SET status = ?, updated_at = ? WHERE status = 'pending' AND {where}",
         (status, _now(), value),
     )
     return int(cursor.rowcount)
+
+
+def _flagged_in(conn: sqlite3.Connection, plan_hash: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM plans WHERE plan_hash = ? AND restricted_text = 1 LIMIT 1", (plan_hash,)
+    ).fetchone()
+    return row is not None

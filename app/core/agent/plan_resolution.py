@@ -1,6 +1,6 @@
 """From a proposed plan to its one resolution: the plan book, the gates, the resumable apply.
 
-:class:`PlanDesk` is what the session delegates its plan methods to. A run's plan goes into the
+:class:`PlanDesk` is the session's plan owner (``session.plans``). A run's plan goes into the
 book (with whether the run was tainted); resolving it checks that writes are on and — for a plan
 that a tainted run proposed and that writes into an open section — that the person gave the
 second, explicit confirmation, *before* the claim, so a refused resolution leaves the plan
@@ -61,21 +61,47 @@ def needs_second_confirmation() -> ToolError:
 
 
 class PlanDesk:
-    """The plans of one session's archive: proposing, resolving, applying."""
+    """The plans of one session's archive: proposing, looking up, resolving, applying.
 
-    def __init__(self, archive: Archive) -> None:
+    ``env_for`` builds the apply context of a plan from its model and egress; ``writes_on``
+    says, at the moment of a resolution, whether writes are on (the session's write mode and
+    the archive's own switch).
+    """
+
+    def __init__(
+        self, archive: Archive, env_for: EnvFactory, writes_on: Callable[[], bool]
+    ) -> None:
         self.archive = archive
         self.book = PlanBook(archive)
+        self._env_for = env_for
+        self._writes_on = writes_on
 
-    def propose(
+    # -- looking up --------------------------------------------------------------------------
+    def get(self, plan_id: str) -> PlanRecord | None:
+        """A proposed plan with its status (``pending``, ``applying``, ``applied``, ``failed``,
+        ``declined``, ``superseded``); ``None`` for an unknown id."""
+        return self.book.get(plan_id)
+
+    async def aget(self, plan_id: str) -> PlanRecord | None:
+        """:meth:`get` off the event loop's thread (on a read thread)."""
+        return await self.book.aget(plan_id)
+
+    def latest(self, conversation_id: str) -> PlanRecord | None:
+        """The latest plan proposed in a conversation."""
+        plans = self.book.in_conversation(conversation_id)
+        return plans[-1] if plans else None
+
+    # -- proposing and superseding -----------------------------------------------------------
+    async def propose(
         self, final: FinalEvent, *, conversation_id: str | None, model_id: str, egress: str
     ) -> FinalEvent:
-        """Put ``final``'s plan in the book; ``final`` with the plan's id and laundering flag."""
+        """Put ``final``'s plan in the book (on the writer thread, the loop going on meanwhile);
+        ``final`` with the plan's id and laundering flag."""
         if final.change_plan is None:
             return final
         plan = ChangePlan.from_dict(final.change_plan)
         tainted = run_tainted(final)
-        record = self.book.add(
+        record = await self.book.aadd(
             plan,
             conversation_id=conversation_id,
             model_id=model_id,
@@ -88,23 +114,43 @@ class PlanDesk:
             wire["restricted_text"] = True
         return dataclasses.replace(final, change_plan=wire)
 
+    def supersede_conversation(self, conversation_id: str) -> None:
+        """A new message (or a reset) implicitly declines the conversation's pending plan."""
+        self.book.supersede(conversation_id)
+
+    def supersede(self, plan_id: str) -> bool:
+        """Implicitly decline one pending plan (an unknown id is ignored); whether it waited."""
+        return self.book.supersede_id(plan_id)
+
+    async def asupersede_conversation(self, conversation_id: str) -> None:
+        """:meth:`supersede_conversation` on the writer thread (the loop goes on meanwhile)."""
+        await self.book.asupersede(conversation_id)
+
+    async def asupersede(self, plan_id: str) -> bool:
+        """:meth:`supersede` on the writer thread (the loop goes on meanwhile)."""
+        return await self.book.asupersede_id(plan_id)
+
+    # -- resolving ---------------------------------------------------------------------------
     async def resolve(
-        self,
-        plan_id: str,
-        approved: bool,
-        env_for: EnvFactory,
-        *,
-        writes_on: bool,
-        confirm_restricted: bool = False,
+        self, plan_id: str, approved: bool, *, confirm_restricted: bool = False
     ) -> ApplyReport | None:
-        """Apply (``approved``) or decline a plan; only the first resolution counts.
+        """Apply (``approved``) or decline a plan of the book; only the first resolution counts.
+
+        A plan left ``applying`` by an apply that was killed resumes where it stopped. The
+        book is read on a read thread and the claim and the final status are written on the
+        writer thread, so the event loop (the GUI's) goes on meanwhile.
+        ``confirm_restricted`` is the second confirmation a plan flagged ``restricted_text``
+        needs (a tainted run's plan writing into an open section).
+
+        Returns:
+            The apply report, or ``None`` for a decline.
 
         Raises:
             ArxiuError: ``mcp.plan_unknown``, ``mcp.plan_resolved``; for an approval also
                 ``mcp.write_disabled`` and ``mcp.plan_needs_confirmation`` (the plan then stays
                 pending) or the apply's refusal of the plan as a whole (it is then ``failed``).
         """
-        record = self.book.get(plan_id)
+        record = await self.book.aget(plan_id)
         if record is None:
             raise ToolError(
                 "mcp.plan_unknown",
@@ -112,34 +158,50 @@ class PlanDesk:
                 category="input",
             )
         if approved and record.status in ("pending", "applying"):
-            if not writes_on:  # resuming an interrupted apply is a write too
+            if not self._writes_on():  # resuming an interrupted apply is a write too
                 raise write_disabled()
             if record.restricted_text and not confirm_restricted:
                 raise needs_second_confirmation()
-        claim = self.book.claim(plan_id, approved)
+        claim = await self.book.aclaim(plan_id, approved)
         if not approved:
             return None
-        return await self._apply(claim.record, env_for, resume=claim.resumed)
+        return await self._apply(claim.record, resume=claim.resumed)
 
-    async def _apply(self, record: PlanRecord, env_for: EnvFactory, *, resume: bool) -> ApplyReport:
-        plan = record.plan
-        body = {k: v for k, v in plan.to_dict().items() if k != "pending_id"}
-        with self.book.applying(record.id):
+    async def apply(
+        self,
+        plan: Any,
+        plan_hash: Any,
+        *,
+        model_id: str = "",
+        egress: str = "local",
+        confirm_restricted: bool = False,
+    ) -> ApplyReport:
+        """Apply a confirmed plan outside the book (integrators holding the plan themselves).
+
+        A plan the book flags (a tainted run's, writing into an open section) still needs
+        ``confirm_restricted``.
+
+        Raises:
+            ArxiuError: ``mcp.write_disabled``, ``mcp.plan_needs_confirmation``,
+                ``mcp.plan_hash_mismatch`` or a validation error — the plan was refused as a
+                whole and nothing was written.
+        """
+        if not self._writes_on():
+            raise write_disabled()
+        flagged = isinstance(plan_hash, str) and await self.book.aflagged(plan_hash)
+        if flagged and not confirm_restricted:
+            raise needs_second_confirmation()
+        return await apply_plan(plan, plan_hash, self._env_for(model_id, egress))
+
+    async def _apply(self, record: PlanRecord, *, resume: bool) -> ApplyReport:
+        with self.book.applying(record.id):  # the approved claim marked it: cleared at the end
+            plan = record.plan
+            body = {k: v for k, v in plan.to_dict().items() if k != "pending_id"}
+            env = self._env_for(record.model_id, record.egress)
             try:
-                report = await apply_plan(
-                    body, plan.plan_hash, env_for(record.model_id, record.egress), resume=resume
-                )
+                report = await apply_plan(body, plan.plan_hash, env, resume=resume)
             except ArxiuError:
-                self.book.finish(record.id, "failed", None)
+                await self.book.afinish(record.id, "failed", None)
                 raise
-        self.book.finish(record.id, "applied" if report.ok else "failed", report)
+        await self.book.afinish(record.id, "applied" if report.ok else "failed", report)
         return report
-
-    def supersede_conversation(self, conversation_id: str) -> None:
-        """A new message (or a reset) implicitly declines the conversation's pending plan."""
-        self.book.supersede(conversation_id)
-
-    def latest(self, conversation_id: str) -> PlanRecord | None:
-        """The latest plan proposed in a conversation."""
-        plans = self.book.in_conversation(conversation_id)
-        return plans[-1] if plans else None

@@ -1,4 +1,10 @@
-"""Persisted chat sessions: title, model, text history, transcript summary, pending plan."""
+"""Persisted chat sessions: title, model, text history, transcript summary.
+
+Rows are plain dicts here; the agent reads and writes them as typed
+:class:`~app.core.agent.conversation_types.Conversation` values, and never stores a plan with a
+conversation (the ``pending_plan`` column holds only what older versions wrote; the plan book
+owns every plan and its status).
+"""
 
 from __future__ import annotations
 
@@ -18,27 +24,12 @@ class ConversationStore:
 
     def save_conversation(self, conversation: dict[str, Any]) -> None:
         """Insert or update a conversation (``id``, ``title``, ``model``, ``history``...)."""
-        stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        row = (
-            conversation["id"],
-            conversation.get("title", ""),
-            conversation.get("model"),
-            conversation.get("created_at") or stamp,
-            stamp,
-            json.dumps(conversation.get("history", []), ensure_ascii=False),
-            json.dumps(conversation.get("transcript", []), ensure_ascii=False),
-            _dumps_or_none(conversation.get("pending_plan")),
-        )
-        self.db.write(
-            lambda c: c.execute(
-                "INSERT INTO conversations(id, title, model, created_at, updated_at, history, "
-                "transcript, pending_plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET title = excluded.title, model = excluded.model, "
-                "updated_at = excluded.updated_at, history = excluded.history, "
-                "transcript = excluded.transcript, pending_plan = excluded.pending_plan",
-                row,
-            )
-        )
+        self.db.write(lambda conn: _upsert(conn, conversation))
+
+    async def asave_conversation(self, conversation: dict[str, Any]) -> None:
+        """:meth:`save_conversation` on the writer thread (its JSON encoding too), the event
+        loop going on meanwhile; ``conversation`` must not change until it returns."""
+        await self.db.awrite(lambda conn: _upsert(conn, conversation))
 
     def conversations(self) -> list[dict[str, Any]]:
         """Every conversation, most recently updated first."""
@@ -51,16 +42,44 @@ class ConversationStore:
     def conversation(self, conversation_id: str) -> dict[str, Any] | None:
         """One conversation or ``None``."""
         with self.db.reading() as conn:
-            row = conn.execute(
-                "SELECT * FROM conversations WHERE id = ?", (conversation_id,)
-            ).fetchone()
-        return _row_to_conversation(row) if row else None
+            return _fetch(conn, conversation_id)
+
+    async def aconversation(self, conversation_id: str) -> dict[str, Any] | None:
+        """:meth:`conversation` on a read thread (its JSON decoding too)."""
+        return await self.db.aread(lambda conn: _fetch(conn, conversation_id))
 
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete a conversation."""
         self.db.write(
             lambda c: c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
         )
+
+
+def _upsert(conn: sqlite3.Connection, conversation: dict[str, Any]) -> None:
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    row = (
+        conversation["id"],
+        conversation.get("title", ""),
+        conversation.get("model"),
+        conversation.get("created_at") or stamp,
+        stamp,
+        json.dumps(conversation.get("history", []), ensure_ascii=False),
+        json.dumps(conversation.get("transcript", []), ensure_ascii=False),
+        _dumps_or_none(conversation.get("pending_plan")),
+    )
+    conn.execute(
+        "INSERT INTO conversations(id, title, model, created_at, updated_at, history, "
+        "transcript, pending_plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(id) DO UPDATE SET title = excluded.title, model = excluded.model, "
+        "updated_at = excluded.updated_at, history = excluded.history, "
+        "transcript = excluded.transcript, pending_plan = excluded.pending_plan",
+        row,
+    )
+
+
+def _fetch(conn: sqlite3.Connection, conversation_id: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+    return _row_to_conversation(row) if row else None
 
 
 def _dumps_or_none(value: Any) -> str | None:

@@ -3,24 +3,37 @@
 Reads run on a connection per calling thread. Every write runs on the single writer thread,
 inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any error), so sqlite3's same-thread
 rule holds and writers never interleave.
+
+Code on an event loop (the app runs the core on qasync's loop in the Qt thread) awaits
+:meth:`Database.awrite` and :meth:`Database.aread` instead: the write still runs on the writer
+thread and the read on one of a few named read threads (``arxiu-read-N``, each with its own
+connection), while the loop goes on. The CLI and the importers keep the blocking
+:meth:`Database.write`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import itertools
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from app.core.archive.migrations import MIGRATIONS, Migration
 from app.core.errors import ArchiveError
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 BUSY_TIMEOUT_MS = 5000
+READ_THREADS = 2
+"""Threads of the read executor (a search and a tool read can run at the same time)."""
 
 
 def translate(exc: sqlite3.Error, path: Path) -> ArchiveError:
@@ -66,6 +79,9 @@ class Database:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arxiu-writer")
+        self._readers: ThreadPoolExecutor | None = None
+        self._reader_numbers = itertools.count(1)
+        self._closing = False
         self._closed = False
 
     # -- connections ---------------------------------------------------------------------------
@@ -100,7 +116,60 @@ class Database:
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from exc
 
+    async def aread(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` on a read thread (``arxiu-read-N``, its own connection) and await it.
+
+        The loop keeps running meanwhile. sqlite errors become coded errors (:func:`translate`);
+        any other exception reaches the caller as it was. ``fn`` may call :meth:`write`: the
+        read thread, not the loop, then waits for the writer thread. Called on a read thread
+        itself (a tool inside an op that runs there), ``fn`` runs at once on that thread: a
+        read never waits for a free read thread while holding one.
+        """
+        if getattr(self._local, "read_thread", False):
+            return self._read_now(fn)
+        return await asyncio.wrap_future(self._read_pool().submit(self._read_now, fn))
+
+    def _read_now(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self.reading() as conn:
+            return fn(conn)
+
+    def _read_pool(self) -> ThreadPoolExecutor:
+        """The read executor, started on first use (the CLI never starts it)."""
+        with self._lock:
+            if self._closing:
+                raise ArchiveError("archive.closed", "The archive is closed.", category="internal")
+            if self._readers is None:
+                self._readers = ThreadPoolExecutor(
+                    max_workers=READ_THREADS, initializer=self._name_reader
+                )
+            return self._readers
+
+    def _name_reader(self) -> None:
+        threading.current_thread().name = f"arxiu-read-{next(self._reader_numbers)}"
+        self._local.read_thread = True
+
     # -- writes ------------------------------------------------------------------------------
+    async def awrite(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """:meth:`write` as an awaitable: the writer thread runs it while the loop goes on.
+
+        Cancelling the awaiting task does not cancel the write (it commits, in order, as if it
+        had been awaited); a write that then fails is logged, never dropped silently.
+
+        Raises:
+            ArchiveError: ``archive.read_only``, or ``fn``'s sqlite error translated.
+        """
+        waiter = asyncio.wrap_future(self.submit(fn))
+        try:
+            return await asyncio.shield(waiter)
+        except asyncio.CancelledError:
+            waiter.add_done_callback(self._log_unawaited)
+            raise
+
+    def _log_unawaited(self, future: asyncio.Future[Any]) -> None:
+        error = None if future.cancelled() else future.exception()
+        if error is not None:
+            log.error("a write whose caller was cancelled failed on %s", self.path, exc_info=error)
+
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the writer thread."""
         return self.submit(fn).result()
@@ -201,6 +270,11 @@ class Database:
         """Finish pending writes and close every connection."""
         if self._closed:
             return
+        with self._lock:
+            self._closing = True
+            readers, self._readers = self._readers, None
+        if readers is not None:
+            readers.shutdown(wait=True)
         self._writer.shutdown(wait=True)
         self._closed = True
         with self._lock:

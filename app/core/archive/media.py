@@ -72,37 +72,21 @@ def add_media(
 
     The media row, the new item in the record's field (``{"media_id", "path", "mime"}``), the
     record's version bump and the optional audit row are one transaction.
+
+    Raises:
+        ArchiveError: ``archive.media_missing``, ``archive.media_too_large``, or the record's
+            ``archive.record_not_found``.
     """
     source = Path(source)
-    if not source.is_file():
-        raise ArchiveError(
-            "archive.media_missing", f"Media file {source} does not exist.", category="input"
-        )
-    size = source.stat().st_size
-    if size > MAX_MEDIA_BYTES:
-        raise ArchiveError(
-            "archive.media_too_large",
-            f"{source.name} is {size / 1024**3:.1f} GiB; the limit is 2 GiB.",
-            category="input",
-        )
+    size = _checked_size(source)
     archive.get_record(key)  # fails early for a missing record
-    sha = file_sha256(source)
-    suffix = source.suffix.lower()
-    relative = Path(sha[:2]) / f"{sha}{suffix}"
-    stored = archive.media_dir / relative
-    if not stored.exists():
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, stored)
+    sha, relative = _store(archive, source)
     mime = mimetypes.guess_type(source.name)[0] or "application/octet-stream"
     width = height = None
     thumb: str | None = None
     if mime.startswith("image/"):
-        width, height = describe_image(stored)
-        thumb_rel = Path("thumbs") / f"{sha}.jpg"
-        if (archive.media_dir / thumb_rel).exists() or make_thumbnail(
-            stored, archive.media_dir / thumb_rel
-        ):
-            thumb = thumb_rel.as_posix()
+        width, height = describe_image(archive.media_dir / relative)
+        thumb = _thumbnail(archive, relative, sha)
     row: dict[str, Any] = {
         "section_tipo": key.section_tipo,
         "section_id": key.section_id,
@@ -116,35 +100,78 @@ def add_media(
         "duration_s": duration_s,
         "thumbnail": thumb,
     }
-
-    def run(conn: sqlite3.Connection) -> int:
-        existing = conn.execute(
-            "SELECT id FROM media WHERE section_tipo = ? AND section_id = ? AND field_tipo = ? "
-            "AND sha256 = ?",
-            (key.section_tipo, key.section_id, field_tipo, sha),
-        ).fetchone()
-        if existing:
-            return int(existing[0])
-        cursor = conn.execute(
-            "INSERT INTO media(section_tipo, section_id, field_tipo, path, mime, size, sha256, "
-            "width, height, duration_s, thumbnail, created_at) "
-            "VALUES (:section_tipo, :section_id, :field_tipo, :path, :mime, :size, :sha256, "
-            ":width, :height, :duration_s, :thumbnail, datetime('now'))",
-            row,
-        )
-        media_id = int(cursor.lastrowid or 0)
-        _attach(
-            conn, key, field_tipo, {"media_id": media_id, "path": row["path"], "mime": mime}, audit
-        )
-        return media_id
-
-    media_id = archive.db.write(run)
+    media_id = archive.db.write(lambda conn: _insert_media(conn, key, row, audit))
     archive.notify_changed([key])
     return Media(
         id=media_id,
         key=key,
         **{k: v for k, v in row.items() if k not in ("section_tipo", "section_id")},
     )
+
+
+def _checked_size(source: Path) -> int:
+    """The size of ``source``, a file of at most 2 GiB."""
+    if not source.is_file():
+        raise ArchiveError(
+            "archive.media_missing", f"Media file {source} does not exist.", category="input"
+        )
+    size = source.stat().st_size
+    if size > MAX_MEDIA_BYTES:
+        raise ArchiveError(
+            "archive.media_too_large",
+            f"{source.name} is {size / 1024**3:.1f} GiB; the limit is 2 GiB.",
+            category="input",
+        )
+    return size
+
+
+def _store(archive: Archive, source: Path) -> tuple[str, Path]:
+    """``source`` copied under ``media/`` by content hash (once): its hash and stored path."""
+    sha = file_sha256(source)
+    relative = Path(sha[:2]) / f"{sha}{source.suffix.lower()}"
+    stored = archive.media_dir / relative
+    if not stored.exists():
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, stored)
+    return sha, relative
+
+
+def _thumbnail(archive: Archive, relative: Path, sha: str) -> str | None:
+    """The stored image's thumbnail path under ``media/`` (made once), or ``None``."""
+    thumb = Path("thumbs") / f"{sha}.jpg"
+    target = archive.media_dir / thumb
+    if target.exists() or make_thumbnail(archive.media_dir / relative, target):
+        return thumb.as_posix()
+    return None
+
+
+def _insert_media(
+    conn: sqlite3.Connection,
+    key: RecordKey,
+    row: dict[str, Any],
+    audit: dict[str, Any] | None,
+) -> int:
+    """The media row's id: the existing one for the same file in the same field, or a new row
+    attached to the record's field."""
+    field_tipo = row["field_tipo"]
+    existing = conn.execute(
+        "SELECT id FROM media WHERE section_tipo = ? AND section_id = ? AND field_tipo = ? "
+        "AND sha256 = ?",
+        (key.section_tipo, key.section_id, field_tipo, row["sha256"]),
+    ).fetchone()
+    if existing:
+        return int(existing[0])
+    cursor = conn.execute(
+        "INSERT INTO media(section_tipo, section_id, field_tipo, path, mime, size, sha256, "
+        "width, height, duration_s, thumbnail, created_at) "
+        "VALUES (:section_tipo, :section_id, :field_tipo, :path, :mime, :size, :sha256, "
+        ":width, :height, :duration_s, :thumbnail, datetime('now'))",
+        row,
+    )
+    media_id = int(cursor.lastrowid or 0)
+    value = {"media_id": media_id, "path": row["path"], "mime": row["mime"]}
+    _attach(conn, key, field_tipo, value, audit)
+    return media_id
 
 
 def _attach(

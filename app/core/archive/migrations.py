@@ -3,33 +3,117 @@
 ``PRAGMA user_version`` holds how many migrations have been applied; each one runs in its own
 transaction and is recorded in ``_migrations``. A database whose version is higher than the list
 below was written by a newer Arxiu and is refused (``archive.schema_newer``), untouched.
+
+Each migration is a step on a :class:`sqlite_utils.Database` wrapping the writer's connection,
+inside the runner's ``BEGIN IMMEDIATE`` (sqlite-utils then works in savepoints and never
+commits): indexes are made with ``create_index``, carried-over rows written with
+``insert_all``, and a change SQLite's ``ALTER TABLE`` cannot make (drop, retype or reorder a
+column; change a primary key, a default or ``NOT NULL``) goes through :func:`transform`.
+Tables, triggers and the FTS5 table stay the SQL they were first written in: sqlite-utils'
+``create_table`` cannot make a ``WITHOUT ROWID`` table, and ``enable_fts`` names its table
+``<table>_fts``, fills it and adds an update trigger, none of which an existing archive has.
+
+sqlite-utils is imported only when a migration runs (it loads numpy and click: about a second on
+a busy machine), so opening an up-to-date archive never loads it.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from app.core.errors import ArchiveError
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 @dataclass(frozen=True)
 class Migration:
-    """One schema step: a unique name and the SQL (or function) that performs it."""
+    """One schema step: a unique name and the function that performs it on a connection."""
 
     name: str
     apply: Callable[[sqlite3.Connection], None]
 
 
-def _sql(script: str) -> Callable[[sqlite3.Connection], None]:
-    statements = [s.strip() for s in script.split(";\n") if s.strip()]
+Step = Callable[["sqlite_utils.Database"], None]
 
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """An index a migration creates: its name, its table and its columns in order."""
+
+    name: str
+    table: str
+    columns: tuple[str, ...]
+
+
+def utils_database(conn: sqlite3.Connection) -> sqlite_utils.Database:
+    """``conn`` as a :class:`sqlite_utils.Database`, its settings left as they are.
+
+    ``recursive_triggers=False``: sqlite-utils would otherwise switch that pragma on for the
+    connection's lifetime, and the writer would then fire delete triggers on every
+    ``INSERT OR REPLACE``. ``execute_plugins=False``: plugins belong to the command line.
+    """
+    import sqlite_utils
+
+    return sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+
+
+def _on_utils(step: Step) -> Callable[[sqlite3.Connection], None]:
     def run(conn: sqlite3.Connection) -> None:
-        for statement in statements:
-            conn.execute(statement)
+        step(utils_database(conn))
 
     return run
+
+
+def _statements(script: str) -> Iterator[str]:
+    return (s.strip() for s in script.split(";\n") if s.strip())
+
+
+def _run_sql(db: sqlite_utils.Database, script: str) -> None:
+    for statement in _statements(script):
+        db.execute(statement)
+
+
+def create_indexes(db: sqlite_utils.Database, specs: tuple[IndexSpec, ...]) -> None:
+    """Create each index with sqlite-utils' ``create_index`` (quoted names, same effect)."""
+    for spec in specs:
+        db.table(spec.table).create_index(spec.columns, index_name=spec.name)
+
+
+def without_rowid(db: sqlite_utils.Database, table: str) -> bool:
+    """Whether ``table`` was created ``WITHOUT ROWID`` (``PRAGMA table_list``, SQLite 3.37+)."""
+    row = db.execute("SELECT wr FROM pragma_table_list WHERE name = ?", [table]).fetchone()
+    return bool(row and row[0])
+
+
+def transform(db: sqlite_utils.Database, table: str, **changes: Any) -> None:
+    """``db[table].transform(**changes)`` for a migration, keeping what it would lose.
+
+    sqlite-utils rebuilds the table (create, copy with ``rowid``, drop, rename; its indexes are
+    re-created). The table's triggers go with the old table, so they are re-created from their
+    SQL here (the audit log's append-only guard is one). A ``WITHOUT ROWID`` table cannot be
+    copied through ``rowid`` and is refused before anything changes.
+
+    Raises:
+        ArchiveError: ``archive.migration_invalid`` for a ``WITHOUT ROWID`` table.
+    """
+    if without_rowid(db, table):
+        raise ArchiveError(
+            "archive.migration_invalid",
+            f"The table {table!r} is WITHOUT ROWID: sqlite-utils' transform cannot rebuild it.",
+            hint="Rebuild it in the migration with CREATE TABLE, INSERT ... SELECT, DROP, RENAME.",
+            category="internal",
+        )
+    target = db.table(table)
+    triggers = [trigger.sql for trigger in target.triggers]
+    target.transform(**changes)
+    for sql in triggers:
+        db.execute(sql)
 
 
 _BASE = """
@@ -51,7 +135,6 @@ CREATE TABLE fields (
     target_section TEXT,
     position INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX fields_by_section ON fields(section_tipo, position);
 CREATE TABLE records (
     section_tipo TEXT NOT NULL REFERENCES sections(tipo),
     section_id INTEGER NOT NULL,
@@ -70,7 +153,6 @@ CREATE TABLE links (
     to_id INTEGER NOT NULL,
     PRIMARY KEY (from_section, from_id, field_tipo, to_section, to_id)
 ) WITHOUT ROWID;
-CREATE INDEX links_reverse ON links(to_section, to_id);
 CREATE TABLE media (
     id INTEGER PRIMARY KEY,
     section_tipo TEXT NOT NULL,
@@ -86,7 +168,6 @@ CREATE TABLE media (
     thumbnail TEXT,
     created_at TEXT NOT NULL
 );
-CREATE INDEX media_by_record ON media(section_tipo, section_id);
 CREATE TABLE audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at TEXT NOT NULL,
@@ -139,8 +220,6 @@ CREATE TABLE index_chunks (
     content_hash TEXT NOT NULL,
     restricted INTEGER
 );
-CREATE INDEX index_chunks_by_record ON index_chunks(section_tipo, section_id);
-CREATE INDEX index_chunks_by_hash ON index_chunks(content_hash);
 CREATE TABLE index_vectors (
     content_hash TEXT NOT NULL,
     model TEXT NOT NULL,
@@ -148,15 +227,6 @@ CREATE TABLE index_vectors (
     vector BLOB NOT NULL,
     PRIMARY KEY (content_hash, model)
 ) WITHOUT ROWID;
-CREATE VIRTUAL TABLE index_fts USING fts5(
-    label, text, content='index_chunks', content_rowid='id',
-    tokenize="unicode61 remove_diacritics 2"
-);
-CREATE TRIGGER index_chunks_ai AFTER INSERT ON index_chunks BEGIN
-    INSERT INTO index_fts(rowid, label, text) VALUES (new.id, new.label, new.text); END;
-CREATE TRIGGER index_chunks_ad AFTER DELETE ON index_chunks BEGIN
-    INSERT INTO index_fts(index_fts, rowid, label, text)
-    VALUES ('delete', old.id, old.label, old.text); END;
 CREATE TABLE index_records (
     section_tipo TEXT NOT NULL,
     section_id INTEGER NOT NULL,
@@ -165,6 +235,32 @@ CREATE TABLE index_records (
 ) WITHOUT ROWID;
 CREATE TABLE index_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)
 """
+
+_BASE_INDEXES = (
+    IndexSpec("fields_by_section", "fields", ("section_tipo", "position")),
+    IndexSpec("links_reverse", "links", ("to_section", "to_id")),
+    IndexSpec("media_by_record", "media", ("section_tipo", "section_id")),
+)
+
+_INDEX_INDEXES = (
+    IndexSpec("index_chunks_by_record", "index_chunks", ("section_tipo", "section_id")),
+    IndexSpec("index_chunks_by_hash", "index_chunks", ("content_hash",)),
+)
+
+CHUNK_FTS = """
+CREATE VIRTUAL TABLE index_fts USING fts5(
+    label, text, content='index_chunks', content_rowid='id',
+    tokenize="unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER index_chunks_ai AFTER INSERT ON index_chunks BEGIN
+    INSERT INTO index_fts(rowid, label, text) VALUES (new.id, new.label, new.text); END;
+CREATE TRIGGER index_chunks_ad AFTER DELETE ON index_chunks BEGIN
+    INSERT INTO index_fts(index_fts, rowid, label, text)
+    VALUES ('delete', old.id, old.label, old.text); END
+"""
+"""The chunks' full-text table (external content: ``index_chunks``, its ``id`` as rowid; accents
+folded) and the triggers that keep it in step. Chunks are only inserted and deleted, never
+updated, so there is no update trigger (``enable_fts`` would add one)."""
 
 _PLAN_BOOK = """
 CREATE TABLE plans (
@@ -182,9 +278,6 @@ CREATE TABLE plans (
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL
 );
-CREATE INDEX plans_by_conversation ON plans(conversation_id, status);
-CREATE INDEX plans_by_hash ON plans(plan_hash);
-CREATE INDEX audit_by_plan ON audit(plan_hash, op_id);
 CREATE TABLE id_marks (
     section_tipo TEXT PRIMARY KEY,
     high INTEGER NOT NULL
@@ -194,33 +287,58 @@ INSERT INTO id_marks(section_tipo, high)
     WHERE action = 'delete' AND section_tipo IS NOT NULL GROUP BY section_tipo
 """
 
+_PLAN_BOOK_INDEXES = (
+    IndexSpec("plans_by_conversation", "plans", ("conversation_id", "status")),
+    IndexSpec("plans_by_hash", "plans", ("plan_hash",)),
+    IndexSpec("audit_by_plan", "audit", ("plan_hash", "op_id")),
+)
 
-def _plan_book(conn: sqlite3.Connection) -> None:
+
+def _base(db: sqlite_utils.Database) -> None:
+    """Sections, fields, records, links, media, audit (append-only), conversations."""
+    _run_sql(db, _BASE)
+    create_indexes(db, _BASE_INDEXES)
+
+
+def _index(db: sqlite_utils.Database) -> None:
+    """The search index: chunks, vectors, their full-text table, indexed versions, state."""
+    _run_sql(db, _INDEX)
+    create_indexes(db, _INDEX_INDEXES)
+    _run_sql(db, CHUNK_FTS)
+
+
+def _plan_book(db: sqlite_utils.Database) -> None:
     """The plan book (plan status in its own table), ids never reused, plans carried over.
 
     Plans recorded in conversations by earlier versions (``pending_plan`` and the transcript
-    turns that proposed one) move into the book with the status they had.
+    turns that proposed one) move into the book with the status they had; the first record of
+    an id wins.
     """
-    _sql(_PLAN_BOOK)(conn)
-    rows = conn.execute("SELECT id, pending_plan, transcript, updated_at FROM conversations")
-    for conversation_id, pending_text, transcript_text, stamp in rows.fetchall():
-        for item in _stored_plans(pending_text, transcript_text):
-            plan = item["plan"]
-            conn.execute(
-                "INSERT OR IGNORE INTO plans(id, plan_hash, plan, conversation_id, model_id, "
-                "egress, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    item["id"],
-                    str(plan.get("plan_hash", "")),
-                    json.dumps(plan, ensure_ascii=False),
-                    conversation_id,
-                    str(item.get("model_id", "")),
-                    str(item.get("egress", "local")),
-                    str(item.get("status", "superseded")),
-                    stamp,
-                    stamp,
-                ),
-            )
+    _run_sql(db, _PLAN_BOOK)
+    create_indexes(db, _PLAN_BOOK_INDEXES)
+    rows = db.execute("SELECT id, pending_plan, transcript, updated_at FROM conversations")
+    carried = [
+        _book_row(conversation_id, item, stamp)
+        for conversation_id, pending_text, transcript_text, stamp in rows.fetchall()
+        for item in _stored_plans(pending_text, transcript_text)
+    ]
+    if carried:
+        db.table("plans").insert_all(carried, ignore=True)
+
+
+def _book_row(conversation_id: str, item: dict[str, Any], stamp: str) -> dict[str, Any]:
+    plan = item["plan"]
+    return {
+        "id": item["id"],
+        "plan_hash": str(plan.get("plan_hash", "")),
+        "plan": json.dumps(plan, ensure_ascii=False),
+        "conversation_id": conversation_id,
+        "model_id": str(item.get("model_id", "")),
+        "egress": str(item.get("egress", "local")),
+        "status": str(item.get("status", "superseded")),
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
 
 
 def _stored_plans(pending_text: str | None, transcript_text: str | None) -> list[dict[str, Any]]:
@@ -246,8 +364,8 @@ def _stored_plans(pending_text: str | None, transcript_text: str | None) -> list
 
 
 MIGRATIONS: list[Migration] = [
-    Migration("0001_base", _sql(_BASE)),
+    Migration("0001_base", _on_utils(_base)),
     # The index (app/core/index) appends its own named migrations after this line.
-    Migration("0002_index", _sql(_INDEX)),
-    Migration("0003_plan_book", _plan_book),
+    Migration("0002_index", _on_utils(_index)),
+    Migration("0003_plan_book", _on_utils(_plan_book)),
 ]

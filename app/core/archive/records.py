@@ -233,17 +233,6 @@ class RecordWriter:
         self._notify([new_key])
         return new_key
 
-    def append_audit(
-        self,
-        action: str,
-        key: RecordKey | None,
-        before: Any,
-        after: Any,
-        info: dict[str, Any],
-    ) -> None:
-        """Append an audit row on its own."""
-        self.db.write(lambda c: write_audit(c, action, key, before, after, info))
-
 
 def require_section(conn: sqlite3.Connection, tipo: str) -> None:
     if conn.execute("SELECT 1 FROM sections WHERE tipo = ?", (tipo,)).fetchone() is None:

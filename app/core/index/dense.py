@@ -6,7 +6,9 @@ restriction flag, so filters become boolean masks applied *before* ranking.
 
 The compressed mode keeps no float32 matrix: sign bits (48 bytes a row at 384 dims) pick a
 shortlist by Hamming distance, int8 rows (per-dimension scale) re-rank it, and the final few are
-rescored exactly from their stored float32 vectors.
+rescored exactly from their stored float32 vectors. From :data:`PARTITION_ABOVE` rows a coarse
+partition (spherical k-means, :data:`LISTS` lists) limits the Hamming pass to the lists nearest
+the query, about :data:`PROBE_SHARE` of the rows: at 1M rows the full pass was the whole cost.
 """
 
 from __future__ import annotations
@@ -24,8 +26,18 @@ Mask = npt.NDArray[np.bool_]
 ExactLookup = Callable[[list[int]], dict[int, Vectors]]
 
 NO_FLAG = -1
-SHORTLIST = 3000
+SHORTLIST = 2000
 """Rows kept by the Hamming pass in compressed mode (before int8 re-ranking)."""
+PARTITION_ABOVE = 200_000
+"""Rows from which the compressed mode partitions its rows (below, one pass is cheap)."""
+LISTS = 256
+"""Coarse lists of the partition (k-means centroids)."""
+PROBE_SHARE = 0.2
+"""Share of the rows in the lists probed for a query (nearest centroids first): on 1M
+clustered 512-d rows, 0.06 kept 0.957 of the exact top 10, 0.1 0.967, 0.2 0.987."""
+MIN_PROBES = 8
+TRAIN_PER_LIST = 40
+"""Rows sampled per list to train the centroids."""
 
 
 @dataclass
@@ -54,6 +66,13 @@ class Compressed:
         self.scale = (np.maximum(peak, 1e-6) / 127.0).astype(np.float32)
         self.codes = self._quantise(matrix)
         self.bits = self._signs(matrix)
+        self.centroids: Vectors | None = None
+        self.trained_on = 0
+        self.lists: npt.NDArray[np.int16] = np.zeros(0, np.int16)
+        self._members: tuple[Ids, Ids] | None = None
+        if len(matrix) >= PARTITION_ABOVE:
+            self._train(matrix)
+        self.lists = self._assign(matrix)
 
     def _quantise(self, matrix: Vectors) -> npt.NDArray[np.int8]:
         return np.asarray(np.clip(np.round(matrix / self.scale), -127, 127), dtype=np.int8)
@@ -64,23 +83,84 @@ class Compressed:
         packed = np.pad(packed, ((0, 0), (0, (-packed.shape[1]) % 8)))
         return np.ascontiguousarray(packed.view(np.uint64).T)
 
+    def _train(self, matrix: Vectors) -> None:
+        """Fit the partition's centroids on a sample of ``matrix`` (spherical k-means)."""
+        self.centroids = kmeans(matrix, LISTS)
+        self.trained_on = len(matrix)
+
+    def _assign(self, matrix: Vectors) -> npt.NDArray[np.int16]:
+        """Each row's nearest centroid (all 0 without a partition)."""
+        self._members = None
+        if self.centroids is None:
+            return np.zeros(len(matrix), np.int16)
+        out = np.empty(len(matrix), np.int16)
+        for start in range(0, len(matrix), 65_536):
+            block = np.asarray(matrix[start : start + 65_536], np.float32)
+            out[start : start + len(block)] = np.argmax(block @ self.centroids.T, axis=1)
+        return out
+
+    def _repartition(self) -> None:
+        """Train and assign again from the int8 rows (the float rows are gone), in blocks."""
+        rng = np.random.default_rng(0)
+        take = np.sort(rng.choice(len(self.codes), min(len(self.codes), LISTS * TRAIN_PER_LIST)))
+        self._train(self._decoded(self.codes[take]))
+        self.trained_on = len(self.codes)
+        self.lists = np.concatenate(
+            [
+                self._assign(self._decoded(self.codes[start : start + 65_536]))
+                for start in range(0, len(self.codes), 65_536)
+            ]
+        )
+
+    def _decoded(self, codes: npt.NDArray[np.int8]) -> Vectors:
+        return np.asarray(codes.astype(np.float32) * self.scale, np.float32)
+
     def select(self, keep: Mask) -> None:
         """Drop the rows not in ``keep``."""
         self.codes = self.codes[keep]
         self.bits = np.ascontiguousarray(self.bits[:, keep])
+        self.lists = self.lists[keep]
+        self._members = None
 
     def extend(self, matrix: Vectors) -> None:
-        """Append rows (quantised with the existing scale)."""
+        """Append rows (quantised with the existing scale, put in their nearest list).
+
+        The partition is (re)trained, from the int8 rows, once the rows first reach
+        :data:`PARTITION_ABOVE` and whenever they have doubled since it was trained."""
         self.codes = np.concatenate([self.codes, self._quantise(matrix)])
         self.bits = np.ascontiguousarray(np.concatenate([self.bits, self._signs(matrix)], axis=1))
+        if len(self.codes) >= PARTITION_ABOVE and len(self.codes) >= 2 * self.trained_on:
+            self._repartition()
+        else:
+            self.lists = np.concatenate([self.lists, self._assign(matrix)])
 
-    def hamming(self, query: Vectors) -> npt.NDArray[np.uint16]:
-        """Hamming distance of every row's sign bits to the query's."""
+    def candidates(self, query: Vectors, allowed: Mask, wanted: int) -> Ids | None:
+        """The allowed rows of the lists nearest ``query`` (``None``: no partition, or too
+        few rows there for ``wanted``; scan every row)."""
+        if self.centroids is None:
+            return None
+        if self._members is None:  # rows grouped by list, rebuilt after a change
+            by_list = np.argsort(self.lists, kind="stable")
+            sizes = np.bincount(self.lists, minlength=len(self.centroids))
+            self._members = (by_list, np.concatenate([[0], np.cumsum(sizes)]))
+        by_list, starts = self._members
+        order = np.argsort(-(self.centroids @ query))
+        reach = np.cumsum(np.diff(starts)[order])
+        probes = max(MIN_PROBES, int(np.searchsorted(reach, PROBE_SHARE * len(self.lists))) + 1)
+        rows = np.sort(np.concatenate([by_list[starts[i] : starts[i + 1]] for i in order[:probes]]))
+        if not allowed.all():
+            rows = rows[allowed[rows]]
+        return rows if len(rows) >= wanted else None
+
+    def hamming(self, query: Vectors, rows: Ids | None = None) -> npt.NDArray[np.uint16]:
+        """Hamming distance of every row's (or of ``rows``') sign bits to the query's:
+        ``bitwise_count`` of the XOR of 64-bit words, one word of every row at a time (one
+        gather per word measured faster than a 2-D gather of ``rows``)."""
         packed = np.packbits(query > 0)
         packed = np.pad(packed, (0, (-len(packed)) % 8)).view(np.uint64)
-        total = np.zeros(self.bits.shape[1], dtype=np.uint16)
+        total = np.zeros(self.bits.shape[1] if rows is None else len(rows), dtype=np.uint16)
         for word, qword in zip(self.bits, packed, strict=True):
-            total += np.bitwise_count(word ^ qword)
+            total += np.bitwise_count((word if rows is None else word[rows]) ^ qword)
         return total
 
     def rescore(self, rows: Ids, query: Vectors) -> Vectors:
@@ -235,10 +315,15 @@ class DenseMatrix:
         n_allowed = int(allowed.sum())
         if n_allowed == 0:
             return []
-        distances = self._packed.hamming(query)
-        if n_allowed < len(allowed):
-            distances[~allowed] = np.iinfo(np.uint16).max
-        rows = _nearest(distances, min(max(SHORTLIST, 4 * k), n_allowed))
+        wanted = min(max(SHORTLIST, 4 * k), n_allowed)
+        probed = self._packed.candidates(query, allowed, wanted)
+        if probed is None:
+            distances = self._packed.hamming(query)
+            if n_allowed < len(allowed):
+                distances[~allowed] = np.iinfo(np.uint16).max
+            rows = _nearest(distances, wanted)
+        else:
+            rows = probed[_nearest(self._packed.hamming(query, probed), wanted)]
         approx = self._packed.rescore(rows, query)
         keep = min(max(4 * k, 40), len(rows))
         top = _top(approx, keep)
@@ -271,3 +356,20 @@ def _top(scores: npt.NDArray[np.float32], k: int) -> Ids:
         return np.zeros(0, np.int64)
     part = np.argpartition(scores, -k)[-k:] if k < len(scores) else np.arange(len(scores))
     return np.asarray(part[np.argsort(-scores[part], kind="stable")], np.int64)
+
+
+def kmeans(matrix: Vectors, lists: int, iterations: int = 8) -> Vectors:
+    """``lists`` unit centroids of a sample of ``matrix`` (spherical k-means, fixed seed)."""
+    rng = np.random.default_rng(0)
+    take = min(len(matrix), lists * TRAIN_PER_LIST)
+    sample = np.asarray(matrix[np.sort(rng.choice(len(matrix), take, replace=False))], np.float32)
+    sample /= np.maximum(np.linalg.norm(sample, axis=1, keepdims=True), 1e-12)
+    centroids = sample[rng.choice(take, min(lists, take), replace=False)].copy()
+    for _ in range(iterations):
+        nearest = np.argmax(sample @ centroids.T, axis=1)
+        sums = np.zeros_like(centroids)
+        np.add.at(sums, nearest, sample)
+        empty = ~np.bincount(nearest, minlength=len(centroids)).astype(bool)
+        sums[empty] = sample[rng.choice(take, int(empty.sum()))]
+        centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+    return np.asarray(centroids, np.float32)

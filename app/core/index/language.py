@@ -133,11 +133,3 @@ def lean(text: str) -> str | None:
     if points["lg-eng"] >= best:
         return "lg-eng"
     return max(points, key=lambda lang: points[lang])
-
-
-def same_language(chunk_lang: str, query_lang: str | None) -> bool:
-    """Whether a chunk in ``chunk_lang`` counts as written in the query's language.
-
-    Language-neutral chunks and queries of no known language always count.
-    """
-    return query_lang is None or chunk_lang in (query_lang, NEUTRAL)

@@ -9,8 +9,8 @@ query's language is known (given, or guessed by :mod:`app.core.index.language`):
   normally that of its transcription or body — is another keeps :data:`FOREIGN_RECORD`;
 * language-neutral chunks, records with no language, and queries of no known language are left
   alone, so an English archive searched in English ranks exactly as without this step;
-* when the embedder only understands some languages (the bundled MiniLM: English), a query in
-  another language gives BM25 more weight (:data:`FOREIGN_DENSE_WEIGHT`).
+* when no model of the index understands the query's language, BM25 gets more weight
+  (:data:`app.core.index.fusion.FOREIGN_DENSE_WEIGHT`).
 
 Grouped by record (``group_by_record=True``), a record scores the best chunk of each of its
 fields weighted by :data:`AGREEMENT_WEIGHTS`: an interview whose summary and transcription both
@@ -32,7 +32,6 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from app.core.archive.model import RecordKey
-from app.core.index.fusion import DENSE_WEIGHT
 from app.core.index.language import NEUTRAL
 from app.core.index.storage import ChunkRow
 
@@ -41,7 +40,6 @@ FOREIGN_RECORD = 0.5
 AGREEMENT_WEIGHTS: tuple[float, ...] = (1.0, 0.5, 0.25)
 PASSAGE_WORDS = 30
 """Chunks shorter than this (catalogue metadata, identifiers) never add agreement."""
-FOREIGN_DENSE_WEIGHT = 0.4
 MAIN_SHARE = 0.5
 """A record is "written in" every language holding at least this share of its largest one."""
 
@@ -51,6 +49,9 @@ Ranked = list[tuple[int, float]]
 GENERALIST_WEIGHT = 0.0
 """Weight of a model that reads every language (USE) beside one trained on the query's own
 language (MiniLM on an English query): USE alone is weaker on English."""
+UNKNOWN_GENERALIST_WEIGHT = 0.7
+"""Weight of USE beside MiniLM for a query of no recognisable language (a name, one word:
+``vacas``, ``La Corunya``): on such queries each model is right about as often."""
 FOREIGN_MODEL_WEIGHT = 0.2
 """Weight of a model that does not read the query's language (MiniLM on a Catalan query)."""
 
@@ -80,20 +81,10 @@ def model_weight(query_lang: str | None, embedder: object, embedders: Sequence[o
         e for e in embedders if getattr(e, "languages", None) is not None and reads(e, query_lang)
     ]
     if getattr(embedder, "languages", None) is None:
+        if query_lang is None and specialists:
+            return UNKNOWN_GENERALIST_WEIGHT
         return GENERALIST_WEIGHT if specialists else 1.0
     return 1.0 if reads(embedder, query_lang) else FOREIGN_MODEL_WEIGHT
-
-
-def dense_weight(query_lang: str | None, embedder_langs: Sequence[str] | None) -> float:
-    """The hybrid fusion's dense weight for a query in ``query_lang``.
-
-    Args:
-        query_lang: the query's language (``None``: unknown).
-        embedder_langs: the languages the embedder understands (``None``: any).
-    """
-    if query_lang is None or embedder_langs is None or query_lang in embedder_langs:
-        return DENSE_WEIGHT
-    return FOREIGN_DENSE_WEIGHT
 
 
 def record_languages(

@@ -19,7 +19,7 @@ import numpy as np
 from app.core.archive.database import Database
 from app.core.archive.model import RecordKey
 from app.core.errors import IndexError_
-from app.core.index import fusion, language, lexical, ranking
+from app.core.index import feedback, fusion, language, lexical, names, ranking
 from app.core.index.dense import DenseMatrix, Mask, Vectors
 from app.core.index.embedders import Embedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
@@ -102,25 +102,20 @@ class SearchEngine:
         query_lang = None if query_lang == language.NEUTRAL else query_lang
         depth = max(CANDIDATES, k * (20 if group_by_record else 4))
         dense, lex = self._retrieve(query, depth, mode, filter, query_lang)
-        found = {cid for _, ranked in dense for cid, _ in ranked} | {cid for cid, _ in lex}
-        with self.db.reading() as conn:
-            rows = read_chunks(conn, list(found))
-            blocked = (
-                _restricted(conn, {r.key for r in rows.values()})
-                if filter.exclude_restricted
-                else set()
-            )
-            rows = {cid: row for cid, row in rows.items() if row.key not in blocked}
-            prefer = query_lang if not ranking.multilingual(self.embedders) else None
-            originals = (
-                ranking.record_languages(conn, {r.key for r in rows.values()}) if prefer else {}
-            )
+        prefer = query_lang if not ranking.multilingual(self.embedders) else None
         model_lang = query_lang or language.lean(query)
-        ranked = ranking.prefer_language(
-            self._fuse(dense, lex, mode, model_lang), rows, originals, prefer
-        )
+        ranked, rows, originals = self._rank(dense, lex, mode, model_lang, filter, prefer, query)
         if group_by_record:
             ranked = ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS)
+            if mode != "lexical" and dense and feedback.wanted(model_lang, self.embedders):
+                top = [rows[cid].key for cid, _ in ranked[: feedback.FEEDBACK_RECORDS]]
+                dense = self._feedback(query, dense, top, depth, filter)
+                ranked, rows, originals = self._rank(
+                    dense, lex, mode, model_lang, filter, prefer, query
+                )
+                ranked = feedback.keep_first(
+                    ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS), top[:1], rows
+                )
         chosen = [(rows[cid], score) for cid, score in ranked if cid in rows][:k]
         with self.db.reading() as conn:
             labels = _labels(conn, {row.key for row, _ in chosen if not row.label}, query_lang)
@@ -130,6 +125,61 @@ class SearchEngine:
             _hit(row, score, query, labels.get(row.key), originals.get(row.key, frozenset()))
             for row, score in chosen
         ]
+
+    def _rank(
+        self,
+        dense: DenseLists,
+        lex: list[tuple[int, float]],
+        mode: SearchMode,
+        model_lang: str | None,
+        filter: SearchFilter,
+        prefer: str | None,
+        query: str = "",
+    ) -> tuple[list[tuple[int, float]], dict[int, ChunkRow], dict[RecordKey, frozenset[str]]]:
+        """The fused chunk ranking, with the chunks' rows (restricted ones dropped for an
+        egress-filtered search) and, when a language is preferred, the records' languages;
+        a hybrid ranking also moves up chunks whose label resembles ``query``
+        (:func:`app.core.index.names.boost`)."""
+        found = {cid for _, ranked in dense for cid, _ in ranked} | {cid for cid, _ in lex}
+        with self.db.reading() as conn:
+            rows = read_chunks(conn, list(found))
+            blocked = (
+                _restricted(conn, {r.key for r in rows.values()})
+                if filter.exclude_restricted
+                else set()
+            )
+            rows = {cid: row for cid, row in rows.items() if row.key not in blocked}
+            originals = (
+                ranking.record_languages(conn, {r.key for r in rows.values()}) if prefer else {}
+            )
+        fused = self._fuse(dense, lex, mode, model_lang)
+        if mode == "hybrid":
+            fused = names.boost(fused, rows, query)
+        ranked = ranking.prefer_language(fused, rows, originals, prefer)
+        return ranked, rows, originals
+
+    def _feedback(
+        self,
+        query: str,
+        dense: DenseLists,
+        top: list[RecordKey],
+        depth: int,
+        filter: SearchFilter,
+    ) -> DenseLists:
+        """Each model's dense list searched again with the query moved towards the chunks of
+        the ``top`` records (:mod:`app.core.index.feedback`)."""
+        again: DenseLists = []
+        with self.db.reading() as conn:
+            for embedder, ranked in dense:
+                center = feedback.centroid(conn, embedder.model_id, top)
+                if center is None:
+                    again.append((embedder, ranked))
+                    continue
+                matrix = self._matrix(embedder)
+                vector = feedback.expand(self.query_vector(embedder, query), center)
+                allowed = self._mask(conn, filter, matrix)
+                again.append((embedder, matrix.search(vector, depth, allowed)))
+        return again
 
     def _retrieve(
         self,
@@ -171,11 +221,11 @@ class SearchEngine:
         weighted = [
             (ranked, ranking.model_weight(query_lang, e, self.embedders)) for e, ranked in dense
         ]
-        combined = fusion.combine_dense(weighted)
         if mode == "dense":
-            return combined
+            return fusion.combine_dense(weighted)
         understood = ranking.understood(query_lang, self.embedders)
-        return fusion.adaptive(combined, lex, understood)
+        agreeing = all(ranking.reads(e, query_lang) for e, _ in dense)
+        return fusion.hybrid(weighted, lex, understood, agreeing=agreeing)
 
     def _mask(
         self, conn: sqlite3.Connection, filter: SearchFilter, matrix: DenseMatrix

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from app.core.archive.model import RecordKey
+from app.core.archive.model import Record, RecordKey
+from app.core.archive.records import row_to_record
 from app.core.index.chunking import Chunk
 
 Vectors = npt.NDArray[np.float32]
@@ -67,14 +68,22 @@ def from_blob(blob: bytes) -> Vectors:
     return np.frombuffer(blob, dtype="<f4")
 
 
-def pending_records(conn: sqlite3.Connection, limit: int) -> list[tuple[RecordKey, int]]:
-    """Records never chunked or changed since (key and current version)."""
+def pending_records(
+    conn: sqlite3.Connection, limit: int | None = None
+) -> list[tuple[RecordKey, int]]:
+    """Records never chunked or changed since (key and current version); all of them when
+    ``limit`` is ``None``.
+
+    Each call scans the whole ``records`` table (its rows hold the records' JSON), so callers
+    take the whole list once and work through it in batches: asking again for every batch
+    made chunking the 72,736 Tate records quadratic.
+    """
     rows = conn.execute(
         "SELECT r.section_tipo, r.section_id, r.version FROM records r "
         "LEFT JOIN index_records i ON i.section_tipo = r.section_tipo "
         "AND i.section_id = r.section_id WHERE i.version IS NULL OR i.version != r.version "
         "ORDER BY r.section_tipo, r.section_id LIMIT ?",
-        (limit,),
+        (-1 if limit is None else limit,),
     ).fetchall()
     return [(RecordKey(r[0], r[1]), int(r[2])) for r in rows]
 
@@ -90,24 +99,53 @@ def count_pending_records(conn: sqlite3.Connection) -> int:
     )
 
 
-def orphan_records(conn: sqlite3.Connection, limit: int) -> list[RecordKey]:
-    """Indexed records that no longer exist."""
+def orphan_records(conn: sqlite3.Connection, limit: int | None = None) -> list[RecordKey]:
+    """Indexed records that no longer exist (all of them when ``limit`` is ``None``)."""
     rows = conn.execute(
-        "SELECT i.section_tipo, i.section_id FROM index_records i LEFT JOIN records r "
-        "ON r.section_tipo = i.section_tipo AND r.section_id = i.section_id "
-        "WHERE r.section_id IS NULL LIMIT ?",
-        (limit,),
+        "SELECT i.section_tipo, i.section_id FROM index_records i WHERE NOT EXISTS "
+        "(SELECT 1 FROM records r WHERE r.section_tipo = i.section_tipo "
+        "AND r.section_id = i.section_id) LIMIT ?",
+        (-1 if limit is None else limit,),
     ).fetchall()
     return [RecordKey(r[0], r[1]) for r in rows]
 
 
-def missing_vectors(conn: sqlite3.Connection, model: str, limit: int) -> list[tuple[str, str]]:
-    """``(content_hash, embed_text)`` of stored chunks without a vector for ``model``."""
+def read_records(conn: sqlite3.Connection, keys: list[RecordKey]) -> dict[RecordKey, Record]:
+    """The records of ``keys`` that exist and are not chunked at their current version
+    (one query per 500 keys, instead of one per record)."""
+    out: dict[RecordKey, Record] = {}
+    by_section: dict[str, list[int]] = {}
+    for key in keys:
+        by_section.setdefault(key.section_tipo, []).append(key.section_id)
+    for tipo, ids in by_section.items():
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = conn.execute(
+                "SELECT r.* FROM records r LEFT JOIN index_records i "
+                "ON i.section_tipo = r.section_tipo AND i.section_id = r.section_id "
+                f"WHERE r.section_tipo = ? AND r.section_id IN ({marks}) "
+                "AND (i.version IS NULL OR i.version != r.version)",
+                (tipo, *part),
+            ).fetchall()
+            for row in rows:
+                record = row_to_record(row)
+                out[record.key] = record
+    return out
+
+
+def missing_vectors(
+    conn: sqlite3.Connection, model: str, limit: int, after: str = ""
+) -> list[tuple[str, str]]:
+    """``(content_hash, embed_text)`` of stored chunks without a vector for ``model``, in hash
+    order from just after ``after`` (a caller that passes the last hash it got reads each
+    stored chunk once per run, instead of skipping every finished one again each batch)."""
     rows = conn.execute(
         "SELECT c.content_hash, c.label, c.text FROM index_chunks c "
-        "WHERE NOT EXISTS (SELECT 1 FROM index_vectors v WHERE v.content_hash = c.content_hash "
-        "AND v.model = ?) GROUP BY c.content_hash LIMIT ?",
-        (model, limit),
+        "WHERE c.content_hash > ? AND NOT EXISTS (SELECT 1 FROM index_vectors v "
+        "WHERE v.content_hash = c.content_hash AND v.model = ?) "
+        "GROUP BY c.content_hash ORDER BY c.content_hash LIMIT ?",
+        (after, model, limit),
     ).fetchall()
     out = []
     for content_hash, label, text in rows:
@@ -172,58 +210,95 @@ def write_vectors(conn: sqlite3.Connection, model: str, vectors: dict[str, Vecto
 def write_records(
     conn: sqlite3.Connection, work: list[RecordWork], deleted: list[RecordKey]
 ) -> WriteResult:
-    """Replace the chunks of ``work`` records, drop those of ``deleted``; mark them done."""
-    removed: list[int] = []
-    added: list[int] = []
-    for key in [w.key for w in work] + deleted:
-        ids = conn.execute(
-            "SELECT id FROM index_chunks WHERE section_tipo = ? AND section_id = ?",
-            (key.section_tipo, key.section_id),
-        ).fetchall()
-        removed.extend(r[0] for r in ids)
-        conn.execute(
-            "DELETE FROM index_chunks WHERE section_tipo = ? AND section_id = ?",
-            (key.section_tipo, key.section_id),
-        )
-    for key in deleted:
-        conn.execute(
-            "DELETE FROM index_records WHERE section_tipo = ? AND section_id = ?",
-            (key.section_tipo, key.section_id),
-        )
-    for item in work:
-        added.extend(_insert_chunks(conn, item))
-        conn.execute(
-            "INSERT INTO index_records(section_tipo, section_id, version) VALUES (?, ?, ?) "
-            "ON CONFLICT(section_tipo, section_id) DO UPDATE SET version = excluded.version",
-            (item.key.section_tipo, item.key.section_id, item.version),
-        )
+    """Replace the chunks of ``work`` records, drop those of ``deleted``; mark them done.
+
+    Rows are written with ``executemany`` and explicit ids (the next free ones: the caller's
+    transaction holds the write lock), so a batch costs a few statements, not one per chunk;
+    the FTS5 triggers still index every chunk as it is inserted.
+    """
+    removed = _chunk_ids(conn, [w.key for w in work] + deleted)
+    for start in range(0, len(removed), 500):
+        part = removed[start : start + 500]
+        conn.execute(f"DELETE FROM index_chunks WHERE id IN ({','.join('?' * len(part))})", part)
+    conn.executemany(
+        "DELETE FROM index_records WHERE section_tipo = ? AND section_id = ?",
+        [(key.section_tipo, key.section_id) for key in deleted],
+    )
+    first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM index_chunks").fetchone()[0])
+    rows = [_chunk_row(c, item.restricted) for item in work for c in item.chunks]
+    added = list(range(first, first + len(rows)))
+    conn.executemany(
+        "INSERT INTO index_chunks(id, section_tipo, section_id, field_tipo, lang, position, "
+        "timecode, page, label, text, content_hash, restricted) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(cid, *row) for cid, row in zip(added, rows, strict=True)],
+    )
+    conn.executemany(
+        "INSERT INTO index_records(section_tipo, section_id, version) VALUES (?, ?, ?) "
+        "ON CONFLICT(section_tipo, section_id) DO UPDATE SET version = excluded.version",
+        [(w.key.section_tipo, w.key.section_id, w.version) for w in work],
+    )
     return WriteResult(removed, added)
 
 
-def _insert_chunks(conn: sqlite3.Connection, item: RecordWork) -> list[int]:
-    restricted = None if item.restricted is None else int(item.restricted)
-    ids = []
-    for c in item.chunks:
-        cursor = conn.execute(
-            "INSERT INTO index_chunks(section_tipo, section_id, field_tipo, lang, position, "
-            "timecode, page, label, text, content_hash, restricted) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                c.key.section_tipo,
-                c.key.section_id,
-                c.field_tipo,
-                c.lang,
-                c.position,
-                c.timecode,
-                c.page,
-                c.label,
-                c.text,
-                c.content_hash,
-                restricted,
-            ),
-        )
-        ids.append(int(cursor.lastrowid or 0))
+def bulk_write_records(conn: sqlite3.Connection, work: list[RecordWork]) -> WriteResult:
+    """:func:`write_records` for a large batch: the FTS5 insert triggers are set aside and the
+    full-text index is rebuilt once at the end, all in the caller's one transaction.
+
+    Measured on the 146,711 Tate chunks: the insert with the triggers took 69 s, without them
+    16 s plus 9 s for the rebuild. The rebuild re-reads every stored chunk, so it pays only
+    when the batch is a large share of the index (see ``indexer.sync_chunks``).
+    """
+    triggers = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'index_chunks' "
+        "AND upper(sql) LIKE '%AFTER INSERT%'"
+    ).fetchall()
+    for name, _ in triggers:
+        conn.execute(f'DROP TRIGGER "{name}"')
+    result = write_records(conn, work, [])
+    conn.execute("INSERT INTO index_fts(index_fts) VALUES ('rebuild')")
+    for _, sql in triggers:
+        conn.execute(sql)
+    return result
+
+
+def count_indexed_records(conn: sqlite3.Connection) -> int:
+    """How many records have been chunked (at some version)."""
+    return int(conn.execute("SELECT count(*) FROM index_records").fetchone()[0])
+
+
+def _chunk_ids(conn: sqlite3.Connection, keys: list[RecordKey]) -> list[int]:
+    """The ids of the stored chunks of ``keys``."""
+    ids: list[int] = []
+    by_section: dict[str, list[int]] = {}
+    for key in keys:
+        by_section.setdefault(key.section_tipo, []).append(key.section_id)
+    for tipo, numbers in by_section.items():
+        for start in range(0, len(numbers), 500):
+            part = numbers[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = conn.execute(
+                f"SELECT id FROM index_chunks WHERE section_tipo = ? AND section_id IN ({marks})",
+                (tipo, *part),
+            ).fetchall()
+            ids.extend(int(r[0]) for r in rows)
     return ids
+
+
+def _chunk_row(c: Chunk, restricted: bool | None) -> tuple[object, ...]:
+    return (
+        c.key.section_tipo,
+        c.key.section_id,
+        c.field_tipo,
+        c.lang,
+        c.position,
+        c.timecode,
+        c.page,
+        c.label,
+        c.text,
+        c.content_hash,
+        None if restricted is None else int(restricted),
+    )
 
 
 def clear(conn: sqlite3.Connection, *, vectors: bool) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from app.core.archive.model import RecordKey
 
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 EgressClass = Literal["structure", "content", "write"]
 EGRESS_CLASSES: tuple[EgressClass, ...] = ("structure", "content", "write")
+F = TypeVar("F", bound=Callable[..., Any])
+Summary = str | Callable[[dict[str, Any]], str]
 
 
 @dataclass
@@ -83,3 +85,43 @@ class Tool:
     parameters: dict[str, Any]
     function: ToolFunction
     summarize: Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class ToolMeta:
+    """What :func:`tool` attaches to a function."""
+
+    egress: EgressClass
+    summary: Summary
+
+
+def tool(egress: EgressClass, summary: Summary) -> Callable[[F], F]:
+    """Mark an async function as a tool of class ``egress`` with a summary template.
+
+    The template is formatted with the call's arguments (``"Read {section_tipo}/{section_id}"``);
+    a callable gets the arguments and returns the text.
+    """
+
+    def mark(fn: F) -> F:
+        fn.__arxiu_tool__ = ToolMeta(egress, summary)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def tool_meta(fn: Callable[..., Any]) -> ToolMeta | None:
+    """What :func:`tool` attached to ``fn`` (``None`` for an unmarked function)."""
+    meta = getattr(fn, "__arxiu_tool__", None)
+    return meta if isinstance(meta, ToolMeta) else None
+
+
+class ToolLookup(Protocol):
+    """What checking a call's arguments needs from the registry (write ops' validation)."""
+
+    def get(self, name: str) -> Tool:
+        """One registered tool (``mcp.tool_unknown`` when there is none by that name)."""
+        ...
+
+    def check_args(self, name: str, args: Any) -> dict[str, Any]:
+        """The arguments checked against the tool's schema (``mcp.invalid_args``)."""
+        ...

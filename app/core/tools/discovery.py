@@ -6,8 +6,7 @@ from typing import Any, Literal
 
 from app.core.archive.model import Field, Section
 from app.core.errors import ToolError
-from app.core.tools.base import ToolContext, ToolResult
-from app.core.tools.registry import tool
+from app.core.tools.base import ToolContext, ToolResult, tool
 from app.core.tools.resolve import (
     field_candidates,
     resolve_section,

@@ -6,10 +6,9 @@ from typing import Any
 
 from app.core.archive.media import media_of
 from app.core.archive.model import Record, RecordKey
-from app.core.tools.base import ToolContext, ToolResult
+from app.core.tools.base import ToolContext, ToolResult, tool
 from app.core.tools.query import Filter, compile_filters, run_search
 from app.core.tools.records_view import record_view, search_text, snippet_for
-from app.core.tools.registry import tool
 from app.core.tools.resolve import resolve_field, resolve_section
 
 MAX_LIMIT = 100
@@ -47,7 +46,9 @@ async def dedalo_read_record(
     section = resolve_section(ctx.archive, section_tipo, ctx.lang)
     record = ctx.archive.get_record(RecordKey(section.tipo, section_id))
     wanted = [resolve_field(ctx.archive, section.tipo, f, ctx.lang).tipo for f in fields or []]
-    data, related = record_view(ctx, record, wanted or None, lang)
+    data, related = await ctx.archive.db.aread(
+        lambda _conn: record_view(ctx, record, wanted or None, lang)
+    )
     keys = (record.key, *related)
     return ToolResult(
         ok=True, data=data, records=keys, sections=tuple(sorted({k.section_tipo for k in keys}))
@@ -90,7 +91,9 @@ async def dedalo_search_records(
         ctx.archive, section.tipo, list(filters or []), ctx.exclude_restricted
     )
     limit = max(1, min(limit, MAX_LIMIT))
-    total, records = run_search(ctx.archive, compiled, limit=limit, offset=max(0, offset))
+    total, records = await ctx.archive.db.aread(
+        lambda _conn: run_search(ctx.archive, compiled, limit=limit, offset=max(0, offset))
+    )
     data = {"total": total, "offset": offset, "records": _listing(ctx, records)}
     return ToolResult(
         ok=True,
@@ -114,7 +117,9 @@ async def dedalo_count_records(
     compiled = compile_filters(
         ctx.archive, section.tipo, list(filters or []), ctx.exclude_restricted
     )
-    total, _ = run_search(ctx.archive, compiled, limit=1, offset=0)
+    total, _ = await ctx.archive.db.aread(
+        lambda _conn: run_search(ctx.archive, compiled, limit=1, offset=0)
+    )
     data = {"section_tipo": section.tipo, "count": total}
     return ToolResult(ok=True, data=data, sections=tuple(sorted(compiled.sections)))
 
@@ -135,7 +140,9 @@ async def dedalo_search_section(
     """
     section = resolve_section(ctx.archive, section_tipo, ctx.lang)
     limit = max(1, min(limit, MAX_LIMIT))
-    total, records = search_text(ctx, section.tipo, query, limit)
+    total, records = await ctx.archive.db.aread(
+        lambda _conn: search_text(ctx, section.tipo, query, limit)
+    )
     listing = _listing(ctx, records)
     for item, record in zip(listing, records, strict=True):
         item.update(snippet_for(ctx, record, query))

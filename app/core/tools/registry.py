@@ -1,6 +1,7 @@
 """The tool registry: typed functions in, JSON schemas, summaries and safe calls out.
 
-Tools are declared with :func:`tool`, which records the egress class and the summary template;
+Tools are declared with :func:`~app.core.tools.base.tool` (in ``base``, so that tool modules
+never import the registry), which records the egress class and the summary template;
 :meth:`ToolRegistry.register` refuses a function without a class or a docstring. A call is
 validated against the derived schema, and any :class:`~app.core.errors.ArxiuError` raised inside a
 tool comes back as ``ToolResult(ok=False, ...)`` — a tool failure is a result for the model, not a
@@ -11,45 +12,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from app.core.errors import ArxiuError
 from app.core.models.base import ToolSpec
-from app.core.tools.base import EGRESS_CLASSES, EgressClass, Tool, ToolContext, ToolResult
+from app.core.tools.base import (
+    EGRESS_CLASSES,
+    EgressClass,
+    Summary,
+    Tool,
+    ToolContext,
+    ToolResult,
+    tool_meta,
+)
 from app.core.tools.schema import function_schema, validate
 
-if TYPE_CHECKING:
-    from app.core.archive.store import Archive
-
-F = TypeVar("F", bound=Callable[..., Any])
-Summary = str | Callable[[dict[str, Any]], str]
-
-SECTION_KEYS = ("section_tipo", "target_section")
-SECTION_LIST_KEYS = ("sections",)
 SUMMARY_VALUE_CHARS = 60
-
-
-@dataclass(frozen=True)
-class ToolMeta:
-    """What :func:`tool` attaches to a function."""
-
-    egress: EgressClass
-    summary: Summary
-
-
-def tool(egress: EgressClass, summary: Summary) -> Callable[[F], F]:
-    """Mark an async function as a tool of class ``egress`` with a summary template.
-
-    The template is formatted with the call's arguments (``"Read {section_tipo}/{section_id}"``);
-    a callable gets the arguments and returns the text.
-    """
-
-    def mark(fn: F) -> F:
-        fn.__arxiu_tool__ = ToolMeta(egress, summary)  # type: ignore[attr-defined]
-        return fn
-
-    return mark
 
 
 class _Shown(dict[str, str]):
@@ -90,13 +68,14 @@ class ToolRegistry:
         summary: Summary | None = None,
         name: str | None = None,
     ) -> Tool:
-        """Register ``fn`` (marked with :func:`tool`, or given ``egress`` and ``summary``).
+        """Register ``fn`` (marked with :func:`~app.core.tools.base.tool`, or given ``egress``
+        and ``summary``).
 
         Raises:
             TypeError: no egress class, an unknown class, no docstring, a duplicate name, or an
                 annotation that has no JSON schema.
         """
-        meta: ToolMeta | None = getattr(fn, "__arxiu_tool__", None)
+        meta = tool_meta(fn)
         tool_name = name or fn.__name__
         egress = egress or (meta.egress if meta else None)
         if egress not in EGRESS_CLASSES:
@@ -190,114 +169,6 @@ class ToolRegistry:
                 details=dict(exc.details),
             )
         return result
-
-    def sections_named(self, args: Any, archive: Archive | None = None) -> set[str]:
-        """Every section tipo named anywhere in a call's arguments, for the egress gate.
-
-        Looks at ``section_tipo`` / ``target_section`` values, ``sections`` lists and filter
-        ``path`` lists (sections at even positions: ``[section, field, section, field...]``),
-        at any depth; ``{"ref": ...}`` objects (plan references) are skipped. With ``archive``,
-        section labels and paths are resolved (labels, relative paths, skipped target sections),
-        and a ``field`` (or each of ``fields``) named by tipo or label is resolved in the
-        section of the call or object it appears in: a relation adds its target section. What
-        does not resolve is returned as written, so that a gate treating unknown sections as
-        restricted fails closed.
-        """
-        collector = _SectionCollector(archive)
-        collector.collect(args, None)
-        return collector.found
-
-
-class _SectionCollector:
-    """Walks a call's arguments collecting section tipos (see ``sections_named``)."""
-
-    def __init__(self, archive: Archive | None) -> None:
-        self.archive = archive
-        self.found: set[str] = set()
-
-    def section(self, name: str) -> str:
-        """``name`` as a section tipo when the archive resolves it, else as written."""
-        if self.archive is None or self.archive.has_section(name):
-            return name
-        from app.core.tools.resolve import resolve_section
-
-        try:
-            return resolve_section(self.archive, name).tipo
-        except ArxiuError:
-            return name
-
-    def collect(self, value: Any, context: str | None) -> None:
-        """Collect from ``value``; ``context`` is the section of the enclosing call or object."""
-        if isinstance(value, list):
-            for item in value:
-                self.collect(item, context)
-            return
-        if not isinstance(value, dict) or "ref" in value:
-            return
-        if isinstance(value.get("section_tipo"), str):
-            context = self.section(value["section_tipo"])
-        for key, item in value.items():
-            if key in SECTION_KEYS and isinstance(item, str):
-                self.found.add(self.section(item))
-            elif key in SECTION_LIST_KEYS and isinstance(item, list):
-                self.found.update(self.section(s) for s in item if isinstance(s, str))
-            elif key == "path" and isinstance(item, list):
-                self.found.update(self.path([str(p) for p in item], context))
-            elif key == "field" and isinstance(item, str):
-                self.found.update(self.field_target(item, context))
-            elif key == "fields" and isinstance(item, list):
-                for name in item:
-                    if isinstance(name, str):
-                        self.found.update(self.field_target(name, context))
-            else:
-                self.collect(item, context)
-
-    def field_target(self, name: str, context: str | None) -> set[str]:
-        """The sections a field named by tipo or label in ``context`` leads to.
-
-        A relation's target section counts as named. Without a known ``context`` section every
-        field of the archive carrying that tipo or exact label counts (with its own section).
-        What does not resolve is returned as written, so that the gate fails closed.
-        """
-        if self.archive is None:
-            return set()
-        if context is None or not self.archive.has_section(context):
-            return self.field_anywhere(name)
-        from app.core.tools.resolve import resolve_field
-
-        try:
-            fld = resolve_field(self.archive, context, name)
-        except ArxiuError:
-            return {name}  # unresolvable: counts as named (fails closed)
-        return {fld.target_section} if fld.target_section else set()
-
-    def field_anywhere(self, name: str) -> set[str]:
-        """Owner and target sections of every field named ``name`` (tipo or exact label)."""
-        assert self.archive is not None
-        from app.core.tools.resolve import fold
-
-        wanted = fold(name)
-        found: set[str] = set()
-        for fld in self.archive.fields():
-            if fld.tipo == name or wanted in {fold(v) for v in fld.labels.values() if v}:
-                found.add(fld.section_tipo)
-                if fld.target_section:
-                    found.add(fld.target_section)
-        return found or {name}
-
-    def path(self, path: list[str], context: str | None) -> set[str]:
-        """The sections a filter path passes through (relative paths start at ``context``)."""
-        if self.archive is None or not path:
-            return set(path[0::2])
-        from app.core.tools.resolve import names_section, resolve_tipo_path
-
-        if context is not None and not names_section(self.archive, path[0], context):
-            path = [context, *path]
-        try:
-            tipos = resolve_tipo_path(self.archive, path)
-        except ArxiuError:
-            return set(path)  # unresolvable: everything named counts (fails closed)
-        return {t for t in tipos if self.archive.has_section(t)}
 
 
 def build_registry() -> ToolRegistry:

@@ -10,8 +10,7 @@ from typing import Any
 from app.core.archive.model import Record, RecordKey
 from app.core.errors import ToolError
 from app.core.index.hits import SearchFilter, SearchHit
-from app.core.tools.base import ToolContext, ToolResult
-from app.core.tools.registry import tool
+from app.core.tools.base import ToolContext, ToolResult, tool
 from app.core.tools.resolve import fold, resolve_section
 
 MAX_K = 50

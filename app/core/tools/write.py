@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from app.core.archive.media import add_media
 from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ToolError
-from app.core.tools.base import ToolContext, ToolResult
+from app.core.tools.base import ToolContext, ToolLookup, ToolResult, tool
 from app.core.tools.matching import find_or_create
-from app.core.tools.registry import tool
 from app.core.tools.write_checks import (
     CHECKS,
     check_create,
@@ -32,7 +31,6 @@ from app.core.tools.write_checks import (
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
-    from app.core.tools.registry import ToolRegistry
 
 
 class Locator(TypedDict):
@@ -339,7 +337,7 @@ def _placeholders(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def validate_write_args(
-    registry: ToolRegistry, tool_name: str, args: Any, archive: Archive, lang: str = "lg-eng"
+    registry: ToolLookup, tool_name: str, args: Any, archive: Archive, lang: str = "lg-eng"
 ) -> dict[str, Any]:
     """A write op's arguments checked and normalised, without writing anything.
 

@@ -131,11 +131,14 @@ class ConfirmCardWidget(QFrame):
         apply_requested: Apply was clicked.
         cancel_requested: Cancel was clicked.
         record_requested: (key, "") a created record's link was clicked.
+        resolved: (state) the card left "pending" for good: applied, failed, declined,
+            superseded or refused.
     """
 
     apply_requested = Signal()
     cancel_requested = Signal()
     record_requested = Signal(object, str)
+    resolved = Signal(str)
 
     def __init__(
         self,
@@ -299,6 +302,7 @@ class ConfirmCardWidget(QFrame):
         self.apply_button.setVisible(False)
         self.cancel_button.setVisible(False)
         self.second_row.setVisible(False)
+        self.resolved.emit(self.state)
 
     def _on_link(self, url: str) -> None:
         target = parse_record_link(url)

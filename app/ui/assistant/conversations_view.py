@@ -72,11 +72,11 @@ class ConversationsView(QWidget):
         self.list.clear()
         if session is None:
             return
-        for item in session.conversations():
-            stamp = str(item.get("updated_at") or "")[:16].replace("T", " ")
-            title = item.get("title") or self.tr("Untitled")
+        for item in session.conversations.summaries():
+            stamp = (item.updated_at or "")[:16].replace("T", " ")
+            title = item.title or self.tr("Untitled")
             entry = QListWidgetItem(f"{title}\n{stamp}")
-            entry.setData(ID_ROLE, item["id"])
+            entry.setData(ID_ROLE, item.id)
             self.list.addItem(entry)
 
     def current_id(self) -> str | None:
@@ -88,7 +88,7 @@ class ConversationsView(QWidget):
         """Rename a conversation."""
         session = self.services.session_now
         if session is not None:
-            session.rename_conversation(conversation_id, title)
+            session.conversations.rename(conversation_id, title)
         self.refresh()
 
     def delete(self, conversation_id: str) -> None:
@@ -96,7 +96,7 @@ class ConversationsView(QWidget):
         session = self.services.session_now
         if session is None:
             return
-        session.delete_conversation(conversation_id)
+        session.conversations.delete(conversation_id)
         self.deleted.emit(conversation_id)
         self.refresh()
 
@@ -106,9 +106,10 @@ class ConversationsView(QWidget):
         if session is None:
             return
         if path.suffix.lower() == ".json":
-            text = json.dumps(session.export_json(conversation_id), ensure_ascii=False, indent=2)
+            exported = session.conversations.export_json(conversation_id)
+            text = json.dumps(exported, ensure_ascii=False, indent=2)
         else:
-            text = session.export_markdown(conversation_id)
+            text = session.conversations.export_markdown(conversation_id)
         path.write_text(text, encoding="utf-8")
 
     def _on_open(self, item: QListWidgetItem) -> None:

@@ -43,11 +43,18 @@ class AssistantPanel(QWidget):
         record_requested: (key, timecode or "") open a record (a citation was clicked).
         archive_changed: a change plan was applied.
         notice: a sentence for the status bar.
+        models_loaded: the picker holds the catalog's models (after a load or a reload).
+        turn_finished: a question's turn is over: its answer, plan, error or refusal is shown
+            and its stream has ended.
+        conversation_opened: (id) a stored conversation is shown, its waiting card included.
     """
 
     record_requested = Signal(object, str)
     archive_changed = Signal()
     notice = Signal(str)
+    models_loaded = Signal()
+    turn_finished = Signal()
+    conversation_opened = Signal(str)
 
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -109,6 +116,7 @@ class AssistantPanel(QWidget):
         b.run_finished.connect(self._on_finished)
         b.run_failed.connect(self._on_failed)
         b.busy_changed.connect(self.composer.set_busy)
+        b.busy_changed.connect(lambda busy: None if busy else self.turn_finished.emit())
         self.view.record_requested.connect(self.record_requested)
         self.composer.send_requested.connect(self._on_send)
         self.composer.stop_requested.connect(self.stop)
@@ -132,6 +140,7 @@ class AssistantPanel(QWidget):
         if self._write_allowed:
             self.mode.addItem(self.tr("Write"), "write")
         self.picker.set_models(offered["models"], self.services.settings.get("last_model"))
+        self.models_loaded.emit()
 
     def reload_models(self) -> None:
         """Re-read the catalog (after the settings changed)."""
@@ -177,12 +186,13 @@ class AssistantPanel(QWidget):
             session = await self.services.session()
             try:
                 if self.conversation_id is None:
-                    self.conversation_id = session.new_conversation()["id"]
+                    self.conversation_id = session.conversations.new().id
                 events = await session.chat(request, conversation_id=self.conversation_id)
             finally:  # sent or refused, the cards show what the core decided, never a guess
                 self.refresh_cards(session)
         except ArxiuError as error:
             self._on_failed(ErrorEvent.from_error(error))
+            self.turn_finished.emit()  # refused: no stream was started
             return
         self.services.settings.set("last_model", request.get("model"))
         await self.bridge.start(events)
@@ -253,7 +263,7 @@ class AssistantPanel(QWidget):
     def refresh_cards(self, session: AssistantSession) -> None:
         """Show on each waiting card the status the plan book holds for its plan."""
         for card in self.view.pending_cards():
-            record = session.plan(card.pending_id)
+            record = session.plans.get(card.pending_id)
             if record is not None:
                 card.show_status(record)
 
@@ -269,12 +279,12 @@ class AssistantPanel(QWidget):
             card.show_error(f"{error.message} {error.hint or ''}".strip())
             return
         try:
-            report = await session.resolve(
+            report = await session.plans.resolve(
                 card.pending_id, approved, confirm_restricted=card.confirm_restricted
             )
         except ArxiuError as error:
             message = f"{error.message} {error.hint or ''}".strip()
-            record = session.plan(card.pending_id)
+            record = session.plans.get(card.pending_id)
             if record is not None and record.status == "pending":
                 card.show_refusal(message)  # nothing was claimed: the plan still waits
             else:
@@ -308,30 +318,29 @@ class AssistantPanel(QWidget):
     async def _open(self, conversation_id: str) -> None:
         session = await self.services.session()
         try:
-            conversation = session.conversation(conversation_id)
+            conversation = session.conversations.get(conversation_id)
         except ArxiuError as error:
             self.notice.emit(error.message)
             return
         self.new_conversation()
         self.conversation_id = conversation_id
-        for entry in conversation.get("history", []):
+        for entry in conversation.history:
             if entry.get("role") == "user":
                 self.view.add_user_turn(str(entry.get("text", "")))
             else:
                 self.view.set_answer(str(entry.get("text", "")))
                 self.view.end_turn()
-        pending = conversation.get("pending_plan")
-        waiting = pending and (
-            pending.get("status") == "pending" or pending.get("interrupted")
-        )  # an apply that was killed can be resumed from its card
-        if pending and waiting:
-            plan = {**pending["plan"], "pending_id": pending["id"]}
-            if pending.get("restricted_text"):
+        pending = conversation.pending_plan
+        # an apply that was killed can be resumed from its card
+        if pending is not None and (pending.status == "pending" or pending.interrupted):
+            plan = {**pending.plan.to_dict(), "pending_id": pending.id}
+            if pending.restricted_text:
                 plan["restricted_text"] = True
             card = self.view.add_card(plan)
             card.apply_requested.connect(lambda c=card: self._resolve(c, True))
             card.cancel_requested.connect(lambda c=card: self._resolve(c, False))
             self.refresh_cards(session)
+        self.conversation_opened.emit(conversation_id)
 
     def _on_deleted(self, conversation_id: str) -> None:
         if conversation_id == self.conversation_id:

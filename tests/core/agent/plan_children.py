@@ -61,7 +61,13 @@ def _install(point: KillPoint, op_ids: list[str], events: Any) -> None:
             _hang(events, point)
             return real_finish(self, *args, **kwargs)
 
+        async def afinish(self: Any, *args: Any, **kwargs: Any) -> Any:
+            _hang(events, point)  # the resolution's status write (on the writer thread)
+            return await real_afinish(self, *args, **kwargs)
+
+        real_afinish = book_mod.PlanBook.afinish
         book_mod.PlanBook.finish = finish  # type: ignore[method-assign]
+        book_mod.PlanBook.afinish = afinish  # type: ignore[method-assign]
     else:
         real_audit = records_mod.write_audit
 
@@ -86,7 +92,7 @@ def resolve_in_child(
         if go is not None:
             go.wait()
         try:
-            report = asyncio.run(session.resolve(plan_id, True))
+            report = asyncio.run(session.plans.resolve(plan_id, True))
         except ArxiuError as error:
             events.put(("error", error.code))
             return

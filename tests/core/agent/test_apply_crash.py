@@ -116,7 +116,7 @@ async def kill_and_resume(
     assert (after_kill.status, after_kill.interrupted) == ("applying", True), point
 
     session = AssistantSession(archive, registry=registry)
-    report = await session.resolve(record.id, True)
+    report = await session.plans.resolve(record.id, True)
     assert report is not None and report.ok, (point, report)
     assert [a.op_id for a in report.applied if a.resumed] == op_ids[:committed]
     assert audited_ops(archive, plan["plan_hash"]) == op_ids, point  # each op exactly once

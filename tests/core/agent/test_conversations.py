@@ -3,6 +3,7 @@ history stored, and stays tainted by an exchange trimmed out of the window."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from app.core.agent.conversations import history_bytes, history_window
@@ -40,7 +41,7 @@ async def test_a_long_conversation_keeps_answering_and_keeps_its_whole_history(
 ) -> None:
     """Regression: the 34th question was refused (history has more than 64 entries)."""
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     for number in range(1, 36):
         models["local"].extend(Turn(text=f"answer {number}"))
         events = await collect(
@@ -51,10 +52,10 @@ async def test_a_long_conversation_keeps_answering_and_keeps_its_whole_history(
     assert len(sent) == MAX_HISTORY_ENTRIES
     assert sent[0] == ("user", "question 3")  # the oldest exchanges are not sent
     assert sent[-1] == ("assistant", "answer 34")
-    stored = session.conversation(cid)
-    assert len(stored["history"]) == 70  # nothing is lost from the stored conversation
-    assert stored["history"][0] == {"role": "user", "text": "question 1"}
-    assert len(stored["transcript"]) == 35
+    stored = session.conversations.get(cid)
+    assert len(stored.history) == 70  # nothing is lost from the stored conversation
+    assert stored.history[0] == {"role": "user", "text": "question 1"}
+    assert len(stored.transcript) == 35
 
 
 async def test_the_history_sent_fits_the_models_context_window(
@@ -64,7 +65,7 @@ async def test_the_history_sent_fits_the_models_context_window(
     tiny = entry("tiny", default=True, context_size=1024, max_tokens=256)
     make = session_factory(oh_archive, Catalog((tiny,)), {"tiny": model}, registry, searcher)
     session = make()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     for number in range(1, 8):
         model.extend(Turn(text=f"answer {number} " + "y" * 300))
         await collect(await session.chat({"question": f"question {number}"}, conversation_id=cid))
@@ -75,7 +76,7 @@ async def test_the_history_sent_fits_the_models_context_window(
     assert 0 < len(json.dumps(entries, ensure_ascii=False).encode()) <= budget
     assert sent[0][0] == "user" and sent[-1][1].startswith("answer 6")
     assert len(sent) < 12  # trimmed: six exchanges do not fit
-    assert len(session.conversation(cid)["history"]) == 14
+    assert len(session.conversations.get(cid).history) == 14
 
 
 async def test_a_tainted_exchange_trimmed_out_of_the_window_still_taints_the_run(
@@ -85,7 +86,7 @@ async def test_a_tainted_exchange_trimmed_out_of_the_window_still_taints_the_run
     tiny = entry("tiny", default=True, context_size=1024, max_tokens=256)
     make = session_factory(oh_archive, Catalog((tiny,)), {"tiny": model}, registry, searcher)
     session = make()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     model.extend(
         Turn(tool_calls=(call("dedalo_read_record", {"section_tipo": "ohr", "section_id": 1}),)),
         Turn(text=f"It says {SECRET}."),
@@ -107,19 +108,19 @@ async def test_a_stored_tainted_answer_outside_the_window_taints_the_run(
 ) -> None:
     """Only the oldest answer is tainted and it is not sent: the run is tainted all the same."""
     session = make_session()
-    conversation = session.new_conversation()
+    conversation = session.conversations.new()
     tainted = {"role": "assistant", "text": f"It says {SECRET}.", "tainted": True}
     later = [entry for number in range(40) for entry in _exchange(number)]
-    conversation["history"] = [{"role": "user", "text": "ohr/1?"}, tainted, *later]
-    oh_archive.save_conversation(conversation)
+    history = ({"role": "user", "text": "ohr/1?"}, tainted, *later)
+    session.conversations.save(dataclasses.replace(conversation, history=history))
     models["local"].extend(Turn(text="Anything else?"))
     events = await collect(
-        await session.chat({"question": "Go on"}, conversation_id=conversation["id"])
+        await session.chat({"question": "Go on"}, conversation_id=conversation.id)
     )
     assert all(SECRET not in text for _, text in _sent_history(models["local"]))
     final = events[-1]
     assert isinstance(final, FinalEvent) and final.tainted is True
-    assert session.conversation(conversation["id"])["history"][1] == tainted
+    assert session.conversations.get(conversation.id).history[1] == tainted
 
 
 def test_the_window_starts_at_a_question_and_never_splits_an_exchange() -> None:

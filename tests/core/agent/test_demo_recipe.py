@@ -95,13 +95,13 @@ async def test_the_recipe_on_a_demo_interview_creates_one_anna_pujol(
         # oh1 is restricted in the demo: the run read it, and the plan writes into rsc197
         assert plan.get("restricted_text") is True
         with pytest.raises(ArxiuError) as unconfirmed:
-            await session.resolve(plan["pending_id"], True)
+            await session.plans.resolve(plan["pending_id"], True)
         assert unconfirmed.value.code == "mcp.plan_needs_confirmation"
-        first = await session.resolve(plan["pending_id"], True, confirm_restricted=True)
+        first = await session.plans.resolve(plan["pending_id"], True, confirm_restricted=True)
         with pytest.raises(ArxiuError) as by_hash:  # the other route needs it as well
-            await session.apply(plan, plan["plan_hash"])
+            await session.plans.apply(plan, plan["plan_hash"])
         assert by_hash.value.code == "mcp.plan_needs_confirmation"
-        second = await session.apply(plan, plan["plan_hash"], confirm_restricted=True)
+        second = await session.plans.apply(plan, plan["plan_hash"], confirm_restricted=True)
         assert first is not None and first.ok and second.ok
         assert first.created == second.created
         (anna,) = find_matches(archive, "rsc197", {"rsc84": "Anna Pujol"})

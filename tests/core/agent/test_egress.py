@@ -122,7 +122,7 @@ async def test_a_filter_naming_a_relation_by_label_is_gated_on_the_call(
     gate = EgressGate(oh_archive, "local")
     registry = make_session().registry
     label_call = {"section_tipo": "oh1", "filters": [{"field": "Witness", "op": "exists"}]}
-    assert gate.check_call(registry.get("dedalo_count_records"), label_call, registry) is None
+    assert gate.check_call(registry.get("dedalo_count_records"), label_call) is None
 
 
 async def test_the_gate_refuses_what_it_cannot_classify(
@@ -134,11 +134,11 @@ async def test_the_gate_refuses_what_it_cannot_classify(
         return ToolResult(ok=True)
 
     unclassed = Tool("mystery", "secret", "?", {}, anything, lambda a: "")  # type: ignore[arg-type]
-    refusal = gate.check_call(unclassed, {}, registry)
+    refusal = gate.check_call(unclassed, {})
     assert refusal is not None and refusal.code == "mcp.egress_restricted"
-    assert gate.check_call(None, {}, registry) is not None
+    assert gate.check_call(None, {}) is not None
     read = registry.get("dedalo_read_record")
-    unknown = gate.check_call(read, {"section_tipo": "nowhere", "section_id": 1}, registry)
+    unknown = gate.check_call(read, {"section_tipo": "nowhere", "section_id": 1})
     assert unknown is not None and unknown.code == "mcp.egress_restricted"
     by_label = gate.check_call(
         registry.get("dedalo_count_records"),
@@ -146,7 +146,6 @@ async def test_the_gate_refuses_what_it_cannot_classify(
             "section_tipo": "oh1",
             "filters": [{"path": ["Oral histories", "Witness", "Name"], "op": "exists"}],
         },
-        registry,
     )
     assert by_label is not None
     stray = ToolResult(ok=True, data={"x": {"section_tipo": "rsc300", "section_id": 1}})
@@ -202,9 +201,9 @@ async def test_a_tainted_turn_is_withheld_after_switching_to_an_external_model(
         Turn(text=f"The testimony says: {SECRET} flood."),
     )
     session = make_session(external_content=True)
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     await collect(await session.chat({"question": "What does ohr/1 say?"}, conversation_id=cid))
-    assert session.conversation(cid)["history"][-1]["tainted"] is True
+    assert session.conversations.get(cid).history[-1]["tainted"] is True
     models["cloud"].extend(Turn(text="Hello."))
     events = await collect(
         await session.chat({"question": "Now in one word?", "model": "cloud"}, conversation_id=cid)

@@ -29,6 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.core.agent.conversation_types import Conversation as StoredConversation
 from app.core.agent.events import Event, FinalEvent, ToolUseEvent
 from app.core.index.embedders import HashingEmbedder
 from app.core.index.service import Index
@@ -271,10 +272,10 @@ class Conversation:
             model_factory=self.model_for,
         )
         try:
-            cid = session.new_conversation()["id"]
+            cid = session.conversations.new().id
             for run in runs:
                 await self._run(session, cid, run)
-            self._check_taint(session.conversation(cid))
+            self._check_taint(session.conversations.get(cid))
         finally:
             await session.aclose()
             index.close()
@@ -319,9 +320,9 @@ class Conversation:
             if cited["verified"] and key in self.world.restricted:
                 self.counts.leaks.append(f"verified restricted citation {key}")
 
-    def _check_taint(self, conversation: dict[str, Any]) -> None:
+    def _check_taint(self, conversation: StoredConversation) -> None:
         seen_taint = False
-        for entry in conversation["history"]:
+        for entry in conversation.history:
             if entry["role"] != "assistant":
                 continue
             seen_taint = seen_taint or bool(entry.get("tainted"))

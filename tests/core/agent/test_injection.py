@@ -120,7 +120,7 @@ async def play(
     )
     finals = []
     try:
-        cid = session.new_conversation()["id"]
+        cid = session.conversations.new().id
         for model, mode in (("local", "write"), ("probe", "read"), ("probe", "write")):
             attack.local.script = attack.local_script()
             attack.queue = attack.external_turns()

@@ -20,13 +20,14 @@ from app.core.agent.events import (
 from app.core.agent.grounding import NOTHING_FOUND
 from app.core.agent.prompts import GROUNDED_ASK
 from app.core.archive import Archive
+from app.core.archive import conversations as archive_conversations
 from app.core.errors import ArchiveError, ModelError
 from app.core.models.base import Message, Usage
 from app.core.models.catalog import Catalog
 from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.session import AssistantSession
-from app.core.tools.base import ToolContext, ToolResult
-from app.core.tools.registry import ToolRegistry, build_registry, tool
+from app.core.tools.base import ToolContext, ToolResult, tool
+from app.core.tools.registry import ToolRegistry, build_registry
 from tests.core.agent.conftest import (
     RecordingSearcher,
     SessionFactory,
@@ -122,20 +123,20 @@ async def test_stop_mid_answer_keeps_the_partial_transcript(
         Turn(text="The reservoir flooded the valley in 1962 and " * 20, chunk_size=5)
     )
     session = make_session()
-    conversation = session.new_conversation()
-    stream = await session.chat({"question": "tell me"}, conversation_id=conversation["id"])
+    conversation = session.conversations.new()
+    stream = await session.chat({"question": "tell me"}, conversation_id=conversation.id)
     events = []
     async for event in stream:
         events.append(event)
         if sum(isinstance(e, TextEvent) for e in events) == 3:
-            session.stop(conversation["id"])
+            session.stop(conversation.id)
     final = events[-1]
     assert isinstance(final, FinalEvent) and final.stop == "stopped"
     streamed = "".join(e.delta for e in events if isinstance(e, TextEvent))
     assert final.answer == streamed and 0 < len(streamed) < 100
-    stored = session.conversation(conversation["id"])
-    assert stored["history"][-1] == {"role": "assistant", "text": streamed}
-    assert stored["transcript"][-1]["stop"] == "stopped"
+    stored = session.conversations.get(conversation.id)
+    assert stored.history[-1] == {"role": "assistant", "text": streamed}
+    assert stored.transcript[-1].stop == "stopped"
 
 
 async def test_a_new_run_in_a_conversation_stops_the_old_one(
@@ -143,7 +144,7 @@ async def test_a_new_run_in_a_conversation_stops_the_old_one(
 ) -> None:
     models["local"].extend(Turn(text="a long answer " * 30, chunk_size=4), Turn(text="second"))
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     old = await session.chat({"question": "first"}, conversation_id=cid)
     first_events = [await anext(old) for _ in range(4)]
     new = await session.chat({"question": "second"}, conversation_id=cid)
@@ -326,12 +327,12 @@ async def test_a_failure_to_save_the_turn_still_ends_the_stream_with_an_error_fr
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
 
-    def full(conversation: dict[str, Any]) -> None:
+    def full(conn: Any, conversation: dict[str, Any]) -> None:  # on the writer thread
         raise ArchiveError("archive.disk_full", "The disk is full.", hint="Free some space.")
 
-    monkeypatch.setattr(oh_archive, "save_conversation", full)
+    monkeypatch.setattr(archive_conversations, "_upsert", full)
     models["local"].extend(Turn(text="Hello."))
     events = await collect(await session.chat({"question": "hi"}, conversation_id=cid))
     assert kinds(events) == ["start", "iteration", "text", "error"]

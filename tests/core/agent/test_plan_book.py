@@ -83,7 +83,7 @@ async def test_the_status_lives_in_the_book_and_survives_a_restart(
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     plan = await propose(session, models, cid)
     with oh_archive.db.reading() as conn:
         row = conn.execute("SELECT status FROM plans WHERE id = ?", (plan["pending_id"],))
@@ -91,13 +91,13 @@ async def test_the_status_lives_in_the_book_and_survives_a_restart(
     stored = oh_archive.conversation(cid)
     assert stored is not None and stored.get("pending_plan") is None  # not a second source
     assert all("plan_status" not in turn for turn in stored["transcript"])
-    assert await session.resolve(plan["pending_id"], False) is None
+    assert await session.plans.resolve(plan["pending_id"], False) is None
     fresh = make_session()
-    found = fresh.plan(plan["pending_id"])
+    found = fresh.plans.get(plan["pending_id"])
     assert found is not None and found.status == "declined"
     assert found.plan.plan_hash == plan["plan_hash"]
     assert [op.op_id for op in found.plan.ops] == ["p1", "l1"]
-    assert fresh.conversation(cid)["pending_plan"]["status"] == "declined"  # what the UI reads
+    assert fresh.conversations.get(cid).pending_plan.status == "declined"  # what the UI reads
 
 
 def test_a_claim_is_refused_once_resolved(oh_archive: Archive, registry: ToolRegistry) -> None:
@@ -154,7 +154,7 @@ async def test_with_the_archive_switch_off_nothing_is_written_and_the_plan_waits
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     plan = await propose(session, models, cid)
     set_writes_allowed(oh_archive, False)
     assert session.models()["write_allowed"] is False
@@ -162,11 +162,11 @@ async def test_with_the_archive_switch_off_nothing_is_written_and_the_plan_waits
         await session.chat({"question": "more", "mode": "write"})
     assert chat.value.code == "mcp.write_disabled"
     with pytest.raises(ArxiuError) as resolve:
-        await session.resolve(plan["pending_id"], True)
+        await session.plans.resolve(plan["pending_id"], True)
     assert resolve.value.code == "mcp.write_disabled"
-    still = session.plan(plan["pending_id"])
+    still = session.plans.get(plan["pending_id"])
     assert still is not None and still.status == "pending"
     assert oh_archive.audit_rows() == []
     set_writes_allowed(oh_archive, True)
-    report = await session.resolve(plan["pending_id"], True)
+    report = await session.plans.resolve(plan["pending_id"], True)
     assert report is not None and report.ok

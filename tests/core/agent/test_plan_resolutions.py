@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from app.core.agent.conversation_types import Conversation
 from app.core.archive import Archive
 from app.core.errors import ArxiuError
 from app.core.models.scripted import ScriptedModel, Turn
@@ -16,7 +17,7 @@ from tests.core.agent.test_plans import anna_keys, propose
 
 async def resolve_error(session: AssistantSession, pending_id: str) -> ArxiuError:
     with pytest.raises(ArxiuError) as caught:
-        await session.resolve(pending_id, True)
+        await session.plans.resolve(pending_id, True)
     return caught.value
 
 
@@ -29,28 +30,29 @@ async def test_a_superseded_plan_stays_recorded_as_superseded(
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     plan = await propose(session, models, cid)
-    assert session.conversation(cid)["pending_plan"]["status"] == "pending"
+    assert session.conversations.get(cid).pending_plan.status == "pending"
     await say(session, models, cid)
-    stored = session.conversation(cid)["pending_plan"]
-    assert stored["id"] == plan["pending_id"] and stored["status"] == "superseded"
-    assert stored["plan"]["plan_hash"] == plan["plan_hash"]
+    stored = session.conversations.get(cid).pending_plan
+    assert stored is not None
+    assert stored.id == plan["pending_id"] and stored.status == "superseded"
+    assert stored.plan.plan_hash == plan["plan_hash"]
     fresh = make_session()  # a restart: the resolution is read back from the archive
-    record = fresh.plan_record(plan["pending_id"])
-    assert record is not None and record["status"] == "superseded"
+    record = fresh.plans.get(plan["pending_id"])
+    assert record is not None and record.status == "superseded"
     error = await resolve_error(fresh, plan["pending_id"])
     assert (error.code, error.details["status"]) == ("mcp.plan_resolved", "superseded")
     assert anna_keys(oh_archive) == []
 
 
-def plan_statuses(session: AssistantSession, conversation: dict[str, Any]) -> list[tuple[str, str]]:
+def plan_statuses(session: AssistantSession, conversation: Conversation) -> list[tuple[str, str]]:
     """``(pending_id, status in the plan book)`` of each transcript turn that proposed a plan."""
     out = []
-    for turn in conversation["transcript"]:
-        if turn.get("change_plan"):
-            pending_id = turn["change_plan"]["pending_id"]
-            record = session.plan(pending_id)
+    for turn in conversation.transcript:
+        if turn.change_plan:
+            pending_id = turn.change_plan["pending_id"]
+            record = session.plans.get(pending_id)
             assert record is not None
             out.append((pending_id, record.status))
     return out
@@ -60,25 +62,26 @@ async def test_a_newer_plan_takes_the_place_and_the_superseded_one_stays_on_reco
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     first = await propose(session, models, cid)
     second = await propose(session, models, cid)
-    conversation = session.conversation(cid)
-    assert conversation["pending_plan"]["id"] == second["pending_id"]
-    assert conversation["pending_plan"]["status"] == "pending"
+    conversation = session.conversations.get(cid)
+    assert conversation.pending_plan is not None
+    assert conversation.pending_plan.id == second["pending_id"]
+    assert conversation.pending_plan.status == "pending"
     assert plan_statuses(session, conversation) == [
         (first["pending_id"], "superseded"),
         (second["pending_id"], "pending"),
     ]
     fresh = make_session()
-    record = fresh.plan_record(first["pending_id"])
-    assert record is not None and record["status"] == "superseded"
-    assert record["plan"]["plan_hash"] == first["plan_hash"]
+    record = fresh.plans.get(first["pending_id"])
+    assert record is not None and record.status == "superseded"
+    assert record.plan.plan_hash == first["plan_hash"]
     assert (await resolve_error(fresh, first["pending_id"])).code == "mcp.plan_resolved"
-    assert await fresh.resolve(second["pending_id"], True) is not None
+    assert await fresh.plans.resolve(second["pending_id"], True) is not None
     assert len(anna_keys(oh_archive)) == 1
-    conversation = fresh.conversation(cid)
-    assert conversation["pending_plan"]["status"] == "applied"
+    conversation = fresh.conversations.get(cid)
+    assert conversation.pending_plan is not None and conversation.pending_plan.status == "applied"
     assert plan_statuses(fresh, conversation)[1] == (second["pending_id"], "applied")
 
 
@@ -86,27 +89,28 @@ async def test_a_declined_plan_is_recorded_and_later_messages_keep_the_record(
     make_session: SessionFactory, models: dict[str, ScriptedModel]
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     plan = await propose(session, models, cid)
-    assert await session.resolve(plan["pending_id"], False) is None
+    assert await session.plans.resolve(plan["pending_id"], False) is None
     await say(session, models, cid)
-    stored = session.conversation(cid)["pending_plan"]
-    assert (stored["id"], stored["status"]) == (plan["pending_id"], "declined")
-    record = make_session().plan_record(plan["pending_id"])
-    assert record is not None and record["status"] == "declined"
-    assert make_session().plan_record("no-such-plan") is None
+    stored = session.conversations.get(cid).pending_plan
+    assert stored is not None and (stored.id, stored.status) == (plan["pending_id"], "declined")
+    record = make_session().plans.get(plan["pending_id"])
+    assert record is not None and record.status == "declined"
+    assert make_session().plans.get("no-such-plan") is None
 
 
 async def test_reset_supersedes_the_pending_plan_and_keeps_its_record(
     make_session: SessionFactory, models: dict[str, ScriptedModel]
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     plan = await propose(session, models, cid)
-    session.reset_conversation(cid)
-    conversation = session.conversation(cid)
-    assert conversation["history"] == [] and conversation["transcript"] == []
-    assert conversation["pending_plan"]["status"] == "superseded"
+    session.conversations.reset(cid)
+    conversation = session.conversations.get(cid)
+    assert conversation.history == () and conversation.transcript == ()
+    assert conversation.pending_plan is not None
+    assert conversation.pending_plan.status == "superseded"
     error = await resolve_error(make_session(), plan["pending_id"])
     assert error.details["status"] == "superseded"
 
@@ -115,12 +119,12 @@ async def test_a_stateless_message_supersedes_the_plan_it_names(
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     plan: dict[str, Any] = await propose(session, models, cid)
     models["local"].extend(Turn(text="ok"), Turn(text="ok"))
     await collect(await session.chat({"question": "no"}, supersedes="unknown-id"))  # ignored
-    assert session.conversation(cid)["pending_plan"]["status"] == "pending"
+    assert session.conversations.get(cid).pending_plan.status == "pending"
     await collect(await session.chat({"question": "no"}, supersedes=plan["pending_id"]))
-    assert session.conversation(cid)["pending_plan"]["status"] == "superseded"
+    assert session.conversations.get(cid).pending_plan.status == "superseded"
     assert (await resolve_error(session, plan["pending_id"])).code == "mcp.plan_resolved"
     assert anna_keys(oh_archive) == []

@@ -83,7 +83,7 @@ async def test_the_seed_recipe_end_to_end(
         )
     )
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     request = {
         "question": ANNA_QUESTION,
         "mode": "write",
@@ -106,21 +106,21 @@ async def test_the_seed_recipe_end_to_end(
     tools = {spec.name for spec in models["local"].calls[0].tools}
     assert "propose_change_plan" in tools and "dedalo_find_or_create" not in tools
 
-    report = await session.resolve(plan["pending_id"], True)
+    report = await session.plans.resolve(plan["pending_id"], True)
     assert report is not None
     assert [a.op_id for a in report.applied] == ["p1", "l1"]
     assert report.skipped == () and report.failed is None
     (anna,) = anna_keys(oh_archive)
     assert report.created == {"p1": anna.section_id}
-    again = await session.apply(plan, plan["plan_hash"])
+    again = await session.plans.apply(plan, plan["plan_hash"])
     assert again.created == {"p1": anna.section_id} and anna_keys(oh_archive) == [anna]
     informants = oh_archive.get_record(RecordKey("oh1", 1)).items("oh24")
     assert [i["value"] for i in informants].count(anna.to_locator()) == 1
     audit = [r for r in oh_archive.audit_rows() if r["plan_hash"] == plan["plan_hash"]]
     assert [(r["op_id"], r["action"]) for r in audit][:2] == [("p1", "create"), ("l1", "update")]
     assert audit[0]["model"] == "local"
-    stored = session.conversation(cid)["pending_plan"]
-    assert stored["status"] == "applied"
+    stored = session.conversations.get(cid).pending_plan
+    assert stored is not None and stored.status == "applied"
 
 
 async def test_an_edited_plan_is_refused_with_hash_mismatch(
@@ -319,11 +319,11 @@ async def test_a_new_message_supersedes_the_pending_plan(
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     plan = await propose(session, models, cid)
     await collect(await session.chat({"question": "actually, never mind"}, conversation_id=cid))
     with pytest.raises(ArxiuError) as caught:
-        await session.resolve(plan["pending_id"], True)
+        await session.plans.resolve(plan["pending_id"], True)
     assert caught.value.code == "mcp.plan_resolved"
     assert caught.value.details["status"] == "superseded"
     assert anna_keys(oh_archive) == []
@@ -333,19 +333,19 @@ async def test_only_the_first_resolution_takes_effect(
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     plan = await propose(session, models, cid)
-    assert await session.resolve(plan["pending_id"], False) is None
+    assert await session.plans.resolve(plan["pending_id"], False) is None
     with pytest.raises(ArxiuError) as caught:
-        await session.resolve(plan["pending_id"], True)
+        await session.plans.resolve(plan["pending_id"], True)
     assert caught.value.code == "mcp.plan_resolved"
     assert anna_keys(oh_archive) == []
     # a fresh session (app restart) still knows the resolution from the archive
     fresh = make_session()
     with pytest.raises(ArxiuError):
-        await fresh.resolve(plan["pending_id"], True)
+        await fresh.plans.resolve(plan["pending_id"], True)
     with pytest.raises(ArxiuError) as unknown:
-        await fresh.resolve("no-such-id", True)
+        await fresh.plans.resolve("no-such-id", True)
     assert unknown.value.code == "mcp.plan_unknown"
 
 
@@ -358,5 +358,5 @@ async def test_write_mode_and_apply_need_writes_allowed(
     assert refused.value.code == "mcp.write_disabled"
     plan = validate_plan({"summary": "Anna", "ops": ANNA_OPS}, oh_archive, registry)
     with pytest.raises(ArxiuError):
-        await session.apply(plan, plan["plan_hash"])
+        await session.plans.apply(plan, plan["plan_hash"])
     assert anna_keys(oh_archive) == []

@@ -28,14 +28,14 @@ async def test_an_answer_from_a_tainted_history_is_tainted_and_never_reaches_an_
         _repeat_history,
     )
     session = make_session(external_content=True)
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     await collect(await session.chat({"question": "What does ohr/1 say?"}, conversation_id=cid))
     events = await collect(await session.chat({"question": "Say that again"}, conversation_id=cid))
     again = events[-1]
     assert isinstance(again, FinalEvent)
     assert SECRET in again.answer  # it repeated the restricted text without a tool call
     assert again.history[-1].get("tainted") is True
-    assert session.conversation(cid)["history"][-1].get("tainted") is True
+    assert session.conversations.get(cid).history[-1].get("tainted") is True
     models["cloud"].extend(Turn(text="Hello."))
     await collect(
         await session.chat(
@@ -54,7 +54,7 @@ async def test_a_conversations_taint_never_drops(
         Turn(text=RESTRICTED_TEXT),
     )
     session = make_session(external_content=True)
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     await collect(await session.chat({"question": "ohr/1?"}, conversation_id=cid))
     models["cloud"].extend(Turn(text="I cannot see that."))
     await collect(await session.chat({"question": "And?", "model": "cloud"}, conversation_id=cid))
@@ -62,9 +62,9 @@ async def test_a_conversations_taint_never_drops(
     events = await collect(await session.chat({"question": "Go on"}, conversation_id=cid))
     final = events[-1]
     assert isinstance(final, FinalEvent) and final.tainted is True
-    stored = session.conversation(cid)
+    stored = session.conversations.get(cid)
     assert is_tainted(stored)
-    assert [t["tainted"] for t in stored["transcript"]] == [True, False, True]
+    assert [t.tainted for t in stored.transcript] == [True, False, True]
 
 
 async def test_a_stateless_request_with_a_tainted_history_entry_gives_a_tainted_answer(
@@ -86,9 +86,9 @@ async def test_an_untouched_conversation_stays_untainted(
 ) -> None:
     models["local"].extend(Turn(text="Hello."), Turn(text="Hello again."))
     session = make_session()
-    cid = session.new_conversation()["id"]
+    cid = session.conversations.new().id
     for question in ("hi", "again"):
         events = await collect(await session.chat({"question": question}, conversation_id=cid))
         final = events[-1]
         assert isinstance(final, FinalEvent) and final.tainted is False
-    assert not is_tainted(session.conversation(cid))
+    assert not is_tainted(session.conversations.get(cid))

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from app.core.archive import open_archive
-from app.core.archive.database import Database
 from app.core.archive.migrations import MIGRATIONS
 from app.core.errors import ArchiveError
+from tests.core.archive.schema_shape import migrate_to, schema_shape
 
 
 def tables(path: Path) -> set[str]:
@@ -43,25 +43,11 @@ def test_migrates_from_every_earlier_version(tmp_path: Path, start: int) -> None
     empty = sqlite3.connect(folder / "archive.db")
     empty.execute("VACUUM")  # an empty SQLite database (a zero-byte file is archive.corrupt)
     empty.close()
-    db = Database(folder / "archive.db")
-    # Apply only the first `start` migrations, as an older Arxiu would have.
-    for number, migration in enumerate(MIGRATIONS[:start], start=1):
-
-        def step(conn: sqlite3.Connection, m=migration, n=number) -> None:  # type: ignore[no-untyped-def]
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
-            )
-            m.apply(conn)
-            conn.execute("INSERT INTO _migrations(name) VALUES (?)", (m.name,))
-            conn.execute(f"PRAGMA user_version = {n}")
-
-        db.write(step)
-    db.close()
-    archive = open_archive(folder)
-    try:
+    migrate_to(folder / "archive.db", start)  # only the first `start`, as an older Arxiu did
+    with open_archive(folder) as archive:
         assert archive.db.schema_version() == len(MIGRATIONS)
-    finally:
-        archive.close()
+    open_archive(tmp_path / "fresh", create=True).close()
+    assert schema_shape(folder / "archive.db") == schema_shape(tmp_path / "fresh" / "archive.db")
 
 
 def test_refuses_a_newer_schema_and_touches_nothing(tmp_path: Path) -> None:

@@ -78,3 +78,18 @@ def test_explicit_language_overrides_the_guess(index: Index) -> None:
     english = index.search("the festa major", k=2, mode="lexical", lang="lg-nolan")
     assert catalan[0].lang == "lg-cat"
     assert {h.key for h in english} >= {h.key for h in catalan[:1]}
+
+
+class _Model:
+    def __init__(self, languages: tuple[str, ...] | None) -> None:
+        self.languages = languages
+
+
+def test_a_query_of_no_known_language_asks_both_models() -> None:
+    minilm, use = _Model(("lg-eng",)), _Model(None)
+    models = (minilm, use)
+    assert ranking.model_weight("lg-eng", use, models) == ranking.GENERALIST_WEIGHT
+    assert ranking.model_weight(None, use, models) == ranking.UNKNOWN_GENERALIST_WEIGHT > 0
+    assert ranking.model_weight(None, minilm, models) == 1.0
+    assert ranking.model_weight("lg-cat", minilm, models) == ranking.FOREIGN_MODEL_WEIGHT
+    assert ranking.model_weight("lg-cat", use, models) == 1.0

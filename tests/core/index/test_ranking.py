@@ -2,7 +2,9 @@
 
 The expectations come from ``resources/demo/queries.json``: whatever the query's language, at
 least ``min_top9`` (default 7) of the nine displacement interviews — Catalan, Spanish and
-English — are among its top 9 interviews, and its best interview is a displacement one.
+English — are among its top 9 interviews, and its best interview is a displacement one. A
+cross-language query (``relevant_langs``) must also find at least ``min_other`` (default 4) of
+the interviews written in those other languages.
 """
 
 from __future__ import annotations
@@ -67,11 +69,21 @@ def test_every_language_has_a_query_that_must_pass() -> None:
     assert must_pass >= {"lg-cat", "lg-spa", "lg-eng"}
 
 
+def test_every_language_has_two_cross_language_queries_that_must_pass() -> None:
+    cross = [q for q in _spec()["queries"] if "relevant_langs" in q and "known_miss" not in q]
+    assert len(cross) >= 6
+    for lang in ("lg-cat", "lg-spa", "lg-eng"):
+        mine = [q for q in cross if q["lang"] == lang]
+        assert len(mine) >= 2, lang
+        assert all(lang not in q["relevant_langs"] for q in mine), lang
+
+
 def _displacement(spec: dict[str, Any]) -> set[RecordKey]:
     return {RecordKey.parse(k) for keys in spec["displacement"].values() for k in keys}
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # the fixture indexes the whole demo archive with both models
 @pytest.mark.parametrize(("lang", "text", "relevant"), _cases())
 def test_displacement_queries_find_the_interviews_of_every_language(
     demo_index: Index, lang: str, text: str, relevant: str
@@ -85,9 +97,14 @@ def test_displacement_queries_find_the_interviews_of_every_language(
     ranked = [h.key for h in hits]
     assert len(wanted & set(ranked)) >= minimum, ranked
     assert {k.section_tipo for k in wanted} == {spec["section"]}
+    query = next(q for q in spec["queries"] if q["text"] == text)
+    if "relevant_langs" in query:
+        others = {RecordKey.parse(k) for lg in query["relevant_langs"] for k in spec[relevant][lg]}
+        assert len(others & set(ranked)) >= query.get("min_other", 4), ranked
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # the fixture indexes the whole demo archive with both models
 def test_every_query_ranks_a_displacement_interview_first(demo_index: Index) -> None:
     """Even the queries that miss the top-9 goal put a displacement interview first."""
     spec = _spec()

@@ -1,4 +1,4 @@
-"""The registry: registration rules, the tripwire, specs, summaries, calls, sections named."""
+"""The registry: registration rules, the tripwire, specs, summaries, calls."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from app.core.archive import Archive
 from app.core.errors import ArxiuError, ToolError
 from app.core.tools import discovery, read, search, write
-from app.core.tools.base import EGRESS_CLASSES, EgressClass, ToolContext, ToolResult
-from app.core.tools.registry import ToolRegistry, build_registry, tool
+from app.core.tools.base import EGRESS_CLASSES, EgressClass, ToolContext, ToolResult, tool
+from app.core.tools.registry import ToolRegistry, build_registry
 
 SEED_TOOLS: dict[EgressClass, set[str]] = {
     "structure": {
@@ -202,87 +201,3 @@ def test_get_unknown_raises_coded() -> None:
     with pytest.raises(ArxiuError) as info:
         build_registry().get("nope")
     assert info.value.code == "mcp.tool_unknown"
-
-
-# -- sections named, for the egress gate -------------------------------------------------------
-def test_sections_named_in_nested_filters_and_targets(registry: ToolRegistry) -> None:
-    args = {
-        "section_tipo": "oh1",
-        "filters": [
-            {"path": ["oh1", "oh24", "rsc197", "rsc85"], "op": "contains", "value": "Pujol"},
-            {"path": ["oh1", "oh30", "oh99", "oh99t"], "op": "exists"},
-        ],
-    }
-    assert registry.sections_named(args) == {"oh1", "rsc197", "oh99"}
-    link = {
-        "section_tipo": "oh1",
-        "section_id": 1,
-        "field": "oh24",
-        "target": {"section_tipo": "rsc197", "section_id": 3},
-    }
-    assert registry.sections_named(link) == {"oh1", "rsc197"}
-    sem = {"query": "x", "sections": ["oh1", "numisdata4"]}
-    assert registry.sections_named(sem) == {"oh1", "numisdata4"}
-
-
-def test_sections_named_skips_plan_references(registry: ToolRegistry) -> None:
-    args = {
-        "section_tipo": "oh1",
-        "section_id": 1,
-        "field": "oh24",
-        "target": {"ref": "p1", "section_tipo": "oh99"},
-    }
-    assert registry.sections_named(args) == {"oh1"}
-
-
-def test_sections_named_with_the_archive_resolves_label_and_short_paths(
-    registry: ToolRegistry, oral: Archive
-) -> None:
-    args = {"section_tipo": "oh1", "filters": [{"path": ["Oral history", "Closed part", "Title"]}]}
-    assert registry.sections_named(args, archive=oral) == {
-        "oh1",
-        "oh99",
-    }
-    short = {"section_tipo": "oh1", "filters": [{"path": ["oh1", "oh24", "rsc85"]}]}
-    assert registry.sections_named(short) == {"oh1", "rsc85"}
-    assert registry.sections_named(short, archive=oral) == {
-        "oh1",
-        "rsc197",
-    }
-
-
-def test_unresolvable_paths_are_named_whole(registry: ToolRegistry, oral: Archive) -> None:
-    args = {"section_tipo": "oh1", "filters": [{"path": ["oh1", "Secret stuff", "x"]}]}
-    named = registry.sections_named(args, archive=oral)
-    assert named == {"oh1", "Secret stuff", "x"}
-
-
-def test_sections_named_with_the_archive_resolves_relative_paths_and_fields(
-    registry: ToolRegistry, oral: Archive
-) -> None:
-    relative = {"section_tipo": "Oral history", "filters": [{"path": ["oh30", "oh99t"]}]}
-    assert registry.sections_named(relative, archive=oral) == {
-        "oh1",
-        "oh99",
-    }
-    by_field = {"section_tipo": "oh1", "filters": [{"field": "Closed part", "value": "x"}]}
-    assert registry.sections_named(by_field) == {"oh1"}
-    assert registry.sections_named(by_field, archive=oral) == {
-        "oh1",
-        "oh99",
-    }
-    unknown = {"section_tipo": "oh1", "filters": [{"field": "Nothing like it"}]}
-    named = registry.sections_named(unknown, archive=oral)
-    assert named == {"oh1", "Nothing like it"}
-
-
-def test_sections_named_resolves_field_lists_and_fields_without_a_section(
-    registry: ToolRegistry, oral: Archive
-) -> None:
-    read = {"section_tipo": "oh1", "section_id": 2, "fields": ["Title", "Closed part"]}
-    assert registry.sections_named(read, archive=oral) == {"oh1", "oh99"}
-    odd = {"section_tipo": "oh1", "section_id": 2, "fields": ["Closed"]}  # partial: no guess
-    assert registry.sections_named(odd, archive=oral) == {"oh1", "Closed"}
-    loose = {"filters": [{"field": "closed part", "op": "exists"}]}  # no section to resolve in
-    assert registry.sections_named(loose, archive=oral) == {"oh1", "oh99"}
-    assert registry.sections_named({"field": "Nope"}, archive=oral) == {"Nope"}

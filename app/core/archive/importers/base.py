@@ -252,14 +252,14 @@ def import_file(
 ) -> ImportSummary:
     """Import every usable row of ``file`` under ``source``, counting into ``summary``.
 
+    Records only: the lexical index is brought current by the caller's layer
+    (:func:`app.core.importing.import_dataset`), since the archive never imports the index.
+
     Returns:
         ``summary``, for the importer to return.
     """
     run = ImportRun(archive, summary, source, after_flush=after_flush)
     import_rows(run, file, build, progress=progress, offset=offset, total=total)
-    from app.core.index.indexer import sync_chunks  # the lexical index is current at once
-
-    sync_chunks(archive)
     return summary
 
 

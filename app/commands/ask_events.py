@@ -1,0 +1,77 @@
+"""How ``arxiu ask`` prints a run, local or ``--server``: for a person, or as JSON events.
+
+The answer streams to stdout; tool activity, the model line and errors go to stderr. With
+``--json-events`` every event is one line ``{"event": NAME, "data": {...}}`` on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from typing import TextIO, assert_never
+
+from app.commands.ask_citations import citation_lines
+from app.core.agent.events import (
+    ErrorEvent,
+    Event,
+    FinalEvent,
+    IterationEvent,
+    StartEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolResultEvent,
+    ToolUseEvent,
+    to_wire,
+)
+
+EXIT_OK, EXIT_INPUT, EXIT_ENVIRONMENT = 0, 2, 3
+
+
+async def print_events(
+    events: AsyncIterator[Event], *, json_events: bool
+) -> tuple[FinalEvent | None, int]:
+    """Print a run's events as they come (seed frames or for a person): its final and exit code."""
+    final: FinalEvent | None = None
+    code = EXIT_OK
+    async for event in events:
+        if json_events:
+            print(json.dumps(to_wire(event), ensure_ascii=False, default=str), flush=True)
+        else:
+            render(event, sys.stdout, sys.stderr)
+        if isinstance(event, FinalEvent):
+            final = event
+        if isinstance(event, ErrorEvent):
+            code = EXIT_INPUT if event.category == "input" else EXIT_ENVIRONMENT
+    return final, code
+
+
+def render(event: Event, out: TextIO, err: TextIO) -> None:
+    """Print one event for a person: the answer on ``out``, everything else on ``err``."""
+    match event:
+        case StartEvent():
+            badge = "local / private" if event.egress == "local" else "EXTERNAL"
+            print(f"[{event.model} · {badge} · {event.mode}]", file=err, flush=True)
+        case ThinkingEvent():
+            if event.state == "start":
+                print("(thinking…)", file=err, flush=True)
+        case TextEvent():
+            out.write(event.delta)
+            out.flush()
+        case ToolUseEvent():
+            print(f"\n→ {event.summary}", file=err, flush=True)
+        case ToolResultEvent():
+            print(f"  {'ok' if event.ok else 'refused: ' + str(event.code)}", file=err, flush=True)
+        case IterationEvent():
+            pass
+        case FinalEvent():
+            out.write("\n")
+            out.flush()
+            for line in citation_lines(event.citations):
+                print(line, file=err, flush=True)
+        case ErrorEvent():
+            print(f"\nerror [{event.code}]: {event.message}", file=err, flush=True)
+            if event.hint:
+                print(f"hint: {event.hint}", file=err, flush=True)
+        case _:
+            assert_never(event)

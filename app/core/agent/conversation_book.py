@@ -1,0 +1,164 @@
+"""The conversations store: every conversation of an archive, typed, by id.
+
+It owns titles, renaming, resetting, deleting and exporting, and what a run of a conversation
+is sent: the latest exchanges that fit the model's window (:meth:`ConversationBook.window`),
+while the whole history and transcript stay stored (:meth:`ConversationBook.record`). A
+conversation's latest plan is read from the plan book, never stored with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from app.core.agent import conversations as convs
+from app.core.agent.conversation_types import Conversation, ConversationSummary
+from app.core.errors import ToolError
+
+if TYPE_CHECKING:
+    from app.core.agent.events import FinalEvent
+    from app.core.agent.plan_resolution import PlanDesk
+    from app.core.agent.request import ChatRequest
+    from app.core.archive.store import Archive
+
+Stopper = Callable[[str], None]
+"""Stops the run in flight in a conversation (by id)."""
+
+
+def unknown_conversation() -> ToolError:
+    """The refusal of a conversation id the archive does not hold."""
+    return ToolError(
+        "conversation.unknown",
+        "There is no conversation with that id.",
+        hint="Open the conversations list to pick one that exists.",
+        category="input",
+    )
+
+
+class ConversationBook:
+    """The conversations of one session's archive."""
+
+    def __init__(self, archive: Archive, plans: PlanDesk, stop: Stopper) -> None:
+        self.archive = archive
+        self._plans = plans
+        self._stop = stop
+
+    # -- reading -----------------------------------------------------------------------------
+    def summaries(self) -> list[ConversationSummary]:
+        """Every conversation, most recently updated first."""
+        return [Conversation.from_dict(row).summary for row in self.archive.conversations()]
+
+    def get(self, conversation_id: str) -> Conversation:
+        """One conversation with its latest plan's record from the plan book.
+
+        Raises:
+            ToolError: ``conversation.unknown``.
+        """
+        stored = self.stored(conversation_id)
+        return dataclasses.replace(stored, pending_plan=self._plans.latest(conversation_id))
+
+    def stored(self, conversation_id: str) -> Conversation:
+        """One conversation as stored (no plan record).
+
+        Raises:
+            ToolError: ``conversation.unknown``.
+        """
+        row = self.archive.conversation(conversation_id)
+        if row is None:
+            raise unknown_conversation()
+        return Conversation.from_dict({**row, "pending_plan": None})
+
+    async def aopen(self, conversation_id: str | None) -> Conversation | None:
+        """The stored conversation a run continues, read on a read thread (``None`` for a run
+        outside any conversation).
+
+        Raises:
+            ToolError: ``conversation.unknown``.
+        """
+        if conversation_id is None:
+            return None
+        row = await self.archive.aconversation(conversation_id)
+        if row is None:
+            raise unknown_conversation()
+        return Conversation.from_dict({**row, "pending_plan": None})
+
+    # -- changing ----------------------------------------------------------------------------
+    def new(self, title: str = "") -> Conversation:
+        """Create and save an empty conversation; returns it as stored."""
+        conversation = Conversation.new(title)
+        self.save(conversation)
+        return self.stored(conversation.id)
+
+    def save(self, conversation: Conversation) -> None:
+        """Insert or update ``conversation`` (its plan record is not stored)."""
+        self.archive.save_conversation(conversation.stored())
+
+    async def asave(self, conversation: Conversation) -> None:
+        """:meth:`save` on the archive's writer thread (the event loop goes on meanwhile)."""
+        await self.archive.asave_conversation(conversation.stored())
+
+    def rename(self, conversation_id: str, title: str) -> None:
+        """Give a conversation a new title (spaces folded, at most twice a made title's size)."""
+        clean = " ".join(title.split())[: convs.TITLE_CHARS * 2]
+        self.save(dataclasses.replace(self.stored(conversation_id), title=clean))
+
+    def reset(self, conversation_id: str) -> None:
+        """Forget a conversation's history; keeps its title and its latest plan's record.
+
+        Its run is stopped and a pending plan is superseded (an implicit decline).
+        """
+        conversation = self.stored(conversation_id)
+        self._stop(conversation_id)
+        self._plans.supersede_conversation(conversation_id)
+        self.save(dataclasses.replace(conversation, history=(), transcript=()))
+
+    def delete(self, conversation_id: str) -> None:
+        """Delete a conversation (stopping its run, superseding its pending plan)."""
+        self._stop(conversation_id)
+        self._plans.supersede_conversation(conversation_id)
+        self.archive.delete_conversation(conversation_id)
+
+    def export_markdown(self, conversation_id: str) -> str:
+        """A conversation as Markdown."""
+        return convs.export_markdown(self.stored(conversation_id))
+
+    def export_json(self, conversation_id: str) -> dict[str, Any]:
+        """A conversation as a JSON document (its latest plan's record from the plan book)."""
+        return convs.export_json(self.get(conversation_id))
+
+    # -- runs --------------------------------------------------------------------------------
+    @staticmethod
+    def window(conversation: Conversation) -> list[dict[str, Any]]:
+        """The history a run of ``conversation`` is sent before its model is known (the
+        request's limits); :meth:`fit` then fits the checked request to the model's window."""
+        return convs.history_window(conversation.history)
+
+    @staticmethod
+    def fit(request: ChatRequest) -> ChatRequest:
+        """``request`` with its history trimmed to its model's context window."""
+        return convs.fit_window(request)
+
+    async def record(self, conversation_id: str, request: ChatRequest, final: FinalEvent) -> None:
+        """Store a finished run: its exchange appended to the whole history, its turn record to
+        the transcript, the model used, and a title from the first question.
+
+        The stored conversation is read on a read thread and written on the writer thread, so
+        the event loop (the GUI's) goes on while a long history is decoded and saved.
+        """
+        found = await self.archive.aconversation(conversation_id)
+        if found is None:  # deleted while the run went on: nothing to keep it in
+            return
+        conversation = Conversation.from_dict({**found, "pending_plan": None})
+        await self.asave(
+            dataclasses.replace(
+                conversation,
+                history=tuple(convs.add_exchange(conversation.history, final.history)),
+                transcript=(
+                    *conversation.transcript,
+                    convs.turn_record(request.question, final),
+                ),
+                model=request.entry.id,
+                title=conversation.title or convs.make_title(request.question),
+            )
+        )

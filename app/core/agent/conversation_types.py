@@ -1,0 +1,163 @@
+"""Typed payloads of stored conversations: the conversation, its turn records, its summary.
+
+Each type is a frozen dataclass with ``to_dict()`` (the wire and database form: plain JSON) and
+``from_dict()`` (its inverse). A conversation's ``pending_plan`` is never stored with it: it is
+the plan book's record of the latest plan proposed in the conversation, filled in when the
+conversation is read (see :class:`~app.core.agent.conversation_book.ConversationBook`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.agent.plan_types import PlanRecord
+
+HistoryEntry = dict[str, Any]
+"""One history entry: ``{role: "user" | "assistant", text, tainted?}`` (what a request sends)."""
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """The transcript entry stored for one finished run."""
+
+    at: str
+    question: str
+    answer: str = ""
+    stop: str = "end"
+    model: str = ""
+    turns: int = 0
+    usage: dict[str, Any] = field(default_factory=dict)
+    summary: list[Any] = field(default_factory=list)
+    """The run's transcript summary (its tool calls and outcomes)."""
+    change_plan: dict[str, Any] | None = None
+    citations: list[Any] = field(default_factory=list)
+    tainted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form ``{at, question, answer, stop, model, turns, usage, summary, ...}``."""
+        return {
+            "at": self.at,
+            "question": self.question,
+            "answer": self.answer,
+            "stop": self.stop,
+            "model": self.model,
+            "turns": self.turns,
+            "usage": dict(self.usage),
+            "summary": list(self.summary),
+            "change_plan": self.change_plan,
+            "citations": list(self.citations),
+            "tainted": self.tainted,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnRecord:
+        """Read the JSON form back (tolerating the keys older versions did not write)."""
+        plan = data.get("change_plan")
+        return cls(
+            at=str(data.get("at", "")),
+            question=str(data.get("question", "")),
+            answer=str(data.get("answer", "")),
+            stop=str(data.get("stop", "end")),
+            model=str(data.get("model") or ""),
+            turns=int(data.get("turns") or 0),
+            usage=dict(data.get("usage") or {}),
+            summary=list(data.get("summary") or []),
+            change_plan=dict(plan) if isinstance(plan, dict) else None,
+            citations=list(data.get("citations") or []),
+            tainted=bool(data.get("tainted")),
+        )
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """A conversation in the list: no history, no transcript."""
+
+    id: str
+    title: str = ""
+    model: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form ``{id, title, model, created_at, updated_at}``."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "model": self.model,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A stored conversation: its whole history and transcript, and its latest plan's record."""
+
+    id: str
+    title: str = ""
+    model: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    history: tuple[HistoryEntry, ...] = ()
+    """Every question and answer, oldest first (a run is sent only a window of it)."""
+    transcript: tuple[TurnRecord, ...] = ()
+    pending_plan: PlanRecord | None = None
+    """The plan book's record of the latest plan proposed here; never stored with it."""
+
+    @classmethod
+    def new(cls, title: str = "", model: str | None = None) -> Conversation:
+        """A new, empty conversation with a fresh id (not yet saved)."""
+        return cls(id=uuid.uuid4().hex, title=title, model=model)
+
+    @property
+    def tainted(self) -> bool:
+        """Whether any answer drew on restricted records.
+
+        Read from every stored turn and history entry, so a later untainted answer cannot clear
+        it (only a reset, which forgets the text, does).
+        """
+        return any(turn.tainted for turn in self.transcript) or any(
+            isinstance(entry, dict) and entry.get("tainted") for entry in self.history
+        )
+
+    @property
+    def summary(self) -> ConversationSummary:
+        """The conversation as the list shows it."""
+        return ConversationSummary(
+            self.id, self.title, self.model, self.created_at, self.updated_at
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form ``{id, title, model, created_at, updated_at, history, transcript,
+        pending_plan}`` (``pending_plan``: the plan record's JSON form, or ``None``)."""
+        return {
+            **self.summary.to_dict(),
+            "history": [dict(entry) for entry in self.history],
+            "transcript": [turn.to_dict() for turn in self.transcript],
+            "pending_plan": self.pending_plan.to_dict() if self.pending_plan else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Conversation:
+        """Read the JSON form back (``pending_plan`` when it is a plan record's JSON form)."""
+        pending = data.get("pending_plan")
+        is_record = isinstance(pending, dict) and "id" in pending and "plan" in pending
+        plan = PlanRecord.from_dict(pending) if is_record and pending else None
+        return cls(
+            id=str(data["id"]),
+            title=str(data.get("title") or ""),
+            model=data.get("model"),
+            created_at=data.get("created_at"),
+            updated_at=data.get("updated_at"),
+            history=tuple(dict(e) for e in data.get("history") or [] if isinstance(e, dict)),
+            transcript=tuple(
+                TurnRecord.from_dict(t) for t in data.get("transcript") or [] if isinstance(t, dict)
+            ),
+            pending_plan=plan,
+        )
+
+    def stored(self) -> dict[str, Any]:
+        """The form saved in the archive: :meth:`to_dict` without the plan (the book has it)."""
+        return {**self.to_dict(), "pending_plan": None}

@@ -1,0 +1,66 @@
+"""Fusing the dense and lexical rankings with a per-query weight."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.index import fusion
+
+FLAT = [(cid, 0.31 - 0.0002 * cid) for cid in range(1, 101)]
+"""A model scoring every document alike (IGCH hoard entries): its best is noise."""
+PEAKED_LEX = [(50, 12.0), (60, 11.5), *((cid, 2.0 - 0.01 * cid) for cid in range(1, 40))]
+"""BM25 with two documents holding the query's rare word (a mint's name) far above the rest."""
+
+
+def test_gap_is_raw_for_models_and_relative_for_bm25() -> None:
+    ranked = [(1, 0.8), (2, 0.5), (3, 0.3)]
+    assert fusion.gap(ranked) == pytest.approx(0.5)
+    assert fusion.gap([(1, 10.0), (2, 4.0)], relative=True) == pytest.approx(0.6)
+    assert fusion.gap([(1, 0.9)]) == 0.0
+
+
+def test_dense_confidence_ignores_models_weighed_zero() -> None:
+    peaked = [(1, 0.9), (2, 0.3)]
+    assert fusion.dense_confidence([(FLAT, 0.0), (peaked, 1.0)]) == pytest.approx(0.6)
+    assert fusion.dense_confidence([(FLAT, 1.0), (peaked, 1.0)]) < 0.31
+
+
+def test_a_guessing_model_gives_way_to_a_sure_bm25() -> None:
+    flat = fusion.dense_share(fusion.dense_confidence([(FLAT, 1.0)]), PEAKED_LEX)
+    sure = fusion.dense_share(0.5, [(1, 10.0), (2, 9.9), (3, 9.8)])
+    assert flat < 0.5 < fusion.DENSE_WEIGHT < sure
+    assert fusion.dense_share(0.5, []) == 1.0
+
+
+def test_rare_word_matches_win_over_a_flat_dense_list() -> None:
+    """The IGCH failure: the fixed 0.85 dense weight let the flat list order everything."""
+    fused = fusion.hybrid([(FLAT, 1.0)], PEAKED_LEX)
+    assert [cid for cid, _ in fused[:2]] == [50, 60]
+    fixed = fusion.convex(FLAT, PEAKED_LEX, fusion.DENSE_WEIGHT)
+    assert [cid for cid, _ in fixed[:2]] != [50, 60]
+
+
+def test_a_sure_model_keeps_its_best_hit_first() -> None:
+    dense = [(7, 0.82), *((cid, 0.40 - 0.001 * cid) for cid in range(10, 110))]
+    lexical = [(cid, 5.0 - 0.01 * cid) for cid in range(10, 110)]
+    assert fusion.hybrid([(dense, 1.0)], lexical)[0][0] == 7
+
+
+def test_models_weighed_zero_do_not_vote() -> None:
+    use = [(1, 0.9), (2, 0.2), (3, 0.1)]
+    minilm = [(3, 0.9), (2, 0.2), (1, 0.1)]
+    assert fusion.hybrid([(minilm, 0.0), (use, 1.0)], [])[0][0] == 1
+    assert fusion.hybrid([], [(4, 3.0)]) == [(4, 3.0)]
+
+
+def test_models_that_disagree_give_way_to_bm25() -> None:
+    """Both models read the query yet share none of their first ten: they are guessing."""
+    minilm = [(cid, 0.8 - 0.004 * cid) for cid in range(1, 101)]
+    use = [(cid, 0.8 - 0.004 * (cid - 100)) for cid in range(101, 201)]
+    lexical = [(150, 9.0), (160, 8.8), *((cid, 2.0 - 0.01 * cid) for cid in range(1, 50))]
+    assert fusion.agreement([minilm, use]) == 0.0
+    assert fusion.agreement([minilm, minilm]) == 1.0
+    trusting = fusion.hybrid([(minilm, 1.0), (use, 0.0)], lexical)
+    doubting = fusion.hybrid([(minilm, 1.0), (use, 0.0)], lexical, agreeing=True)
+    assert trusting[0][0] == 1
+    assert [cid for cid, _ in doubting[:2]] == [150, 160]

@@ -1,0 +1,103 @@
+"""The shape the code keeps: no import cycle in ``app/`` and no function over 60 lines.
+
+Both are measured on the source itself (grimp for the import graph, with ``TYPE_CHECKING`` and
+function-level imports counted; :mod:`ast` for function lengths), so a regression names its
+offenders.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import grimp
+
+REPO = Path(__file__).resolve().parents[1]
+APP = REPO / "app"
+MAX_FUNCTION_LINES = 60
+
+
+def import_cycles(graph: grimp.ImportGraph, package: str) -> list[list[str]]:
+    """The strongly connected groups of more than one module among ``package``'s modules
+    (Tarjan's algorithm on the direct imports), each sorted, in module order."""
+    modules = sorted(m for m in graph.modules if m == package or m.startswith(package + "."))
+    inside = set(modules)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph.find_modules_directly_imported_by(module) & inside):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in modules:
+        if module not in index:
+            visit(module)
+    return sorted(groups)
+
+
+def long_functions(root: Path, limit: int) -> list[str]:
+    """``path:line name (N lines)`` for every function or method under ``root`` longer than
+    ``limit`` lines (decorators excluded, docstring included)."""
+    found: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > limit:
+                    where = path.relative_to(root.parent)
+                    found.append(f"{where}:{node.lineno} {node.name} ({length} lines)")
+    return found
+
+
+def test_app_has_no_import_cycle() -> None:
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    graph = grimp.build_graph("app", include_external_packages=False)
+    cycles = import_cycles(graph, "app")
+    assert cycles == [], "import cycles in app/:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_no_function_in_app_is_over_60_lines() -> None:
+    offenders = long_functions(APP, MAX_FUNCTION_LINES)
+    assert offenders == [], f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(offenders)
+
+
+def test_the_checks_find_a_cycle_and_a_long_function(tmp_path: Path) -> None:
+    """The two checks above can fail: a made-up cycle and a made-up long function are found."""
+    graph = grimp.ImportGraph()
+    for name in ("pkg", "pkg.a", "pkg.b", "pkg.c"):
+        graph.add_module(name)
+    graph.add_import(importer="pkg.a", imported="pkg.b")
+    graph.add_import(importer="pkg.b", imported="pkg.a")
+    graph.add_import(importer="pkg.c", imported="pkg.a")
+    assert import_cycles(graph, "pkg") == [["pkg.a", "pkg.b"]]
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    (package / "long.py").write_text(f"def short():\n    pass\n\n\ndef too_long():\n{body}\n")
+    assert long_functions(package, MAX_FUNCTION_LINES) == [
+        f"pkg/long.py:5 too_long ({MAX_FUNCTION_LINES + 1} lines)"
+    ]
