@@ -4,8 +4,6 @@ the semantic search tool returned)."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,14 +13,7 @@ import pytest
 from app.core.archive import Archive, Field, Section, open_archive
 from app.core.index import Index
 from app.core.index.embedders import default_embedders
-from app.core.models.catalog import catalog_from_data
-from app.core.models.scripted import ScriptedModel, Turn, call
-from app.core.session import AssistantSession, AssistantSettings
-from app.ui.app_settings import AppSettings
-from app.ui.assistant.answer_widget import AnswerWidget
-from app.ui.main_window import MainWindow
-from app.ui.services import Services
-from tests.ui.conftest import LOCAL, emitted, run
+from tests.ui.panel_questions import ask_in_panel
 
 QUESTION = "Quines entrevistes parlen de les famílies que van haver de marxar pel pantà?"
 INTERVIEWS = [
@@ -92,41 +83,10 @@ def indexed(tmp_path: Path) -> Iterator[tuple[Archive, Index]]:
     archive.close()
 
 
-def cite_the_hits(messages: list[Any]) -> Turn:
-    """What a model does with the tool's answer: cite every hit as Label (section/id)."""
-    result = json.loads(messages[-1].content)
-    hits = result.get("data", result).get("hits", [])
-    lines = [f"- {h['label']} ({h['section_tipo']}/{h['section_id']})" for h in hits]
-    return Turn(text="Entrevistes trobades:\n" + "\n".join(lines))
-
-
 @pytest.mark.slow
 def test_a_catalan_question_cites_the_catalan_displacement_interviews(
     qtbot: Any, qloop: Any, indexed: tuple[Archive, Index]
 ) -> None:
     archive, index = indexed
-    search = call("dedalo_semantic_search", {"query": QUESTION, "k": 3}, "s1")
-    model = ScriptedModel([Turn(tool_calls=(search,)), cite_the_hits], id="scripted")
-    session = AssistantSession(
-        archive,
-        catalog_from_data([dict(LOCAL)]),
-        searcher=index,
-        settings=AssistantSettings(),
-        model_factory=lambda entry: model,
-    )
-    services = Services(archive, AppSettings())
-    services.set_session(session)
-    window = MainWindow(services)
-    window.show()
-    try:
-        run(qloop, window.assistant.load_models())
-        with emitted(qloop, window.assistant.turn_finished, timeout=150.0):
-            window.assistant.send(QUESTION)
-        answers = [w for w in window.assistant.view.widgets() if isinstance(w, AnswerWidget)]
-        cited = set(re.findall(r"record:oh1/(\d+)", answers[-1].toHtml()))
-        assert cited == {"1", "2", "3"}, answers[-1].toPlainText()
-    finally:
-        window.close()
-        run(qloop, window.aclose())
-        run(qloop, window.services.aclose())
-        window.deleteLater()
+    cited, text = ask_in_panel(qloop, archive, index, QUESTION, k=3, timeout=150.0)
+    assert set(cited) == {"oh1/1", "oh1/2", "oh1/3"}, text

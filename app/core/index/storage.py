@@ -8,7 +8,7 @@ both survive a kill, which makes indexing resumable without a separate journal.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,24 +114,29 @@ def read_records(conn: sqlite3.Connection, keys: list[RecordKey]) -> dict[Record
     """The records of ``keys`` that exist and are not chunked at their current version
     (one query per 500 keys, instead of one per record)."""
     out: dict[RecordKey, Record] = {}
+    for tipo, part, marks in _key_batches(keys):
+        rows = conn.execute(
+            "SELECT r.* FROM records r LEFT JOIN index_records i "
+            "ON i.section_tipo = r.section_tipo AND i.section_id = r.section_id "
+            f"WHERE r.section_tipo = ? AND r.section_id IN ({marks}) "
+            "AND (i.version IS NULL OR i.version != r.version)",
+            (tipo, *part),
+        ).fetchall()
+        for row in rows:
+            record = row_to_record(row)
+            out[record.key] = record
+    return out
+
+
+def _key_batches(keys: list[RecordKey], size: int = 500) -> Iterator[tuple[str, list[int], str]]:
+    """``(section_tipo, section ids, "?,?,…")`` for ``keys``, at most ``size`` ids a batch."""
     by_section: dict[str, list[int]] = {}
     for key in keys:
         by_section.setdefault(key.section_tipo, []).append(key.section_id)
     for tipo, ids in by_section.items():
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = conn.execute(
-                "SELECT r.* FROM records r LEFT JOIN index_records i "
-                "ON i.section_tipo = r.section_tipo AND i.section_id = r.section_id "
-                f"WHERE r.section_tipo = ? AND r.section_id IN ({marks}) "
-                "AND (i.version IS NULL OR i.version != r.version)",
-                (tipo, *part),
-            ).fetchall()
-            for row in rows:
-                record = row_to_record(row)
-                out[record.key] = record
-    return out
+        for start in range(0, len(ids), size):
+            part = ids[start : start + size]
+            yield tipo, part, ",".join("?" * len(part))
 
 
 def missing_vectors(
@@ -270,18 +275,12 @@ def count_indexed_records(conn: sqlite3.Connection) -> int:
 def _chunk_ids(conn: sqlite3.Connection, keys: list[RecordKey]) -> list[int]:
     """The ids of the stored chunks of ``keys``."""
     ids: list[int] = []
-    by_section: dict[str, list[int]] = {}
-    for key in keys:
-        by_section.setdefault(key.section_tipo, []).append(key.section_id)
-    for tipo, numbers in by_section.items():
-        for start in range(0, len(numbers), 500):
-            part = numbers[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = conn.execute(
-                f"SELECT id FROM index_chunks WHERE section_tipo = ? AND section_id IN ({marks})",
-                (tipo, *part),
-            ).fetchall()
-            ids.extend(int(r[0]) for r in rows)
+    for tipo, part, marks in _key_batches(keys):
+        rows = conn.execute(
+            f"SELECT id FROM index_chunks WHERE section_tipo = ? AND section_id IN ({marks})",
+            (tipo, *part),
+        ).fetchall()
+        ids.extend(int(r[0]) for r in rows)
     return ids
 
 
