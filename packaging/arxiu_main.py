@@ -1,7 +1,7 @@
 """The frozen bundle's entry point: ``arxiu`` (the desktop app, or a CLI command).
 
-``freeze_support`` lets the llama.cpp worker, started with the ``spawn`` method, run inside the
-same executable instead of looking for a Python interpreter.
+``freeze_support`` lets the llama.cpp worker and the embedding worker, started with the ``spawn``
+method, run inside the same executable instead of looking for a Python interpreter.
 """
 
 import multiprocessing

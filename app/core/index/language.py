@@ -79,7 +79,8 @@ SPELLINGS: dict[str, tuple[str, ...]] = {
     "lg-cat": (r"\w+ny\b", r"\b[ldsmn]['’]\w", r"\w['’](?:l|ls|n|s|m|t|ns)\b", r"l·l", r"\w+ció\b"),
     "lg-spa": (r"ñ", r"\w+ción\b", r"\w+ciones\b", r"¿|¡", r"\w+aron\b"),
     "lg-eng": (r"\w+ing\b", r"\bth\w+", r"\w+'s\b", r"\w+ed\b"),
-    "lg-fra": (r"\w+eaux?\b", r"\w+tion\b", r"ç", r"\b(?:qu|[ldjcn])['’]\w", r"\w+ait\b"),
+    # no "-tion": English shares it (infection, nation), and alone it leaned English to French
+    "lg-fra": (r"\w+eaux?\b", r"ç", r"\b(?:qu|[ldjcn])['’]\w", r"\w+ait\b"),
     "lg-por": (r"ã|õ", r"\w+ção\b", r"\w+ções\b", r"\blh|nh\w"),
     "lg-ita": (r"\w+zione\b", r"\w+zioni\b", r"\bgli\b", r"\w+mente\b"),
     "lg-deu": (r"ß|ä|ö|ü", r"\bsch\w+", r"\w+ung\b", r"\w+keit\b"),

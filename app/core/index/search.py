@@ -19,7 +19,7 @@ import numpy as np
 from app.core.archive.database import Database
 from app.core.archive.model import RecordKey
 from app.core.errors import IndexError_
-from app.core.index import feedback, fusion, language, lexical, names, ranking
+from app.core.index import feedback, fusion, language, lexical, names, query_frame, ranking
 from app.core.index.dense import DenseMatrix, Mask, Vectors
 from app.core.index.embedders import Embedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
@@ -100,15 +100,21 @@ class SearchEngine:
         filter = filter or SearchFilter()
         query_lang = language.detect(query) if lang is None else lang
         query_lang = None if query_lang == language.NEUTRAL else query_lang
+        model_lang = query_lang or language.lean(query)
+        query = query_frame.strip(query)  # "Quines entrevistes parlen de X?": only X is searched
         depth = max(CANDIDATES, k * (20 if group_by_record else 4))
         dense, lex = self._retrieve(query, depth, mode, filter, query_lang)
         prefer = query_lang if not ranking.multilingual(self.embedders) else None
-        model_lang = query_lang or language.lean(query)
         ranked, rows, originals = self._rank(dense, lex, mode, model_lang, filter, prefer, query)
         if group_by_record:
             ranked = ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS)
-            if mode != "lexical" and dense and feedback.wanted(model_lang, self.embedders):
-                top = [rows[cid].key for cid, _ in ranked[: feedback.FEEDBACK_RECORDS]]
+            top = [rows[cid].key for cid, _ in ranked[: feedback.FEEDBACK_RECORDS]]
+            if (
+                mode != "lexical"
+                and dense
+                and feedback.wanted(model_lang, self.embedders)
+                and (mode == "dense" or feedback.corroborated(top, lex, rows))
+            ):
                 dense = self._feedback(query, dense, top, depth, filter)
                 ranked, rows, originals = self._rank(
                     dense, lex, mode, model_lang, filter, prefer, query
@@ -177,8 +183,9 @@ class SearchEngine:
                     continue
                 matrix = self._matrix(embedder)
                 vector = feedback.expand(self.query_vector(embedder, query), center)
-                allowed = self._mask(conn, filter, matrix)
-                again.append((embedder, matrix.search(vector, depth, allowed)))
+                with matrix.held():  # the mask and its search see the same rows
+                    allowed = self._mask(conn, filter, matrix)
+                    again.append((embedder, matrix.search(vector, depth, allowed)))
         return again
 
     def _retrieve(
@@ -197,9 +204,10 @@ class SearchEngine:
                     matrix = self._matrix(embedder)
                     if not len(matrix):
                         continue
-                    allowed = self._mask(conn, filter, matrix)
                     vector = self.query_vector(embedder, query)
-                    dense.append((embedder, matrix.search(vector, depth, allowed)))
+                    with matrix.held():  # the mask and its search see the same rows
+                        allowed = self._mask(conn, filter, matrix)
+                        dense.append((embedder, matrix.search(vector, depth, allowed)))
             if mode != "dense":
                 where = lexical.SqlFilter(
                     filter.sections,

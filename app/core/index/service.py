@@ -26,6 +26,7 @@ import numpy as np
 from app.core.archive.store import Archive
 from app.core.index import storage
 from app.core.index.dense import DenseMatrix, Vectors
+from app.core.index.embed_worker import EmbedWorker
 from app.core.index.embedders import Embedder, default_embedders
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
 from app.core.index.indexer import (
@@ -73,6 +74,10 @@ class Index:
             ``ARXIU_EMBEDDING_MODEL``, else the bundled all-MiniLM-L6-v2 *and* USE
             multilingual, see :func:`~app.core.index.embedders.default_embedders`).
         compressed: keep the vectors compressed in memory (default: above 500k chunks).
+        isolate: run the models in a child process (:mod:`~app.core.index.embed_worker`),
+            for indexing and for query vectors alike, so this process never imports torch
+            nor runs model code (the desktop app: its GUI thread stays responsive);
+            default: in this process (CLI, scripts, tests).
     """
 
     def __init__(
@@ -81,6 +86,7 @@ class Index:
         embedder: Embedder | Sequence[Embedder] | None = None,
         *,
         compressed: bool | None = None,
+        isolate: bool = False,
     ) -> None:
         self.archive = archive
         chosen = embedder if embedder is not None else None
@@ -89,6 +95,10 @@ class Index:
             if chosen is not None
             else default_embedders(archive.meta(MODEL_SETTING))
         )
+        self.worker: EmbedWorker | None = None
+        if isolate:
+            self.worker = EmbedWorker(self.embedders)
+            self.embedders = self.worker.wrap()
         self.embedder = self.embedders[0]
         self.compressed = compressed
         self._matrices: dict[str, DenseMatrix] = {}
@@ -241,8 +251,13 @@ class Index:
         return sync_chunks(self.archive)
 
     def close(self) -> None:
-        """Stop the indexer and detach from the archive (the archive stays open)."""
+        """Stop the indexer and the embedding process, if any, and detach from the archive
+        (the archive stays open). A batch in flight in the embedding process is abandoned
+        (nothing of it was stored)."""
         self.archive.remove_listener(self.indexer.notify)
+        if self.worker is not None:
+            self.indexer.cancel()
+            self.worker.close()
         self.indexer.close()
 
 

@@ -50,3 +50,19 @@ def test_int8_backend_keeps_meaning_under_its_own_model_id() -> None:
     vectors = int8.embed(["They forced us to leave our homes", "We were evicted", "Coin prices"])
     assert int8.model_id == "all-MiniLM-L6-v2+torch-int8"
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+
+
+def test_embedders_pickle_unloaded_for_a_worker_process(tmp_path: Path) -> None:
+    import pickle
+
+    from app.core.index.embedders import UseEmbedder
+
+    minilm = SentenceTransformerEmbedder(tmp_path, backend="torch-int8", batch_size=8)
+    use = UseEmbedder(batch_size=16)
+    again, use_again = pickle.loads(pickle.dumps((minilm, use)))
+    assert (again.model_id, again.path, again.batch_size) == (minilm.model_id, tmp_path, 8)
+    assert again.languages == minilm.languages and not again.loaded
+    assert use_again.batch_size == 16 and not use_again.loaded
+    with pytest.raises(IndexError_) as caught:  # the copy loads (and fails) on its own
+        again.embed(["x"])
+    assert caught.value.code == "index.model_missing"

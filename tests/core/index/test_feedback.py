@@ -43,3 +43,11 @@ def test_keep_first_puts_the_first_pass_best_record_back_on_top() -> None:
     kept = feedback.keep_first(list(ranked), [RecordKey("oh1", 1)], rows)
     assert kept == [(1, 0.9), (2, 0.9), (3, 0.8)]
     assert feedback.keep_first(list(ranked), [RecordKey("oh1", 2)], rows) == ranked
+
+
+def test_feedback_needs_bm25_to_have_found_one_of_the_first_records() -> None:
+    rows = {1: row(1, 1), 2: row(2, 2), 3: row(3, 3)}
+    top = [RecordKey("oh1", 1), RecordKey("oh1", 2)]
+    assert feedback.corroborated(top, [(3, 9.0), (2, 4.0)], rows)
+    assert not feedback.corroborated(top, [(3, 9.0)], rows)
+    assert not feedback.corroborated(top, [], rows)  # BM25 found nothing ("un castell")

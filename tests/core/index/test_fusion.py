@@ -64,3 +64,35 @@ def test_models_that_disagree_give_way_to_bm25() -> None:
     doubting = fusion.hybrid([(minilm, 1.0), (use, 0.0)], lexical, agreeing=True)
     assert trusting[0][0] == 1
     assert [cid for cid, _ in doubting[:2]] == [150, 160]
+
+
+def test_models_that_share_nothing_leave_bm25_s_order_untouched() -> None:
+    """No floor on the BM25 share: even a 5 % dense weight reordered BM25's hits on a mint's
+    name by the models' reading of the frame "hoards with coins of" (IGCH)."""
+    minilm = [(cid, 0.8 - 0.004 * cid) for cid in range(1, 101)]
+    use = [(cid, 0.8 - 0.004 * (cid - 100)) for cid in range(101, 201)]
+    # the mint's hoards, nearly tied, in the order opposite to MiniLM's, then weaker matches
+    lexical = [(cid, 5.0 - 0.0001 * (60 - cid)) for cid in range(59, 0, -1)]
+    lexical += [(cid, 1.0) for cid in range(300, 310)]
+    fused = fusion.hybrid([(minilm, 1.0), (use, 0.0)], lexical, agreeing=True)
+    assert [cid for cid, _ in fused[:59]] == list(range(59, 0, -1))
+
+
+def test_partial_agreement_counts_less_than_in_proportion() -> None:
+    """A quarter of the agreement asked for keeps less than a quarter of the confidence."""
+    minilm = [(cid, 0.9 - 0.005 * cid) for cid in range(1, 101)]
+    use = [(cid, 0.9 - 0.005 * cid) for cid in (1, 2, 3, *range(104, 201))]
+    lexical = [(cid, 8.0 - 0.05 * cid) for cid in range(50, 150)]
+    assert fusion.agreement([minilm, use]) == pytest.approx(0.3)
+    half = [(cid, 0.9 - 0.005 * cid) for cid in (1, *range(102, 201))]
+    shared = fusion.agreement([minilm, half])
+    assert shared == pytest.approx(0.1)
+    confidence = fusion.dense_confidence([(minilm, 1.0)])
+    scaled = confidence * (shared / fusion.AGREEMENT) ** fusion.AGREEMENT_POWER
+    assert scaled < confidence * shared / fusion.AGREEMENT
+    full = fusion.dense_share(confidence, lexical, scale=fusion.AGREEING_DENSE_SCALE)
+    low = fusion.dense_share(scaled, lexical, scale=fusion.AGREEING_DENSE_SCALE)
+    assert low < full
+    assert fusion.dense_share(confidence, lexical, scale=fusion.AGREEING_DENSE_SCALE) > (
+        fusion.dense_share(confidence, lexical)
+    )

@@ -6,7 +6,7 @@ import pytest
 
 from app.core.archive import RecordKey
 from app.core.index import Index, ranking
-from app.core.index.language import detect
+from app.core.index.language import NEUTRAL, detect, lean
 from app.core.index.ranking import by_record, prefer_language
 from app.core.index.storage import ChunkRow
 
@@ -27,6 +27,13 @@ def test_detects_the_language_of_a_sentence(text: str, lang: str) -> None:
 @pytest.mark.parametrize("text", ["Hugh Downs", "Los Angeles", "reservoir", ""])
 def test_entity_queries_get_no_language(text: str) -> None:
     assert detect(text) is None
+
+
+def test_an_english_word_in_tion_leans_no_query_to_french() -> None:
+    """An ending in "-tion" is English as often as French: alone it is no evidence."""
+    assert lean("Valley fever fungal infection San Joaquin") is None
+    assert lean("un castell") == "lg-cat"
+    assert detect("la révolution et la nation, c'était le peuple") == "lg-fra"
 
 
 def _row(cid: int, sid: int, lang: str) -> ChunkRow:
@@ -62,12 +69,12 @@ def test_records_whose_fields_agree_rank_first() -> None:
     assert grouped[0][0] == 2  # the record's best chunk is its hit
 
 
-def test_chunks_of_one_field_and_short_metadata_add_nothing() -> None:
+def test_chunks_of_one_field_and_short_identifiers_add_nothing() -> None:
     rows = {
         1: _passage(1, 1, "oh25", 60),
         2: _passage(2, 2, "oh25", 60),
         3: _passage(3, 2, "oh25", 60),  # the same field again: no agreement
-        4: _passage(4, 2, "oh32", 5),  # catalogue keywords: too short to agree
+        4: ChunkRow(4, RecordKey("oh1", 2), "oh14", NEUTRAL, "", "OH-0002", None, None),  # an id
     }
     grouped = by_record([(1, 1.0), (2, 0.9), (3, 0.8), (4, 0.8)], rows, ranking.AGREEMENT_WEIGHTS)
     assert grouped == [(1, 1.0), (2, 0.9)]

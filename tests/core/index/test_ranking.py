@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 
 from app.core.archive import RecordKey, open_archive
-from app.core.index import Index, SearchFilter, SentenceTransformerEmbedder
+from app.core.index import Index, SearchFilter, SentenceTransformerEmbedder, ranking
 from app.core.index.embedders import UseEmbedder
+from app.core.index.language import NEUTRAL
+from app.core.index.storage import ChunkRow
 from app.core.paths import resources_dir
 
 QUERIES = resources_dir() / "demo" / "queries.json"
@@ -76,6 +78,51 @@ def test_every_language_has_two_cross_language_queries_that_must_pass() -> None:
         mine = [q for q in cross if q["lang"] == lang]
         assert len(mine) >= 2, lang
         assert all(lang not in q["relevant_langs"] for q in mine), lang
+
+
+def _chunk(
+    cid: int, sid: int, field: str, text: str, lang: str = "lg-cat", label: str = ""
+) -> ChunkRow:
+    return ChunkRow(cid, RecordKey("oh1", sid), field, lang, label, text, None, None)
+
+
+PASSAGE = " ".join(["paraula"] * 60)
+
+
+def test_short_keywords_in_a_language_agree_with_the_passages() -> None:
+    """An interview whose transcription and keywords both match outranks one whose
+    transcription alone matches a little better."""
+    rows = {
+        1: _chunk(1, 1, "oh25", PASSAGE),
+        2: _chunk(2, 2, "oh25", PASSAGE),
+        3: _chunk(3, 2, "oh32", "pantà, expropiació, desallotjament"),
+    }
+    grouped = ranking.by_record([(1, 1.0), (2, 0.9), (3, 0.6)], rows, ranking.AGREEMENT_WEIGHTS)
+    assert [rows[cid].key.section_id for cid, _ in grouped] == [2, 1]
+    assert grouped[0] == (2, pytest.approx(0.9 + 0.5 * 0.6))
+
+
+def test_titles_in_several_languages_agree_once() -> None:
+    """A record's title alone, in Spanish and in English, is one piece of evidence."""
+    rows = {
+        1: _chunk(1, 1, "oh25", PASSAGE, label="Quan ens van fer marxar"),
+        2: _chunk(
+            2, 1, "oh16", "Cuando nos hicieron marchar", "lg-spa", "Cuando nos hicieron marchar"
+        ),
+        3: _chunk(3, 1, "oh16", "When they made us leave", "lg-eng", "When they made us leave"),
+        4: _chunk(4, 1, "oh32", "Sant Romà de Sau", NEUTRAL, "Quan ens van fer marxar"),
+    }
+    grouped = ranking.by_record(
+        [(1, 1.0), (2, 0.8), (3, 0.8), (4, 0.7)], rows, ranking.AGREEMENT_WEIGHTS
+    )
+    assert grouped == [(1, pytest.approx(1.0 + 0.5 * 0.8))]
+    assert ranking.agreement_slot(rows[2]) == ranking.agreement_slot(rows[4]) == ranking.TITLE_SLOT
+
+
+def test_short_neutral_values_add_nothing() -> None:
+    rows = {1: _chunk(1, 1, "oh25", PASSAGE), 2: _chunk(2, 1, "oh14", "OH-0001", NEUTRAL)}
+    assert ranking.agreement_slot(rows[2]) is None
+    assert ranking.by_record([(1, 1.0), (2, 0.9)], rows, ranking.AGREEMENT_WEIGHTS) == [(1, 1.0)]
 
 
 def _displacement(spec: dict[str, Any]) -> set[RecordKey]:
