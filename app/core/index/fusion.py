@@ -41,8 +41,13 @@ AGREEMENT = 0.3
 AGREEMENT_DEPTH = 10
 AGREEMENT_POWER = 1.5
 MIN_SHARE = 0.0
-"""No floor: where the models share nothing, BM25 alone orders (IGCH: any dense weight let
-the models' frame-matching reorder BM25's hits on the mint's name, 0.93× → 0.96×)."""
+"""No floor under the dense share: where the models share nothing, BM25 alone orders (IGCH:
+any dense weight let the models' frame-matching reorder BM25's hits on the mint's name,
+0.93× → 0.96×)."""
+LEXICAL_FLOOR = 0.05
+"""BM25 always keeps this share: a dense list that looks sure (a hashing or near-duplicate
+space) still has its ties broken by the words (``test_sources``: the one interview that
+stands out is the only one cited)."""
 RRF_K = 60
 NORM_DEPTH = 100
 
@@ -130,7 +135,7 @@ def dense_share(
         return 1.0
     d = prior * float(max(scale * confidence, 1e-3) ** GAMMA)
     lex = (1 - prior) * float(max(gap(lexical, relative=True), 1e-3) ** GAMMA)
-    return float(min(max(d / (d + lex), MIN_SHARE), 1 - MIN_SHARE))
+    return float(min(max(d / (d + lex), MIN_SHARE), 1 - LEXICAL_FLOOR))
 
 
 def hybrid(
