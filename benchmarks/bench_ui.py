@@ -38,9 +38,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -257,9 +259,6 @@ def measure_indexing(docs: int, preload: bool, isolate: bool) -> None:
     """Part 3: the GUI thread's longest stall while the window indexes ``docs`` abstracts
     (``preload``: both models loaded before the timer starts, so only indexing is timed;
     ``isolate``: the models in a child process, as the app does), beside the idle control."""
-    import qasync
-    from PySide6.QtCore import QEvent
-    from PySide6.QtWidgets import QApplication
 
     from app.core.archive import open_archive
     from app.core.index.service import Index
@@ -271,18 +270,9 @@ def measure_indexing(docs: int, preload: bool, isolate: bool) -> None:
         prepared = Index(archive, isolate=isolate)
         for embedder in prepared.embedders:
             embedder.embed(["warm up"])
-    app = QApplication.instance() or QApplication([])
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    control = start_control()
-    with loop:
-        gaps, steady, seconds, stats = loop.run_until_complete(
-            index_in_window(folder / "archive", prepared, isolate)
-        )
-    asyncio.set_event_loop(None)
-    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    (gaps, steady, seconds, stats), control = run_in_qt(
+        index_in_window(folder / "archive", prepared, isolate)
+    )
     if archive is not None:
         archive.close()
     design = "worker process (the app)" if isolate else "in-process (previous design)"
@@ -318,6 +308,26 @@ def gap_figures(gaps: list[float]) -> str:
     ordered = sorted(gaps) or [0.0]
     p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)]
     return f"max {ordered[-1]:.1f} ms, p99 {p99:.1f} ms, median {statistics.median(ordered):.1f} ms"
+
+
+def run_in_qt(work: Coroutine[Any, Any, T]) -> tuple[T, subprocess.Popen[str]]:
+    """Run ``work`` on a qasync loop of the (one) QApplication, with the idle control
+    ticking in another process meanwhile; returns its result and the control to stop."""
+    import qasync
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    control = start_control()
+    with loop:
+        result = loop.run_until_complete(work)
+    asyncio.set_event_loop(None)
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    return result, control
 
 
 def start_control(seconds: float = 3600.0) -> subprocess.Popen[str]:
@@ -385,9 +395,6 @@ async def search_in_window(archive_dir: Path, isolate: bool) -> tuple[list[float
 def measure_first_search(docs: int, isolate: bool) -> None:
     """Part 4: the first search of a session on an indexed archive (indexed by ``arxiu
     index`` in another process, so this one starts bare), beside the idle control."""
-    import qasync
-    from PySide6.QtCore import QEvent
-    from PySide6.QtWidgets import QApplication
 
     folder = dbpedia_archive(docs)
     subprocess.run(
@@ -397,18 +404,7 @@ def measure_first_search(docs: int, isolate: bool) -> None:
         capture_output=True,
         timeout=1800,
     )
-    app = QApplication.instance() or QApplication([])
-    assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    control = start_control()
-    with loop:
-        gaps, seconds, shown = loop.run_until_complete(
-            search_in_window(folder / "archive", isolate)
-        )
-    asyncio.set_event_loop(None)
-    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    (gaps, seconds, shown), control = run_in_qt(search_in_window(folder / "archive", isolate))
     design = "worker process (the app)" if isolate else "in-process (previous design)"
     print(f"first search [{design}]: {shown} hits shown {seconds:.1f} s after it was typed")
     print(f"GUI-thread tick gap meanwhile (10 ms timer): {gap_figures(gaps)} (goal < 50 ms)")

@@ -51,6 +51,10 @@ class IndexStatusWidget(QWidget):
         self.pause_button = QToolButton(self)
         self.pause_button.setText(self.tr("Pause"))
         self.pause_button.clicked.connect(self.toggle_pause)
+        for widget in (self.bar, self.pause_button):  # hiding them relays out no window
+            policy = widget.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            widget.setSizePolicy(policy)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 6, 0)
         layout.addWidget(self.label)
