@@ -382,7 +382,8 @@ def bench_quality(workdir: Path | None) -> None:
 
 
 def compressed_on_real_vectors(workdir: Path) -> None:
-    """Recall@10 of the compressed mode against exact, with MiniLM vectors and real queries."""
+    """Recall@10 of the compressed mode against exact, with the archive's own models (MiniLM and
+    USE for a new archive: both dense lists fused) and real queries."""
     from app.core.index.evaluation import load_queries
 
     archive = open_archive(workdir / "archive")
@@ -393,7 +394,7 @@ def compressed_on_real_vectors(workdir: Path) -> None:
         truth = {h.chunk_id for h in exact.search(text, k=10, mode="dense")}
         found += len(truth & {h.chunk_id for h in packed.search(text, k=10, mode="dense")})
     recall = found / (10 * len(queries))
-    print(f"  compressed mode on these MiniLM vectors: recall@10 vs exact {recall:.3f}")
+    print(f"  compressed mode on this archive's vectors: recall@10 vs exact {recall:.3f}")
     exact.close()
     packed.close()
     archive.close()

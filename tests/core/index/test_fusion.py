@@ -79,7 +79,7 @@ def test_models_that_share_nothing_leave_bm25_s_order_untouched() -> None:
 
 
 def test_partial_agreement_counts_less_than_in_proportion() -> None:
-    """A quarter of the agreement asked for keeps less than a quarter of the confidence."""
+    """Half the agreement asked for keeps less than half the confidence."""
     minilm = [(cid, 0.9 - 0.005 * cid) for cid in range(1, 101)]
     use = [(cid, 0.9 - 0.005 * cid) for cid in (1, 2, 3, *range(104, 201))]
     lexical = [(cid, 8.0 - 0.05 * cid) for cid in range(50, 150)]
@@ -89,6 +89,7 @@ def test_partial_agreement_counts_less_than_in_proportion() -> None:
     assert shared == pytest.approx(0.1)
     confidence = fusion.dense_confidence([(minilm, 1.0)])
     scaled = confidence * (shared / fusion.AGREEMENT) ** fusion.AGREEMENT_POWER
+    assert shared < fusion.AGREEMENT
     assert scaled < confidence * shared / fusion.AGREEMENT
     full = fusion.dense_share(confidence, lexical, scale=fusion.AGREEING_DENSE_SCALE)
     low = fusion.dense_share(scaled, lexical, scale=fusion.AGREEING_DENSE_SCALE)
@@ -96,3 +97,19 @@ def test_partial_agreement_counts_less_than_in_proportion() -> None:
     assert fusion.dense_share(confidence, lexical, scale=fusion.AGREEING_DENSE_SCALE) > (
         fusion.dense_share(confidence, lexical)
     )
+
+
+def test_two_shared_chunks_of_ten_keep_the_models_confidence() -> None:
+    """Models sharing two of their first ten chunks are not guessing (DBpedia-Entity): their
+    dense list weighs as if they agreed on all ten; one shared chunk gives way to BM25."""
+    minilm = [(cid, 0.9 - 0.005 * cid) for cid in range(1, 101)]
+    two = [(cid, 0.9 - 0.005 * cid) for cid in (1, 2, *range(103, 201))]
+    one = [(cid, 0.9 - 0.005 * cid) for cid in (1, *range(102, 201))]
+    lexical = [(cid, 8.0 - 0.05 * cid) for cid in range(50, 150)]
+    assert fusion.agreement([minilm, two]) == pytest.approx(0.2)
+    agreed = fusion.hybrid([(minilm, 1.0), (two, 0.0)], lexical, agreeing=True)
+    same = fusion.hybrid([(minilm, 1.0), (minilm, 0.0)], lexical, agreeing=True)
+    assert agreed[:20] == same[:20]
+    doubted = fusion.hybrid([(minilm, 1.0), (one, 0.0)], lexical, agreeing=True)
+    assert doubted[0][0] == 50
+    assert agreed[0][0] == 1
