@@ -259,7 +259,6 @@ def measure_indexing(docs: int, preload: bool, isolate: bool) -> None:
     """Part 3: the GUI thread's longest stall while the window indexes ``docs`` abstracts
     (``preload``: both models loaded before the timer starts, so only indexing is timed;
     ``isolate``: the models in a child process, as the app does), beside the idle control."""
-
     from app.core.archive import open_archive
     from app.core.index.service import Index
 
@@ -395,7 +394,6 @@ async def search_in_window(archive_dir: Path, isolate: bool) -> tuple[list[float
 def measure_first_search(docs: int, isolate: bool) -> None:
     """Part 4: the first search of a session on an indexed archive (indexed by ``arxiu
     index`` in another process, so this one starts bare), beside the idle control."""
-
     folder = dbpedia_archive(docs)
     subprocess.run(
         [sys.executable, "-m", "app", "index", "--archive", str(folder / "archive")],
