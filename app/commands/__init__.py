@@ -9,6 +9,7 @@ from typing import Protocol
 from app.commands import (
     archive_cmd,
     ask_cmd,
+    export_cmd,
     import_cmd,
     index_cmd,
     mcp_cmd,
@@ -29,6 +30,7 @@ COMMAND_MODULES: list[ModuleType] = [
     archive_cmd,
     records_cmd,
     import_cmd,
+    export_cmd,
     index_cmd,
     models_cmd,
     ask_cmd,

@@ -42,7 +42,11 @@ def row_to_record(row: sqlite3.Row) -> Record:
 
 
 def normalize_values(values: Values) -> Values:
-    """Give every item an ``id`` and a ``lang``; drop empty fields."""
+    """Give every item an ``id`` and a ``lang``; drop empty fields.
+
+    An item may say ``lang_guessed: True`` (an importer guessed its language from the text);
+    every other extra key is dropped.
+    """
     out: Values = {}
     for field_tipo, items in values.items():
         if items is None:
@@ -61,13 +65,14 @@ def normalize_values(values: Values) -> Values:
                     f"Field {field_tipo}: item {number} has no 'value'.",
                     category="input",
                 )
-            clean.append(
-                {
-                    "id": int(item.get("id") or number),
-                    "lang": str(item.get("lang") or NEUTRAL_LANG),
-                    "value": item["value"],
-                }
-            )
+            value = {
+                "id": int(item.get("id") or number),
+                "lang": str(item.get("lang") or NEUTRAL_LANG),
+                "value": item["value"],
+            }
+            if item.get("lang_guessed") is True:
+                value["lang_guessed"] = True  # the language was guessed from the text
+            clean.append(value)
         if clean:
             out[field_tipo] = clean
     return out

@@ -13,7 +13,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from app.core.index.language import FUNCTION_WORDS
+from app.core.archive.language import FUNCTION_WORDS
 
 LABEL_WEIGHT = 2.0
 TEXT_WEIGHT = 1.0

@@ -2,7 +2,7 @@
 
 An archivist who asks in Catalan wants the Catalan testimonies first; a summary in Catalan of a
 Spanish interview is a fair hit, but less so than the interview told in Catalan. So, once the
-query's language is known (given, or guessed by :mod:`app.core.index.language`):
+query's language is known (given, or guessed by :mod:`app.core.archive.language`):
 
 * a chunk written in another language keeps :data:`CROSS_LANGUAGE` of its score;
 * a chunk of a record whose original language — the language most of its text is written in,
@@ -37,7 +37,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from app.core.archive.model import RecordKey
-from app.core.index.language import NEUTRAL
+from app.core.archive.language import NEUTRAL
 from app.core.index.storage import ChunkRow
 
 CROSS_LANGUAGE = 0.8

@@ -134,3 +134,25 @@ def lean(text: str) -> str | None:
     if points["lg-eng"] >= best:
         return "lg-eng"
     return max(points, key=lambda lang: points[lang])
+
+
+IMPORT_LANGS = ("lg-cat", "lg-spa", "lg-eng", "lg-fra")
+"""The languages an importer guesses among for untagged text (the sources here hold these)."""
+
+
+def guess_import_lang(text: str) -> str | None:
+    """The language of an untagged imported text among :data:`IMPORT_LANGS`, or ``None``.
+
+    Longer than a query, so the evidence is summed over the whole text; the same thresholds as
+    :func:`detect` apply. Importers store the guess with ``lang_guessed: True`` on the value.
+
+    Example:
+        >>> guess_import_lang("Copie de 157 lettres de Ludovic Vitet à sa mère et à ses amis")
+        'lg-fra'
+    """
+    points = scores(text[:4000])
+    ranked = sorted(((points[lang], lang) for lang in IMPORT_LANGS), reverse=True)
+    (top, best), (second, _) = ranked[0], ranked[1]
+    if top < MIN_EVIDENCE or top - second < MIN_MARGIN:
+        return None
+    return best

@@ -6,7 +6,7 @@ import pytest
 
 from app.core.archive import RecordKey
 from app.core.index import Index, ranking
-from app.core.index.language import NEUTRAL, detect, lean
+from app.core.archive.language import NEUTRAL, detect, lean
 from app.core.index.ranking import by_record, prefer_language
 from app.core.index.storage import ChunkRow
 

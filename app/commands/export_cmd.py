@@ -1,0 +1,78 @@
+"""``arxiu export FORMAT --section S [--record K] OUT``: records out as an archival standard.
+
+Restricted records are left out unless ``--include-restricted`` is given; then the export says
+so on its first line or element. Formats: see :mod:`app.core.archive.exporters`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from app.commands.common import open_current, print_json
+from app.core.archive.exporters import FORMATS, ExportRequest, run_export
+from app.core.archive.model import RecordKey
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``export`` command."""
+    parser = sub.add_parser(
+        "export",
+        help="export a section or a subtree (" + ", ".join(FORMATS) + ")",
+        description="Export a section, or one record with everything under it, as an archival "
+        "standard. Restricted records are left out unless --include-restricted is given.",
+    )
+    parser.add_argument("format", choices=FORMATS, metavar="FORMAT", help=", ".join(FORMATS))
+    parser.add_argument("out", metavar="OUT", help="the file to write")
+    parser.add_argument("--section", required=True, metavar="S", help="the section to export")
+    parser.add_argument(
+        "--record", metavar="K", help="one record (its id, or SECTION/ID) and what is under it"
+    )
+    parser.add_argument(
+        "--include-restricted",
+        action="store_true",
+        help="include restricted records (the export then says so at its top)",
+    )
+    parser.add_argument("--lang", default="lg-eng", help="language of headings (lg-cat, …)")
+    parser.add_argument(
+        "--archive",
+        dest="archive",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="archive folder (default: the demo archive)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.set_defaults(func=run)
+
+
+def record_key(section: str, text: str | None) -> RecordKey | None:
+    """``--record`` as a key: ``12`` or ``ead1/12`` (raises ValueError on anything else)."""
+    if text is None:
+        return None
+    if text.strip().isdigit():
+        return RecordKey(section, int(text))
+    return RecordKey.parse(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export and print what was written."""
+    request = ExportRequest(
+        section=args.section,
+        out=Path(args.out),
+        record=record_key(args.section, args.record),
+        include_restricted=args.include_restricted,
+        lang=args.lang,
+    )
+    with open_current(args) as archive:
+        summary = run_export(archive, args.format, request)
+    if args.json:
+        print_json(summary.to_dict())
+        return 0
+    print(f"Exported {summary.records:,} records as {summary.format} to {summary.path}")
+    if summary.restricted_left_out:
+        print(f"  restricted left out  {summary.restricted_left_out:,}")
+    if summary.restricted_included:
+        print(f"  restricted included  {summary.restricted_included:,} (said at the top)")
+    for note in summary.notes:
+        print(f"  {note}")
+    return 0

@@ -1,0 +1,92 @@
+"""Exporters: a section or a subtree of records out as an archival standard.
+
+``run_export(archive, FORMAT, ExportRequest(...))`` for every FORMAT in :data:`EXPORTERS`:
+
+=========  ==================================================================================
+FORMAT     what is written
+=========  ==================================================================================
+ead3       EAD3 (a fonds with its hierarchy): :mod:`.ead3`
+eac-cpf    EAC-CPF authority records, one ``<eac-cpf>`` per agent: :mod:`.eac_cpf`
+dc         Dublin Core ``oai_dc`` records: :mod:`.dublin_core`
+csv        one row per record, one column per field: :mod:`.csv_export`
+json       the records with their values, links and media: :mod:`.json_export`
+=========  ==================================================================================
+
+Restricted records are left out unless :attr:`ExportRequest.include_restricted`; then the
+export says so on its first line or element (:data:`RESTRICTED_NOTICE`). Each exporter's output
+imports back into the same records, fields and links (the round-trip tests).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from app.core.archive.exporters.base import (
+    RESTRICTED_NOTICE,
+    Exporter,
+    ExportRequest,
+    ExportSummary,
+)
+from app.core.errors import ArxiuError
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+
+EXPORTERS: dict[str, Exporter] = {}
+"""FORMAT → exporter (each format's module adds itself in :func:`_load`)."""
+
+
+def _load() -> None:
+    """Fill :data:`EXPORTERS` with the formats whose modules exist."""
+    import importlib
+
+    for name, module in (
+        ("ead3", "ead3"),
+        ("eac-cpf", "eac_cpf"),
+        ("dc", "dublin_core"),
+        ("csv", "csv_export"),
+        ("json", "json_export"),
+    ):
+        try:
+            loaded = importlib.import_module(f"app.core.archive.exporters.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"app.core.archive.exporters.{module}":
+                raise
+            continue
+        EXPORTERS[name] = loaded.export
+
+
+_load()
+FORMATS = tuple(EXPORTERS)
+
+
+def run_export(archive: Archive, fmt: str, request: ExportRequest) -> ExportSummary:
+    """Export what ``request`` selects from ``archive`` as ``fmt``.
+
+    Raises:
+        ArxiuError: ``export.format_unknown``, ``export.section_unknown``,
+            ``export.record_unknown``, ``export.unwritable``.
+    """
+    exporter = EXPORTERS.get(fmt)
+    if exporter is None:
+        raise ArxiuError(
+            "export.format_unknown",
+            f"There is no exporter for {fmt!r}.",
+            hint="Use one of: " + ", ".join(FORMATS) + ".",
+            category="input",
+        )
+    start = time.perf_counter()
+    summary = exporter(archive, request)
+    summary.seconds = time.perf_counter() - start
+    return summary
+
+
+__all__ = [
+    "EXPORTERS",
+    "FORMATS",
+    "RESTRICTED_NOTICE",
+    "ExportRequest",
+    "ExportSummary",
+    "run_export",
+]
