@@ -37,7 +37,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--show",
-        choices=["main", "conversation", "confirm-card", "record"],
+        choices=[
+            "main",
+            "conversation",
+            "confirm-card",
+            "record",
+            "record-hierarchy",
+            "import",
+            "import-csv-mapping",
+        ],
         default="main",
         help="with --screenshot: the state to render",
     )

@@ -1,18 +1,27 @@
-"""Import benchmark: the whole Tate dataset into a fresh archive, against plain sqlite3.
+"""Import benchmark: the EAD sets and the Tate dataset into fresh archives, against bare floors.
 
-Prints:
+One run prints, side by side:
 
-* the import rate (records/s) of ``import_dataset(archive, "tate", ../shared/data/tate)``
-  (records, then their chunks) into a fresh archive, and the rate of the raw floor measured
-  in the same run: the same rows read from the same gzip files, parsed, and written with
-  ``sqlite3`` ``executemany`` into one bare table (500 rows per transaction, WAL,
-  ``synchronous=NORMAL``, like the archive);
-* the rate of the same rows written through sqlite-utils' ``insert_all`` (same batches, same
-  pragmas; measured after the raw floor, so on a warm file cache), against the raw floor;
-* the p50/p95 latency of reading one record with its links (``get_record`` + ``links_from`` +
-  ``links_to``) over random records at that size, against a bare ``SELECT`` by primary key.
+* **EAD** (the three sets of ``../shared/data/ead``, 39 finding aids): a bare
+  ``lxml.etree.iterparse`` over the same files (no entities, no network, elements cleared; it
+  also counts the components, ``archdesc`` + ``c``/``c01…c12``, an independent record count),
+  then ``run_import(archive, "ead", SET)`` for each set into one fresh archive (records only),
+  then ``sync_chunks`` (chunks + FTS5: what ``import_dataset`` adds), in records/s and as a
+  ratio of the bare parse rate;
+* **Tate** (both files; ``--quick``: the first 10,000 artworks): ``run_import`` (records only)
+  and ``sync_chunks`` into a fresh archive, against two floors measured in the same run from
+  the same gzip files, parsed: ``sqlite3`` ``executemany`` into one bare table (500 rows per
+  transaction, WAL, ``synchronous=NORMAL``, like the archive), and the same plus an FTS5 table
+  (same tokenizer as the archive's) over each row's texts (its string values) in the same
+  transactions. Records-only is set against the bare floor, records + chunks + FTS against
+  the floor with FTS. Each row also gives the CPU seconds of the process (every thread) and
+  the ratio by CPU, which a machine shared with other work disturbs less than wall time;
+* (not with ``--quick``) the same rows through sqlite-utils' ``insert_all``, and the p50/p95
+  latency of reading one record with its links against a bare ``SELECT`` by primary key.
 
-Run: ``python benchmarks/bench_import.py`` (``--quick`` imports the first 10,000 artworks only).
+Run: ``python benchmarks/bench_import.py`` (``--quick``: a Tate cut, under a minute). To
+compare two versions of the code in one machine state, copy this file into the other tree's
+``benchmarks/`` and run both one after the other (it imports the ``app`` next to it).
 """
 
 from __future__ import annotations
@@ -28,18 +37,67 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.core.archive import Archive, RecordKey, open_archive  # noqa: E402
-from app.core.importing import import_dataset  # noqa: E402
+from lxml import etree  # noqa: E402
 
-TATE = REPO.parent / "shared" / "data" / "tate"
+from app.core.archive import Archive, RecordKey, open_archive  # noqa: E402
+from app.core.archive.importers import run_import  # noqa: E402
+from app.core.index.indexer import sync_chunks  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data"
+EAD_SETS = ("anf", "caltech-aspace-oai", "uw-labor-archives")
 FILES = ("artists.jsonl.gz", "artworks.jsonl.gz")
 BATCH = 500
 QUICK_ARTWORKS = 10_000
+COMPONENTS = {"archdesc", "c"} | {f"c{n:02d}" for n in range(1, 13)}
+FTS = 'fts5(text, tokenize="unicode61 remove_diacritics 2")'
+
+
+@dataclass(frozen=True)
+class Span:
+    """Wall-clock and CPU seconds (the process's, every thread) of one step."""
+
+    wall: float
+    cpu: float
+
+    def __add__(self, other: Span) -> Span:
+        return Span(self.wall + other.wall, self.cpu + other.cpu)
+
+    def scaled(self, factor: float) -> Span:
+        """Both times times ``factor``."""
+        return Span(self.wall * factor, self.cpu * factor)
+
+
+class Clock:
+    """Measures a :class:`Span` from its creation to :meth:`span`."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def span(self) -> Span:
+        """The time since the clock was made."""
+        return Span(time.perf_counter() - self.wall, time.process_time() - self.cpu)
+
+
+@dataclass(frozen=True)
+class Timed:
+    """An import measured in two steps: records only, then chunks + FTS."""
+
+    records: int
+    record: Span
+    chunk: Span
+    detail: str
+
+    @property
+    def total(self) -> Span:
+        """Records, chunks and FTS."""
+        return self.record + self.chunk
 
 
 def dataset(folder: Path, quick: bool, work: Path) -> Path:
@@ -55,34 +113,124 @@ def dataset(folder: Path, quick: bool, work: Path) -> Path:
     return cut
 
 
-def rows(folder: Path) -> Iterator[tuple[str, str, str]]:
-    """``(source, id, json)`` for every line of both files."""
+# -- EAD -----------------------------------------------------------------------------------------
+
+
+def ead_files(ead: Path) -> list[Path]:
+    """Every finding aid of the three sets."""
+    return sorted(p for name in EAD_SETS for p in (ead / name).rglob("*.xml"))
+
+
+def bare_parse(files: list[Path]) -> tuple[Span, int]:
+    """The time of a bare ``iterparse`` over ``files`` and the components it saw."""
+    clock, count = Clock(), 0
+    for file in files:
+        for _, element in etree.iterparse(
+            str(file), events=("end",), resolve_entities=False, no_network=True
+        ):
+            if isinstance(element.tag, str) and etree.QName(element).localname in COMPONENTS:
+                count += 1
+    return clock.span(), count
+
+
+def timed_import(archive: Archive, kind: str, paths: list[Path]) -> Timed:
+    """``run_import`` of each path (records only), then ``sync_chunks`` (chunks + FTS)."""
+    clock, records, links = Clock(), 0, 0
+    for path in paths:
+        summary = run_import(archive, kind, path)
+        records += summary.records
+        links += summary.links
+    record = clock.span()
+    clock = Clock()
+    sync_chunks(archive)
+    chunk = clock.span()
+    with archive.db.reading() as conn:
+        chunks = conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0]
+    detail = f"{links:,} links, {chunks:,} chunks, {archive.count_records():,} rows in records"
+    return Timed(records, record, chunk, detail)
+
+
+def bench_ead(args: argparse.Namespace, work: Path) -> None:
+    """Bare iterparse against import_ead, records only and with chunks + FTS."""
+    ead = args.data / "ead"
+    files = ead_files(ead)
+    if not files:
+        print(f"EAD: skipped (no sets under {ead})")
+        return
+    parse_s, components = bare_parse(files)
+    archive = open_archive(work / "ead-archive", create=True)
+    timed = timed_import(archive, "ead", [ead / name for name in EAD_SETS])
+    archive.close()
+    size = sum(f.stat().st_size for f in files) / 1e6
+    print(
+        f"EAD import ({len(files)} files, {size:.1f} MB): {timed.records:,} records "
+        f"({components:,} components counted by iterparse), {timed.detail}"
+    )
+    _line("bare lxml iterparse", parse_s, timed.records, None)
+    _line("import_ead (records)", timed.record, timed.records, parse_s)
+    _line("+ chunks + FTS", timed.total, timed.records, parse_s)
+    print(f"  (chunks + FTS alone {timed.chunk.wall:.2f} s, {timed.chunk.cpu:.2f} s CPU)")
+
+
+def _line(name: str, span: Span, records: int, floor: Span | None) -> None:
+    """One row: wall seconds, records/s, CPU seconds, and the ratios of both to ``floor``."""
+    ratio = "" if floor is None else f"  {floor.wall / span.wall:5.2f}x the floor"
+    cpu_ratio = "" if floor is None else f" ({floor.cpu / span.cpu:4.2f}x by CPU)"
+    print(
+        f"  {name:<26}{span.wall:8.2f} s  {records / span.wall:10,.0f} records/s"
+        f"  CPU {span.cpu:6.2f} s{ratio}{cpu_ratio}"
+    )
+
+
+# -- Tate and the sqlite3 floors -----------------------------------------------------------------
+
+
+def rows(folder: Path) -> Iterator[tuple[str, str, str, str]]:
+    """``(source, id, json, texts)`` for every line of both files."""
     for name in FILES:
         with gzip.open(folder / name, "rb") as handle:
             for line in handle:
                 row = json.loads(line)
-                yield name, str(row["id"]), json.dumps(row, ensure_ascii=False)
+                texts = " ".join(_strings(row))
+                yield name, str(row["id"]), json.dumps(row, ensure_ascii=False), texts
 
 
-def raw_import(folder: Path, db_path: Path) -> tuple[float, int, sqlite3.Connection]:
-    """The floor: the same rows into one bare table with executemany; seconds and count."""
+def _strings(value: Any) -> Iterator[str]:
+    """The string values inside ``value`` (a row's texts)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def raw_import(folder: Path, db_path: Path, *, fts: bool) -> tuple[Span, int, sqlite3.Connection]:
+    """The floor: the same rows into one bare table (and an FTS5 table of their texts with
+    ``fts``) with executemany, 500 rows a transaction; seconds and count."""
     conn = sqlite3.connect(db_path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("CREATE TABLE raw (source TEXT, id TEXT, data TEXT, PRIMARY KEY (source, id))")
-    start, count, batch = time.perf_counter(), 0, []
+    if fts:
+        conn.execute(f"CREATE VIRTUAL TABLE raw_fts USING {FTS}")
+    clock, count, batch = Clock(), 0, []
     for row in rows(folder):
         batch.append(row)
         if len(batch) == BATCH:
-            count += _insert(conn, batch)
+            count += _insert(conn, batch, fts)
             batch = []
-    count += _insert(conn, batch)
-    return time.perf_counter() - start, count, conn
+    count += _insert(conn, batch, fts)
+    return clock.span(), count, conn
 
 
-def _insert(conn: sqlite3.Connection, batch: list[tuple[str, str, str]]) -> int:
+def _insert(conn: sqlite3.Connection, batch: list[tuple[str, str, str, str]], fts: bool) -> int:
     conn.execute("BEGIN IMMEDIATE")
-    conn.executemany("INSERT INTO raw VALUES (?, ?, ?)", batch)
+    conn.executemany("INSERT INTO raw VALUES (?, ?, ?)", [row[:3] for row in batch])
+    if fts:
+        conn.executemany("INSERT INTO raw_fts(text) VALUES (?)", [(row[3],) for row in batch])
     conn.execute("COMMIT")
     return len(batch)
 
@@ -97,7 +245,7 @@ def utils_import(folder: Path, db_path: Path) -> tuple[float, int]:
     table = db.table("raw")
     table.create({"source": str, "id": str, "data": str}, pk=("source", "id"))
     start, batch = time.perf_counter(), []
-    for source, row_id, data in rows(folder):
+    for source, row_id, data, _ in rows(folder):
         batch.append({"source": source, "id": row_id, "data": data})
         if len(batch) == BATCH:
             table.insert_all(batch, batch_size=BATCH)
@@ -107,6 +255,63 @@ def utils_import(folder: Path, db_path: Path) -> tuple[float, int]:
     count = table.count
     db.close()
     return seconds, count
+
+
+def bench_tate(args: argparse.Namespace, work: Path) -> None:
+    """Tate records only and with chunks + FTS, against the two sqlite3 floors."""
+    tate = args.data / "tate"
+    if not (tate / FILES[1]).exists():
+        print(f"Tate: skipped (the dataset is not at {tate})")
+        return
+    folder = dataset(tate, args.quick, work)
+    raw_s, raw_count, raw_conn = raw_import(folder, work / "raw.db", fts=False)
+    fts_s, _, fts_conn = raw_import(folder, work / "raw-fts.db", fts=True)
+    fts_conn.close()
+    archive = open_archive(work / "tate-archive", create=True)
+    timed = timed_import(archive, "tate", [folder])
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    raw_s = raw_s.scaled(timed.records / raw_count)  # the same number of records on both sides
+    fts_s = fts_s.scaled(timed.records / raw_count)
+    print(
+        f"Tate import ({'quick' if args.quick else 'full'}): {timed.records:,} records, "
+        f"{timed.detail} (peak RSS {rss_mib:,.0f} MiB)"
+    )
+    _line("raw sqlite3 executemany", raw_s, timed.records, None)
+    _line("arxiu (records)", timed.record, timed.records, raw_s)
+    _line("raw executemany + FTS5", fts_s, timed.records, None)
+    _line("arxiu + chunks + FTS", timed.total, timed.records, fts_s)
+    print(f"  (chunks + FTS alone {timed.chunk.wall:.2f} s, {timed.chunk.cpu:.2f} s CPU)")
+    if not args.quick:
+        _utils_and_reads(args, work, folder, archive, raw_conn, raw_s, timed.records)
+    archive.close()
+    raw_conn.close()
+
+
+def _utils_and_reads(
+    args: argparse.Namespace,
+    work: Path,
+    folder: Path,
+    archive: Archive,
+    raw_conn: sqlite3.Connection,
+    raw_s: Span,
+    records: int,
+) -> None:
+    utils_seconds, utils_count = utils_import(folder, work / "utils.db")
+    utils_rate, raw_rate = utils_count / utils_seconds, records / raw_s.wall
+    print(
+        f"  sqlite-utils              {utils_seconds:8.2f} s  {utils_rate:10,.0f} records/s"
+        f"  ({utils_rate / raw_rate:.2f}x raw: insert_all, same batches)"
+    )
+    arxiu_p50, arxiu_p95 = percentiles(read_latency(archive, args.samples))
+    raw_p50, raw_p95 = percentiles(raw_latency(raw_conn, args.samples))
+    print(
+        f"Read one record with its links at {archive.count_records():,} records "
+        f"({args.samples} random records):"
+    )
+    print(
+        f"  arxiu get_record+links_from+links_to  p50 {arxiu_p50:6.3f} ms  p95 {arxiu_p95:6.3f} ms"
+    )
+    print(f"  raw SELECT by primary key             p50 {raw_p50:6.3f} ms  p95 {raw_p95:6.3f} ms")
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -152,54 +357,18 @@ def raw_latency(conn: sqlite3.Connection, samples: int, seed: int = 7) -> list[f
 def main() -> int:
     """Run the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="first 10,000 artworks only")
+    parser.add_argument("--quick", action="store_true", help="first 10,000 Tate artworks only")
     parser.add_argument("--samples", type=int, default=1000, help="records read for latency")
+    parser.add_argument("--only", choices=("ead", "tate"), help="run one of the two parts")
+    parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder")
     args = parser.parse_args()
-    if not (TATE / FILES[1]).exists():
-        print(f"skipped: the Tate dataset is not at {TATE}")
-        return 0
+    print(f"code: {REPO}")
     with tempfile.TemporaryDirectory(prefix="bench-import-") as work:
-        run(args, Path(work))
+        if args.only in (None, "ead"):
+            bench_ead(args, Path(work))
+        if args.only in (None, "tate"):
+            bench_tate(args, Path(work))
     return 0
-
-
-def run(args: argparse.Namespace, work: Path) -> None:
-    """Import, read back, print."""
-    folder = dataset(TATE, args.quick, work)
-    raw_seconds, raw_count, raw_conn = raw_import(folder, work / "raw.db")
-    archive = open_archive(work / "archive", create=True)
-    summary = import_dataset(archive, "tate", folder)
-    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-    arxiu_rate = summary.records / summary.seconds
-    raw_rate = raw_count / raw_seconds
-    print(
-        f"Tate import ({'quick' if args.quick else 'full'}): {summary.records:,} records "
-        f"({dict(summary.sections)}), {summary.links:,} links, "
-        f"{len(summary.skipped)} skipped, {summary.unresolved} unresolved"
-    )
-    print(f"  arxiu import       {summary.seconds:8.2f} s  {arxiu_rate:10,.0f} records/s")
-    print(f"  raw sqlite3        {raw_seconds:8.2f} s  {raw_rate:10,.0f} records/s")
-    print(f"  ratio arxiu/raw    {arxiu_rate / raw_rate:8.2f}x   (peak RSS {rss_mib:,.0f} MiB)")
-    utils_seconds, utils_count = utils_import(folder, work / "utils.db")  # after the RSS
-    utils_rate = utils_count / utils_seconds
-    print(
-        f"  sqlite-utils       {utils_seconds:8.2f} s  {utils_rate:10,.0f} records/s"
-        f"  ({utils_rate / raw_rate:.2f}x raw: insert_all, same batches)"
-    )
-
-    arxiu_p50, arxiu_p95 = percentiles(read_latency(archive, args.samples))
-    raw_p50, raw_p95 = percentiles(raw_latency(raw_conn, args.samples))
-    print(
-        f"Read one record with its links at {archive.count_records():,} records "
-        f"({args.samples} random records):"
-    )
-    print(
-        f"  arxiu get_record+links_from+links_to  p50 {arxiu_p50:6.3f} ms  p95 {arxiu_p95:6.3f} ms"
-    )
-    print(f"  raw SELECT by primary key             p50 {raw_p50:6.3f} ms  p95 {raw_p95:6.3f} ms")
-    archive.close()
-    raw_conn.close()
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ class Limits:
     max_question_chars: int = 8_000
     """Longest question accepted (longer: ``request.invalid``)."""
     login_attempts: int = 5
-    """Failed logins allowed per client address within ``login_window_s``."""
+    """Failed logins allowed per client address and user name within ``login_window_s`` (a
+    user name from every client together: four times as many; see ``LoginThrottle``)."""
     login_window_s: float = 60.0
     heartbeat_s: float = 10.0
     """Seconds between ``: ping`` comments on an idle SSE stream."""
@@ -101,34 +102,41 @@ class ApiContext:
     )
     _models: dict[str, ChatModel] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _open_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _owned: list[Any] = field(default_factory=list, init=False, repr=False)
 
     # -- shared resources --------------------------------------------------------------------
     def open_archive(self) -> Archive:
         """The served archive (opened, or created as the demo, on first use)."""
-        if self.archive is None:
-            if self.archive_dir is None:
-                from app.core.archive.demo import ensure_demo_archive
+        with self._open_lock:
+            if self.archive is None:
+                if self.archive_dir is None:
+                    from app.core.archive.demo import ensure_demo_archive
 
-                self.archive = ensure_demo_archive(paths.default_archive_dir())
-            else:
-                from app.core.archive import open_archive
+                    self.archive = ensure_demo_archive(paths.default_archive_dir())
+                else:
+                    from app.core.archive import open_archive
 
-                self.archive = open_archive(self.archive_dir)
-            self._owned.append(self.archive)
-        return self.archive
+                    self.archive = open_archive(self.archive_dir)
+                self._owned.append(self.archive)
+            return self.archive
 
     def open_searcher(self) -> Searcher:
-        """The archive's semantic index, brought up to date on first use."""
-        if self.searcher is None:
-            from app.core.index.service import Index
+        """The archive's index, opened on first use: its lexical part made current at once,
+        the vectors computed in the background (a search answers from what is indexed so
+        far; the server listens before any of it, see ``arxiu serve``). Its models run in a
+        child process, as in the app: the server's own process never runs model code, and
+        closing it abandons a batch in flight instead of waiting for it."""
+        with self._open_lock:
+            if self.searcher is None:
+                from app.core.index.service import Index
 
-            index = Index(self.open_archive())
-            if index.indexer.pending():
-                index.index_now()
-            self.searcher = index
-            self._owned.append(index)
-        return self.searcher
+                index = Index(self.open_archive(), isolate=True)
+                index.sync_lexical()
+                index.start()
+                self.searcher = index
+                self._owned.append(index)
+            return self.searcher
 
     def model(self, entry: ModelEntry) -> ChatModel:
         """The model for ``entry``, shared by every user's session."""
@@ -149,7 +157,7 @@ class ApiContext:
 
     def session_for(self, user: User) -> AssistantSession:
         """The session of ``user``: their permissions decide writes and restricted records."""
-        key = (user.name, self.write_allowed(user), user.can_read_restricted)
+        key = (user.id, self.write_allowed(user), user.can_read_restricted)
         with self._lock:
             found = self._sessions.get(key)
         if found is not None:
@@ -167,6 +175,7 @@ class ApiContext:
             settings,
             registry=self.registry,
             model_factory=self.model,
+            person=user.id,  # plans are owned by the immutable id, never the name
         )
         with self._lock:
             return self._sessions.setdefault(key, session)

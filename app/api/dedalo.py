@@ -3,20 +3,24 @@ options}``.
 
 * ``login`` (``dd_api: "dd_utils_api"``, ``{username, auth}``) sets an HttpOnly,
   SameSite=Strict session cookie and returns ``csrf_token``; ``logout`` ends the session.
-  Failed logins are rate-limited per client address and per user name (429).
+  Failed logins are rate-limited per client address and user name, and per user name from
+  clients it never logged in from (429; :class:`~app.api.hardening.LoginThrottle`), so that
+  one attacker cannot lock other people out.
 * Every ``dd_mcp_api`` action needs the cookie and ``X-Dedalo-Csrf-Token``; none is exempt:
   ``agent_models``, ``agent_chat`` (one JSON answer), ``agent_chat_stream`` (SSE with ``: ping``
-  heartbeats) and ``agent_apply`` (``{plan, plan_hash}`` → the nested apply report).
+  heartbeats) and ``agent_apply`` (``{plan, plan_hash}`` → the nested apply report): only a
+  plan the core proposed to this user, once (``mcp.plan_resolved`` after), unedited
+  (``plan_hash`` is the bound hash the server sent: ``mcp.plan_hash_mismatch`` otherwise).
 * Refusals before streaming are the JSON failure envelope with the code's HTTP status.
 * ``thinking`` is an indicator only (``{state}``, no reasoning text); history is text-only
-  and the server keeps none (the client resends ``final.history``).
+  and the server keeps none (the client resends ``final.history``); the server does keep
+  digests of what it answered, so a resent answer's taint is its own, never the client's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -26,9 +30,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from app.api.bodies import parse_body
 from app.api.context import ApiContext
 from app.api.envelopes import failure, failure_body, invalid, new_request_id, status_for, success
-from app.api.hardening import RateLimiter
+from app.api.hardening import LoginThrottle
 from app.api.logins import COOKIE_NAME, CSRF_HEADER, LoginTable, csrf_matches
 from app.api.permissions import check_apply, write_refused
 from app.api.sse import PING, SSE_HEADERS, frame, with_heartbeats
@@ -63,7 +68,7 @@ class DedaloApi:
     def __init__(self, ctx: ApiContext) -> None:
         self.ctx = ctx
         self.logins = LoginTable(ctx.limits.session_ttl_s)
-        self.limiter = RateLimiter(ctx.limits.login_attempts, ctx.limits.login_window_s)
+        self.limiter = LoginThrottle(ctx.limits.login_attempts, ctx.limits.login_window_s)
 
     async def endpoint(self, request: Request) -> Response:
         """Parse, authenticate and dispatch one call."""
@@ -80,11 +85,7 @@ class DedaloApi:
             return failure(error, request_id, _retry_headers(error))
 
     async def _parse(self, request: Request, request_id: str) -> Call:
-        body = await request.body()
-        try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError, RecursionError) as error:
-            raise invalid("The body is not JSON.", "body", "Send a JSON object.") from error
+        data = parse_body(await request.body())
         if not isinstance(data, dict):
             raise invalid("The body must be a JSON object.", "body")
         action, dd_api = data.get("action"), data.get("dd_api")
@@ -102,8 +103,8 @@ class DedaloApi:
         name, password = call.options.get("username"), call.options.get("auth")
         if not isinstance(name, str) or not isinstance(password, str):
             raise invalid("`username` and `auth` must be strings.", "options")
-        keys = (f"addr:{_client(call.request)}", f"user:{name[:128]}")
-        wait = max(self.limiter.retry_after(key) for key in keys)
+        address, name_key = _client(call.request), name[:128]
+        wait = self.limiter.retry_after(address, name_key)
         if wait > 0:
             raise ArxiuError(
                 "auth.rate_limited",
@@ -115,16 +116,14 @@ class DedaloApi:
             )
         user = self.ctx.users.authenticate(name, password)
         if user is None:
-            for key in keys:
-                self.limiter.failed(key)
+            self.limiter.failed(address, name_key)
             raise auth_error(
                 "auth.invalid_credentials",
                 "Wrong user name or password.",
                 "Check them; `arxiu users list` shows the users.",
             )
-        for key in keys:
-            self.limiter.succeeded(key)
-        session_id, login = self.logins.create(user.name)
+        self.limiter.succeeded(address, name_key)
+        session_id, login = self.logins.create(user.name, user.id)
         data = {
             "username": user.name,
             "can_write": user.can_write,
@@ -160,7 +159,7 @@ class DedaloApi:
                 "Send the login's csrf_token in X-Dedalo-Csrf-Token.",
             )
         user = self.ctx.users.get(login.user_name)
-        if user is None:  # removed since logging in
+        if user is None or user.id != login.user_id:  # removed (and maybe re-added) since
             self.logins.drop_user(login.user_name)
             raise auth_error("auth.required", "This user no longer exists.", "Log in again.")
         return user
@@ -190,7 +189,8 @@ class DedaloApi:
         if call.options.get("mode") == "write" and not self.ctx.write_allowed(call.user):
             raise write_refused()  # the server's or the user's wall, named as such
         request = {k: v for k, v in call.options.items() if k != "supersedes"}
-        return await self.ctx.session_for(call.user).chat(request)
+        # the history is the client's copy: its taint is judged from the server's own ledger
+        return await self.ctx.session_for(call.user).chat(request, history_owner=call.user.id)
 
     async def _sse(self, events: AsyncIterator[Event]) -> AsyncIterator[bytes]:
         async for event in with_heartbeats(events, self.ctx.limits.heartbeat_s):
@@ -213,12 +213,9 @@ class DedaloApi:
         second = call.options.get("confirm_restricted", False)
         if not isinstance(second, bool):
             raise invalid("`confirm_restricted` must be true or false.", "options")
-        pending_id = plan.get("pending_id")
-        record = _as_dict(session.plans.get(pending_id)) if isinstance(pending_id, str) else None
-        if record is not None and _same_plan(record.get("plan"), plan, plan_hash):
-            report = await session.plans.resolve(str(pending_id), True, confirm_restricted=second)
-        else:
-            report = await session.plans.apply(plan, plan_hash, confirm_restricted=second)
+        # only a plan the core proposed to this user, once: by its pending id or (the seed's
+        # body, without one) by its bound hash
+        report = await session.plans.apply_posted(plan, plan_hash, confirm_restricted=second)
         return JSONResponse(
             {
                 "ok": True,
@@ -280,14 +277,6 @@ async def _disconnected(request: Request) -> None:
         message = await request.receive()
         if message["type"] == "http.disconnect":
             return
-
-
-def _same_plan(stored: Any, posted: dict[str, Any], plan_hash: str) -> bool:
-    """Whether the posted plan is the stored one, unchanged (else the hash check refuses it)."""
-    if not isinstance(stored, dict) or stored.get("plan_hash") != plan_hash:
-        return False
-    keys = ("plan_version", "summary", "ops", "plan_hash")
-    return all(stored.get(k) == posted.get(k) for k in keys)
 
 
 def _as_dict(value: Any) -> Any:

@@ -10,7 +10,8 @@
   ignored) answered with JSON. Never both.
 
 Every request needs a bearer token (``arxiu users token NAME``). Conversations are not stored
-server-side: the client resends ``history``. A change plan arrives as a ``confirm_required``
+server-side: the client resends ``history``, whose taint the server judges from digests of its
+own answers (never from the client's flags). A change plan arrives as a ``confirm_required``
 event carrying its pending id; at most one resolution ever takes effect (the session's resolve
 claims it before anything runs). The ``start`` and ``final`` events carry ``runId`` and the
 run's ``provenance`` (what was requested, what it resolved to).
@@ -27,6 +28,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from app.api.bearer import authenticate
+from app.api.bodies import parse_body
 from app.api.context import ApiContext
 from app.api.dezfil_runs import Choice, DezfilRefusal, Run, RunBook, check_choice, offered
 from app.api.permissions import check_apply
@@ -91,7 +93,7 @@ class DezfilDialect:
         user = authenticate(request, self.ctx)
         if isinstance(user, Response):
             return user
-        return JSONResponse({"runId": self.runs.reserve(user.name).id}, status_code=201)
+        return JSONResponse({"runId": self.runs.reserve(user.id).id}, status_code=201)
 
     async def submit(self, request: Request) -> Response:
         """``POST /api/assistant``: a message (a stream) or a resolution (JSON)."""
@@ -99,9 +101,9 @@ class DezfilDialect:
         if isinstance(user, Response):
             return user
         try:
-            raw = json.loads(await request.body() or b"null")
-        except (ValueError, UnicodeDecodeError):
-            return refuse(request_invalid("The body is not JSON."))
+            raw = parse_body(await request.body())
+        except ArxiuError as error:
+            return refuse(error)
         try:
             if not isinstance(raw, dict):
                 raise request_invalid("An AssistantRequest is a JSON object.")
@@ -124,7 +126,7 @@ class DezfilDialect:
         limit = self.ctx.limits.max_question_chars
         if len(message) > limit:
             raise request_invalid(f"The message is longer than {limit:,} characters.")
-        run = self.runs.get(user.name, raw.get("runId"))
+        run = self.runs.get(user.id, raw.get("runId"))
         if run.choice is not None:
             raise DezfilRefusal(
                 "assistant_run_bound",
@@ -138,7 +140,9 @@ class DezfilDialect:
             raise catalog
         choice = check_choice(raw.get("choice"), catalog)
         events = await session.chat(
-            self._core_request(raw, choice, session), supersedes=_supersedes(raw)
+            self._core_request(raw, choice, session),
+            supersedes=_supersedes(raw),
+            history_owner=user.id,  # the client's history is judged from the server's ledger
         )
         if not self.runs.bind(run, choice):
             await _drain(events)
@@ -200,10 +204,10 @@ class DezfilDialect:
         ):
             raise request_invalid("resolution must be {pending: string, approved: boolean}.")
         if raw.get("runId") is not None:
-            self.runs.get(user.name, raw["runId"])
+            self.runs.get(user.id, raw["runId"])
         pending, approved = resolution["pending"], resolution["approved"]
         owner = self.runs.owner_of(pending)
-        if owner is not None and owner != user.name:
+        if owner is not None and owner != user.id:
             raise ArxiuError(
                 "mcp.plan_unknown",
                 "There is no pending change plan with that id.",

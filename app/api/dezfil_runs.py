@@ -117,6 +117,7 @@ class Run:
 
     id: str
     user: str
+    """The immutable id of the user who reserved it (never the name: see ``User.id``)."""
     choice: Choice | None = None
     pending: set[str] = field(default_factory=set)
     """The pending-action ids its ``confirm_required`` events carried."""

@@ -1,12 +1,15 @@
-"""Hardening shared by every dialect: Host and Origin allow-lists, bounded bodies, rate limits.
+"""Hardening shared by every dialect: Host and Origin allow-lists, bounded bodies, rate limits
+(the failed-login policy is :class:`LoginThrottle`).
 
 :class:`HardeningMiddleware` is plain ASGI (so streaming and disconnects pass through
 untouched). Before any route runs it refuses, each with a coded JSON error:
 
 * a ``Host`` header that is not one of the server's own names (DNS rebinding):
   421 ``request.host_forbidden``;
-* an ``Origin`` header naming another site: 403 ``request.origin_forbidden`` (no CORS
-  headers are ever sent, so no other site can read an answer either);
+* an ``Origin`` header that is not one of the server's own origins — ``http://`` with an
+  allowed host name and the port the request reached, compared exactly (another scheme or
+  port is another site): 403 ``request.origin_forbidden`` (no CORS headers are ever sent, so
+  no other site can read an answer either);
 * a body over the limit, whether announced by ``Content-Length`` or streamed chunked:
   413 ``request.too_large``.
 
@@ -157,7 +160,7 @@ class HardeningMiddleware:
                 "Use the address `arxiu serve` printed.",
             )
         origin = _header(scope, b"origin")
-        if origin is not None and not self._origin_allowed(origin):
+        if origin is not None and not self._origin_allowed(origin, scope):
             return 403, error_body(
                 "request.origin_forbidden",
                 "Requests from other sites are refused.",
@@ -175,12 +178,24 @@ class HardeningMiddleware:
                 )
         return None
 
-    def _origin_allowed(self, origin: str) -> bool:
+    def _origin_allowed(self, origin: str, scope: Scope) -> bool:
+        """Whether ``origin`` is one of the server's own: ``http://NAME:PORT`` exactly, with an
+        allowed host name and the port this request reached (the listening socket's)."""
+        server = scope.get("server")
+        port = server[1] if isinstance(server, tuple | list) and len(server) > 1 else None
         try:
             parts = urlsplit(origin)
+            sent_port = parts.port or (80 if parts.scheme == "http" else None)
         except ValueError:
             return False
-        return parts.scheme in {"http", "https"} and (parts.hostname or "") in self.allowed
+        return (
+            parts.scheme == "http"
+            and port is not None
+            and sent_port == port
+            and (parts.hostname or "") in self.allowed
+            and "@" not in parts.netloc
+            and not (parts.path or parts.query or parts.fragment)
+        )
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
         if scope.get("method") in {"GET", "HEAD", "OPTIONS"}:
@@ -247,6 +262,8 @@ class RateLimiter:
     def retry_after(self, key: str) -> float:
         """Seconds until ``key`` may try again (0: it may now)."""
         with self._lock:
+            if key not in self._failures:
+                return 0.0
             recent = self._recent(key)
             if len(recent) < self.attempts:
                 return 0.0
@@ -264,3 +281,61 @@ class RateLimiter:
         """Forget ``key``'s failures."""
         with self._lock:
             self._failures.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._failures)
+
+
+NAME_FACTOR = 4
+"""A user name's failures from every client together may reach this many times the per-client
+limit before the name waits (for clients it has not logged in from)."""
+MAX_KNOWN = 10_000
+
+
+class LoginThrottle:
+    """Failed logins, so that one attacker cannot lock other people out.
+
+    The policy:
+
+    * failures count per (client address, user name): ``attempts`` within ``window_s`` and that
+      pair waits — the same client may still log in as another user, and the same user from
+      another client;
+    * failures of one user name from every client together: ``attempts * NAME_FACTOR`` within
+      the window and the name waits too, except from a client address that logged in as that
+      name before (a person at their usual workstation is never locked out by someone else);
+    * there is no key per address alone: every loopback client is 127.0.0.1.
+    """
+
+    def __init__(
+        self, attempts: int, window_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.pairs = RateLimiter(attempts, window_s, clock)
+        self.names = RateLimiter(attempts * NAME_FACTOR, window_s, clock)
+        self._known: dict[tuple[str, str], None] = {}
+        self._lock = threading.Lock()
+
+    def retry_after(self, address: str, name: str) -> float:
+        """Seconds until ``address`` may try ``name`` again (0: it may now)."""
+        pair = self.pairs.retry_after(f"{address}\0{name}")
+        with self._lock:
+            known = (address, name) in self._known
+        return pair if known else max(pair, self.names.retry_after(name))
+
+    def failed(self, address: str, name: str) -> None:
+        """Record one failed login of ``name`` from ``address``."""
+        self.pairs.failed(f"{address}\0{name}")
+        self.names.failed(name)
+
+    def succeeded(self, address: str, name: str) -> None:
+        """``name`` logged in from ``address``: forget the pair's failures, remember the pair."""
+        self.pairs.succeeded(f"{address}\0{name}")
+        with self._lock:
+            self._known.pop((address, name), None)
+            self._known[(address, name)] = None
+            while len(self._known) > MAX_KNOWN:
+                del self._known[next(iter(self._known))]
+
+    def size(self) -> int:
+        """How many keys are held (bounded under a flood)."""
+        with self._lock:
+            return len(self.pairs) + len(self.names) + len(self._known)

@@ -28,6 +28,9 @@ class Login:
     user_name: str
     csrf_token: str
     expires: float
+    user_id: str = ""
+    """The immutable id of the user who logged in: a removed and re-added name is another
+    user, whose look-up no longer matches this login."""
 
 
 class LoginTable:
@@ -39,10 +42,10 @@ class LoginTable:
         self._logins: OrderedDict[str, Login] = OrderedDict()
         self._lock = threading.Lock()
 
-    def create(self, user_name: str) -> tuple[str, Login]:
-        """A new session id and its login for ``user_name``."""
+    def create(self, user_name: str, user_id: str = "") -> tuple[str, Login]:
+        """A new session id and its login for ``user_name`` (whose id is ``user_id``)."""
         session_id = secrets.token_urlsafe(32)
-        login = Login(user_name, secrets.token_urlsafe(32), self.clock() + self.ttl)
+        login = Login(user_name, secrets.token_urlsafe(32), self.clock() + self.ttl, user_id)
         with self._lock:
             self._logins[session_id] = login
             while len(self._logins) > MAX_SESSIONS:

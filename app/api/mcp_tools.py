@@ -9,7 +9,10 @@ restricted section or record never leaves, whatever the client asks.
 * ``content`` tools (records, searches) only when record content may reach external models:
   the ``external_content`` setting, or ``arxiu mcp --external-content`` for this server;
 * ``write`` tools are not offered at all (see the README: a change plan needs a person to
-  confirm it in Arxiu, and nothing in an MCP conversation is that confirmation).
+  confirm it in Arxiu, and nothing in an MCP conversation is that confirmation);
+* a failure that could tell a withheld record from a missing one (a result refused for its
+  restricted links, a record that does not exist) is the one ``mcp.not_available`` error
+  (:func:`app.core.agent.egress_errors.for_model`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.egress import EgressGate
+from app.core.agent.egress_errors import for_model
 from app.core.errors import ArxiuError, ToolError
 from app.core.tools.base import EgressClass, Tool, ToolContext, ToolResult
 
@@ -117,10 +121,10 @@ class ExternalToolbox:
         gate = EgressGate(self.archive, "external", self.external_content)
         refusal = gate.check_call(found, arguments)
         if refusal is not None:
-            return failed(refusal, hint=RESTRICTED_HINT)
+            return gate_refusal(refusal)
         result = await self.registry.call(name, arguments, self._context())
         refusal = gate.check_result(found, result)
-        return failed(refusal, hint=RESTRICTED_HINT) if refusal is not None else result
+        return gate_refusal(refusal) if refusal is not None else withheld(result)
 
     def _context(self) -> ToolContext:
         return ToolContext(
@@ -164,6 +168,25 @@ def failed(error: ArxiuError, *, hint: str | None = None) -> ToolResult:
     if hint is not None and error.code == "mcp.egress_restricted":
         return ToolResult(ok=False, code=error.code, message=error.message, hint=hint)
     return ToolResult(ok=False, code=error.code, message=error.message, hint=error.hint)
+
+
+def withheld(result: ToolResult) -> ToolResult:
+    """``result`` as an external consumer may see it: a failure that could tell a withheld
+    record from a missing one (``archive.record_not_found``, a refused result) is the one
+    ``mcp.not_available`` error, same words; failures about the call's shape and the archive's
+    structure pass unchanged."""
+    shown = for_model(result)
+    if shown is result:
+        return result
+    return ToolResult(ok=False, code=shown.code, message=shown.message, hint=RESTRICTED_HINT)
+
+
+def gate_refusal(error: ToolError) -> ToolResult:
+    """A gate refusal as a result: a structure refusal as it is (without details), one that a
+    record's links or flags decided as :func:`withheld` makes it."""
+    full = ToolResult(ok=False, code=error.code, message=error.message, details=error.details)
+    shown = withheld(full)
+    return failed(error, hint=RESTRICTED_HINT) if shown is full else shown
 
 
 def result_payload(result: ToolResult) -> tuple[str, dict[str, Any] | None]:

@@ -3,8 +3,9 @@
 Chats are walled inside the core (the session's ``write_allowed`` and ``can_read_restricted``
 settings). An apply is walled here too, before the session sees it: a user without write
 permission gets ``mcp.write_disabled``; a user who may not read restricted records cannot apply
-a plan that names a restricted section, a field of one, or a restricted record
-(``mcp.egress_restricted``) — the apply report would otherwise tell them about it.
+a plan that names a restricted section, a field of one, or a restricted record, or whose ops
+would touch one (``mcp.egress_restricted``) — the apply report would otherwise tell them about
+it. Ids past SQLite's 64-bit range are ``archive.id_out_of_range``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from app.api.users import User
 from app.core.agent.egress import record_locators
+from app.core.archive.ids import check_ids
 from app.core.errors import ArxiuError, ToolError
+from app.core.tools.write_effects import guard_plan
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -72,8 +75,18 @@ def plan_names_restricted(plan: Any, archive: Archive) -> bool:
 
 
 def check_apply(user: User, write_allowed: bool, plan: Any, archive: Archive) -> None:
-    """Refuse an apply ``user`` may not make (raises the coded error)."""
+    """Refuse an apply ``user`` may not make (raises the coded error).
+
+    For a user without the restricted right, the plan's *effects* are checked too: an op that
+    would change, unlink, delete or find a restricted record — named or not (a delete's
+    linkers, a field's current links) — is refused with an error naming none of them
+    (:func:`app.core.tools.write_effects.guard_plan`). Each op checks again when it runs.
+    """
     if not write_allowed:
         raise write_refused()
-    if not user.can_read_restricted and plan_names_restricted(plan, archive):
+    check_ids(plan)
+    if user.can_read_restricted:
+        return
+    if plan_names_restricted(plan, archive):
         raise restricted_refused()
+    guard_plan(archive, plan.get("ops") if isinstance(plan, dict) else None)

@@ -20,14 +20,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
-from app.api import dedalo, dezfil, vadalog
+from app.api import dedalo, dezfil, oai, vadalog
 from app.api.context import ApiContext
 from app.api.hardening import HardeningMiddleware, error_body
 
 log = logging.getLogger(__name__)
 
-DIALECTS = (dedalo, vadalog, dezfil)
-"""The dialect modules mounted, each with ``routes(ctx)``."""
+DIALECTS = (dedalo, vadalog, dezfil, oai)
+"""The dialect modules mounted, each with ``routes(ctx)`` (``oai``: the OAI-PMH provider)."""
 
 _STATUS_CODES = {
     404: ("request.not_found", "There is nothing at this address."),

@@ -1,10 +1,10 @@
 """The API's users: salted scrypt password hashes, permissions and bearer tokens.
 
 Users live in ``api_users.json`` in the config folder (never in an archive): for each name the
-scrypt parameters, salt and hash of the password, the two permissions, and the SHA-256 of each
-bearer token issued (a token itself is shown once, when it is issued, and never stored). The
-file is written atomically with mode 0600 and re-read on every look-up, so ``arxiu users``
-changes take effect on a running server at once.
+immutable random id (``u_…``), the scrypt parameters, salt and hash of the password, the two
+permissions, and the SHA-256 of each bearer token issued (a token itself is shown once, when it
+is issued, and never stored). The file is written atomically with mode 0600 and re-read on
+every look-up, so ``arxiu users`` changes take effect on a running server at once.
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ class User:
     name: str
     can_write: bool
     can_read_restricted: bool
+    id: str
+    """Random and immutable, made when the user is added: what sessions, runs, logins and
+    plans are keyed by, so a removed and re-added name starts with nothing of the old one."""
 
 
 def default_users_path() -> Path:
@@ -80,6 +83,22 @@ def verify_password(password: str, stored: dict[str, Any]) -> bool:
     except (KeyError, ValueError, TypeError):
         return False
     return hmac.compare_digest(digest, expected)
+
+
+def new_user_id() -> str:
+    """A fresh random user id."""
+    return "u_" + secrets.token_urlsafe(18)
+
+
+def user_id(row: dict[str, Any]) -> str:
+    """The id of a stored user row; for a row written before ids existed, one derived from its
+    password salt (random, fixed until the row is next written, when it is stored)."""
+    stored = row.get("id")
+    if isinstance(stored, str) and stored:
+        return stored
+    password = row.get("password")
+    salt = str(password.get("salt", "")) if isinstance(password, dict) else ""
+    return "u_legacy_" + hashlib.sha256(salt.encode("utf-8")).hexdigest()[:24]
 
 
 def _token_digest(token: str) -> str:
@@ -144,11 +163,14 @@ class UserStore:
             raise user_error(
                 "user.unknown", f"There is no user {name!r}.", hint="See `arxiu users list`."
             )
+        found["id"] = user_id(found)  # a file older than ids: this user's id is kept now
         return found
 
     @staticmethod
     def _user(name: str, row: dict[str, Any]) -> User:
-        return User(name, bool(row.get("can_write")), bool(row.get("can_read_restricted")))
+        return User(
+            name, bool(row.get("can_write")), bool(row.get("can_read_restricted")), user_id(row)
+        )
 
     # -- management --------------------------------------------------------------------------
     def add(
@@ -162,6 +184,7 @@ class UserStore:
         """Add a user (``user.exists`` when the name is taken)."""
         check_name(name)
         row = {
+            "id": new_user_id(),
             "password": hash_password(check_password(password)),
             "can_write": can_write,
             "can_read_restricted": can_read_restricted,

@@ -5,9 +5,9 @@ bearer token and answers with an NDJSON stream (see :mod:`app.api.vadalog_stream
 ``POST /api/v1/agent/{archive}/reset`` takes ``{session_id?}`` and forgets that conversation.
 ``{archive}`` is the served archive's folder name.
 
-Sessions are kept on the server, keyed by user and ``session_id`` (default ``"default"``), and
-evicted least-recently-used past ``Limits.agent_sessions``. A client that sends ``mode``
-(``"read"`` or ``"write"``) is an authorizing client: a change plan then pauses on an
+Sessions are kept on the server, keyed by the user's id and ``session_id`` (default
+``"default"``), and evicted least-recently-used past ``Limits.agent_sessions``. A client that
+sends ``mode`` (``"read"`` or ``"write"``) is an authorizing client: a change plan then pauses on an
 ``authorization_request`` line, and nothing is written until the client posts
 ``{session_id, approved_calls: [op_id...]}`` and/or ``{authorized_tools: [tool...]}`` (tools
 authorized for the rest of the session); a plan applies as a whole, so it runs only when every
@@ -19,7 +19,6 @@ operation is approved. A new message instead supersedes the waiting plan. Over
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ from starlette.routing import BaseRoute, Route
 
 from app.api import vadalog_stream as wire
 from app.api.bearer import authenticate
+from app.api.bodies import parse_body
 from app.api.context import ApiContext
 from app.api.permissions import check_apply
 from app.api.refusals import invalid, refusal_response
@@ -121,20 +121,20 @@ class VadalogDialect:
             return refusal_response(
                 invalid("session_id must be a short string.", field="session_id")
             )
-        held = self.sessions.get(user.name, session_id)
+        held = self.sessions.get(user.id, session_id)
         if held is not None and held.pending is not None:
             await self._decline(user, held)
-        existed = self.sessions.reset(user.name, session_id)
+        existed = self.sessions.reset(user.id, session_id)
         return JSONResponse({"ok": True, "session_id": session_id, "reset": existed})
 
     # -- a message ---------------------------------------------------------------------------
     async def _message(self, user: User, body: ChatBody) -> Response:
-        refused = self.quota.take(user.name)
+        refused = self.quota.take(user.id)
         if refused is not None:
             return JSONResponse(refused.to_dict(), status_code=402)
-        session = self.sessions.open(user.name, body.session_id)
+        session = self.sessions.open(user.id, body.session_id)
         if session.busy:
-            self.quota.give_back(user.name)
+            self.quota.give_back(user.id)
             return refusal_response(busy())
         assistant = self.ctx.session_for(user)
         request: dict[str, Any] = {"question": body.message, "history": session.history}
@@ -145,9 +145,9 @@ class VadalogDialect:
             request["mode"] = body.mode
         waiting = session.pending["pending_id"] if session.pending else None
         try:
-            events = await assistant.chat(request, supersedes=waiting)
+            events = await assistant.chat(request, supersedes=waiting, history_owner=user.id)
         except ArxiuError as error:
-            self.quota.give_back(user.name)
+            self.quota.give_back(user.id)
             return refusal_response(error)
         session.pending = None
         if body.model:
@@ -156,7 +156,7 @@ class VadalogDialect:
         return StreamingResponse(turn.lines(events), media_type=NDJSON)
 
     async def _reply(self, user: User, body: ChatBody) -> Response:
-        session = self.sessions.get(user.name, body.session_id)
+        session = self.sessions.get(user.id, body.session_id)
         if session is None or session.pending is None:
             error = ArxiuError(
                 "agent.nothing_to_authorize",
@@ -190,9 +190,9 @@ class VadalogDialect:
             )
             return refusal_response(error, status=404)
         try:
-            raw = json.loads(await request.body() or b"{}")
-        except (ValueError, UnicodeDecodeError):
-            return refusal_response(invalid("The body is not JSON."))
+            raw = parse_body(await request.body(), empty={})
+        except ArxiuError as error:
+            return refusal_response(error)
         if not isinstance(raw, dict):
             return refusal_response(invalid("The body must be a JSON object."))
         return user, raw

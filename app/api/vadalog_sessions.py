@@ -1,6 +1,7 @@
 """Server-side agent sessions of the Vadalog dialect, and the monthly message allowance.
 
-A session is keyed by user name and ``session_id`` and holds the conversation's text-only
+A session is keyed by the user's immutable id and ``session_id`` (a removed and re-added name
+starts with no sessions) and holds the conversation's text-only
 history, its title, the model it was switched to, the change plan waiting for authorization and
 the tools the client has authorized for the rest of the session. Sessions live in memory; past
 the configured capacity the least recently used one is evicted (its next message starts a new

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -83,11 +84,30 @@ def run_ask(args: argparse.Namespace) -> int:
             ask_remote(args.server, args.user, request, json_events=args.json_events)
         )
     with open_current(args) as archive:
-        index = open_index(archive, quiet=args.json_events)
+        return asyncio.run(ask_locally(archive, request, json_events=args.json_events))
+
+
+async def ask_locally(archive: Archive, request: dict[str, Any], *, json_events: bool) -> int:
+    """Open the index on a thread while the request's model loads, then ask.
+
+    A cold ``arxiu ask`` pays for the index (its embedding models load on the first search)
+    and for the chat model (a llama.cpp child process); neither needs the other, so the
+    model's load starts first (:func:`start_model_load`) and runs alongside the index opening
+    and the search.
+    """
+    session = new_session(archive)
+    loading = start_model_load(session, request)
+    try:
+        index = await asyncio.to_thread(open_index, archive, quiet=json_events)
         try:
-            return asyncio.run(ask(archive, index, request, json_events=args.json_events))
+            session.searcher = index
+            return await ask_session(session, request, json_events=json_events)
         finally:
-            index.close()
+            await asyncio.to_thread(index.close)
+    finally:
+        if loading is not None:
+            await loading  # a run that needed no model: let its load end before closing it
+        await session.aclose()
 
 
 def surrogate_safe_output() -> None:
@@ -124,19 +144,48 @@ def open_index(archive: Archive, *, quiet: bool) -> Index:
     return index
 
 
-async def ask(archive: Archive, index: Index, request: dict[str, Any], *, json_events: bool) -> int:
-    """Stream one run to the terminal; confirm and apply a change plan if one is proposed."""
+def new_session(archive: Archive) -> AssistantSession:
+    """The CLI's assistant session over ``archive`` (its searcher set by the caller)."""
     from app.core.session import AssistantSession, AssistantSettings
 
     settings = AssistantSettings(write_allowed=app_write_mode())
-    session = AssistantSession(archive, searcher=index, settings=settings)
+    return AssistantSession(archive, settings=settings)
+
+
+def start_model_load(
+    session: AssistantSession, request: dict[str, Any]
+) -> asyncio.Task[None] | None:
+    """Start loading the model ``request`` will use, as a task (``None``: nothing to load,
+    or the request is invalid: the run itself then reports why)."""
+    from app.core.agent.request import validate_request
+
     try:
-        final, code = await print_events(await session.chat(request), json_events=json_events)
-        if final is not None and final.change_plan is not None:
-            code = await confirm_and_apply(session, final.change_plan, json_events=json_events)
-        return code
-    finally:
-        await session.aclose()
+        entry = validate_request(
+            request, session.catalog, write_allowed=session.write_allowed
+        ).entry
+    except ArxiuError:
+        return None
+    load = getattr(session.model(entry), "load", None)
+    if load is None:
+        return None
+    return asyncio.create_task(_quiet_load(load))
+
+
+async def _quiet_load(load: Any) -> None:
+    """Await ``load()``; a failure is left for the run to meet (and report) again."""
+    with contextlib.suppress(ArxiuError):
+        await load()
+
+
+async def ask_session(
+    session: AssistantSession, request: dict[str, Any], *, json_events: bool
+) -> int:
+    """Stream one run of ``session``; confirm and apply a change plan if one is proposed
+    (the caller closes the session)."""
+    final, code = await print_events(await session.chat(request), json_events=json_events)
+    if final is not None and final.change_plan is not None:
+        code = await confirm_and_apply(session, final.change_plan, json_events=json_events)
+    return code
 
 
 def app_write_mode() -> bool:

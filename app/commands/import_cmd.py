@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from app.commands.common import ProgressBar, open_current, print_json
-from app.core.archive.importers import KINDS, ImportSummary
+from app.core.archive.importers import KINDS, ImportOptions, ImportSummary
 from app.core.importing import import_dataset
 
 EXIT_OK = 0
@@ -28,7 +28,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "the records instead of creating them twice.",
     )
     parser.add_argument("kind", choices=KINDS, metavar="KIND", help=", ".join(KINDS))
-    parser.add_argument("path", metavar="PATH", help="the dataset's folder or file")
+    parser.add_argument(
+        "path", metavar="PATH", help="the dataset's folder or file (oai: the base URL)"
+    )
+    parser.add_argument("--set", dest="set_spec", metavar="S", help="oai: harvest only set S")
+    parser.add_argument(
+        "--from",
+        dest="from_date",
+        metavar="DATE",
+        help="oai: records changed since DATE (YYYY-MM-DD; default: since the last harvest)",
+    )
+    parser.add_argument(
+        "--metadata-prefix", metavar="P", help="oai: the metadata format (default oai_dc)"
+    )
+    parser.add_argument("--mapping", metavar="FILE", help="csv: a JSON column mapping to apply")
+    parser.add_argument("--sheet", metavar="NAME", help="csv: the XLSX sheet (default: the first)")
+    parser.add_argument("--source", metavar="NAME", help="csv: match records under this source")
+    parser.add_argument(
+        "--preview",
+        action="store_true",
+        help="csv: show the mapping and first rows, import nothing",
+    )
     parser.add_argument(
         "--archive",
         dest="archive",
@@ -42,10 +62,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import ``args.path`` as ``args.kind`` and print what happened."""
+    if args.preview:
+        return _preview(args)
     bar = ProgressBar(f"import {args.kind}")
     with open_current(args, create=True) as archive:
         try:
-            summary = import_dataset(archive, args.kind, args.path, progress=bar.update)
+            summary = import_dataset(
+                archive, args.kind, args.path, progress=bar.update, options=_options(args)
+            )
         finally:
             bar.finish()
     if args.json:
@@ -60,6 +84,33 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_TRUNCATED
 
 
+def _options(args: argparse.Namespace) -> ImportOptions:
+    return ImportOptions(
+        set_spec=args.set_spec,
+        from_date=args.from_date,
+        metadata_prefix=args.metadata_prefix,
+        mapping_file=args.mapping,
+        sheet=args.sheet,
+        source=args.source,
+    )
+
+
+def _preview(args: argparse.Namespace) -> int:
+    """``--preview``: the table's guessed (or saved, or given) mapping and its first rows."""
+    from app.core.archive.importers.tabular import preview, preview_lines
+
+    if args.kind != "csv":
+        print("error: --preview shows how a table (KIND csv) would import", file=sys.stderr)
+        return EXIT_TRUNCATED
+    with open_current(args, create=True) as archive:
+        shown = preview(args.path, archive=archive, sheet=args.sheet, mapping_file=args.mapping)
+    if args.json:
+        print_json(shown.to_dict())
+    else:
+        print("\n".join(preview_lines(shown)))
+    return EXIT_OK
+
+
 def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
     """The summary as lines for a person."""
     lines = [
@@ -69,6 +120,8 @@ def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
         f"{summary.updated:,} updated, {summary.unchanged:,} unchanged) "
         f"from {summary.read:,} lines",
     ]
+    if summary.deleted:
+        lines.append(f"  deleted   {summary.deleted:,} (withdrawn at the source)")
     if summary.sections:
         parts = ", ".join(f"{tipo} {n:,}" for tipo, n in sorted(summary.sections.items()))
         lines.append(f"  sections  {parts}")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.archive.importers import ImportSummary, run_import
-from app.core.archive.importers.base import ProgressFn
+from app.core.archive.importers.base import ImportOptions, ProgressFn
 from app.core.index.indexer import sync_chunks
 
 if TYPE_CHECKING:
@@ -21,15 +21,21 @@ if TYPE_CHECKING:
 
 
 def import_dataset(
-    archive: Archive, kind: str, path: Path | str, progress: ProgressFn | None = None
+    archive: Archive,
+    kind: str,
+    path: Path | str,
+    progress: ProgressFn | None = None,
+    options: ImportOptions | None = None,
 ) -> ImportSummary:
     """Import the dataset at ``path`` as ``kind`` (see ``run_import``), then chunk it.
+
+    ``options`` carry what a service import asks for (``oai``: set, from date, format).
 
     Raises:
         ImportFailed: unknown kind, missing or unreadable file.
     """
     start = time.perf_counter()
-    summary = run_import(archive, kind, path, progress)
+    summary = run_import(archive, kind, path, progress, options)
     sync_chunks(archive)
     summary.seconds = time.perf_counter() - start
     return summary

@@ -6,6 +6,7 @@ still running there and supersedes its pending plan."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -16,6 +17,7 @@ from app.core.agent.assistant_settings import AssistantSettings as AssistantSett
 from app.core.agent.conversation_book import ConversationBook
 from app.core.agent.events import ErrorEvent, Event, FinalEvent
 from app.core.agent.loop import AgentRun, RunSetup
+from app.core.agent.plan_book import LOCAL_PERSON
 from app.core.agent.plan_resolution import PlanDesk
 from app.core.agent.request import validate_request
 from app.core.archive.write_switch import writes_allowed
@@ -43,7 +45,10 @@ class AssistantSession:
         *,
         registry: ToolRegistry | None = None,
         model_factory: ModelFactory | None = None,
+        person: str = LOCAL_PERSON,
     ) -> None:
+        """``person``: who proposes and resolves plans here (an API user's name; the local
+        person for the CLI and the app)."""
         self.archive = archive
         self.searcher = searcher
         self.settings = settings or AssistantSettings()
@@ -54,7 +59,7 @@ class AssistantSession:
         self._runs: dict[str, threading.Event] = {}
         """Stop events of the runs in flight, by conversation id (``run-N`` when stateless)."""
         self._run_numbers = itertools.count(1)
-        self.plans = PlanDesk(archive, self._apply_env, lambda: self.write_allowed)
+        self.plans = PlanDesk(archive, self._apply_env, lambda: self.write_allowed, person)
         self.conversations = ConversationBook(archive, self.plans, self.stop)
 
     # -- models ------------------------------------------------------------------------------
@@ -116,7 +121,13 @@ class AssistantSession:
 
     def _apply_env(self, model_id: str, egress: str) -> ApplyContext:
         return ApplyContext(
-            self.archive, self.registry, self.searcher, model_id, egress, self.settings.lang
+            self.archive,
+            self.registry,
+            self.searcher,
+            model_id,
+            egress,
+            self.settings.lang,
+            exclude_restricted=not self.settings.can_read_restricted,
         )
 
     # -- runs --------------------------------------------------------------------------------
@@ -126,6 +137,7 @@ class AssistantSession:
         *,
         conversation_id: str | None = None,
         supersedes: str | None = None,
+        history_owner: str | None = None,
     ) -> AsyncIterator[Event]:
         """Validate ``request`` and return the run's event stream.
 
@@ -133,7 +145,10 @@ class AssistantSession:
         ``history`` is ignored; the latest exchanges that fit are sent), the conversation's
         pending plan is superseded, and the finished turn is saved back to it. ``supersedes``
         names a pending plan this message abandons (an implicit decline, for stateless front
-        ends); an unknown id is ignored.
+        ends); an unknown id is ignored. ``history_owner`` (an API user's id) makes the
+        request's own history that owner's stateless conversation: each entry's taint comes
+        from the server's answer ledger, never from the client, and the finished exchange is
+        added to the ledger.
 
         Raises:
             ArxiuError: the request is refused before anything streams (``request.invalid``,
@@ -145,6 +160,9 @@ class AssistantSession:
             raw["history"] = self.conversations.window(conversation)
         checked = validate_request(raw, self.catalog, write_allowed=self.write_allowed)
         model = self.model(checked.entry)
+        if conversation is None and history_owner is not None:
+            judged = await self.conversations.ajudge_history(history_owner, checked.history)
+            checked = dataclasses.replace(checked, history=judged)
         if conversation is not None:
             checked = self.conversations.fit(checked)
             await self.plans.asupersede_conversation(conversation.id)
@@ -165,10 +183,10 @@ class AssistantSession:
             can_read_restricted=self.settings.can_read_restricted,
             tainted_history=conversation.tainted if conversation else False,
         )
-        return self._stream(setup, conversation_id, key)
+        return self._stream(setup, conversation_id, key, history_owner)
 
     async def _stream(
-        self, setup: RunSetup, conversation_id: str | None, key: str
+        self, setup: RunSetup, conversation_id: str | None, key: str, owner: str | None = None
     ) -> AsyncIterator[Event]:
         request = setup.request
         try:
@@ -183,6 +201,10 @@ class AssistantSession:
                         )
                         if conversation_id is not None:
                             await self.conversations.record(conversation_id, request, event)
+                        elif owner is not None:
+                            await self.conversations.arecord_exchange(
+                                owner, request.question, event
+                            )
                     except ArxiuError as error:  # e.g. the disk is full: still a terminal frame
                         yield ErrorEvent.from_error(error)
                         return

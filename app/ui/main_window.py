@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -35,6 +36,11 @@ from app.ui.browser.sections_view import SectionsView
 from app.ui.index_status import IndexStatusWidget
 from app.ui.services import Services
 from app.ui.tasks import TaskGroup
+
+if TYPE_CHECKING:
+    from app.core.archive.importers import ImportSummary
+    from app.ui.export_dialog import ExportChoice
+    from app.ui.import_dialog import ImportChoice
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +73,10 @@ class MainWindow(QMainWindow):
         self.assistant = AssistantPanel(services, self)
         self.index_status = IndexStatusWidget(services, self)
         self.import_report: QMessageBox | None = None
+        self.import_dialog: QDialog | None = None
+        self.last_import: ImportSummary | None = None
+        self.export_dialog: QDialog | None = None
+        self.export_report: QMessageBox | None = None
         self.settings_dialog: QDialog | None = None
         self.discovered_dialog: QDialog | None = None
         self.archive_error: QMessageBox | None = None
@@ -149,6 +159,9 @@ class MainWindow(QMainWindow):
         import_action = QAction(self.tr("&Import…"), self)
         import_action.triggered.connect(self.choose_import)
         file_menu.addAction(import_action)
+        export_action = QAction(self.tr("&Export…"), self)
+        export_action.triggered.connect(self.choose_export)
+        file_menu.addAction(export_action)
         settings = QAction(self.tr("&Settings…"), self)
         settings.setShortcut(QKeySequence.StandardKey.Preferences)
         settings.triggered.connect(self.open_settings)
@@ -276,27 +289,76 @@ class MainWindow(QMainWindow):
         self.archive_chosen.emit(archive)
         return True
 
-    def choose_import(self) -> None:
-        """Ask for a dataset and import it."""
+    def choose_import(self) -> QDialog:
+        """Ask for a format and its source (a table's mapping too), then import it."""
         from app.ui.import_dialog import ImportChoiceDialog
 
-        dialog = ImportChoiceDialog(self)
-        choice = dialog.choice() if dialog.exec() else None
-        if choice is not None:
-            self.tasks.start(self.import_dataset(*choice), name="import")
+        dialog = ImportChoiceDialog(self, self.services.archive)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self._import_chosen(dialog.chosen))
+        dialog.open()  # not exec(): the loop keeps running
+        self.import_dialog = dialog
+        return dialog
 
-    async def import_dataset(self, kind: str, path: Path) -> str:
+    def _import_chosen(self, choice: object) -> None:
+        from app.ui.import_dialog import ImportChoice
+
+        if isinstance(choice, ImportChoice):
+            self.tasks.start(self.import_choice(choice), name="import")
+
+    async def import_dataset(self, kind: str, path: Path | str) -> str:
         """Import ``path`` as ``kind`` with a progress dialog, then show what it did."""
+        from app.ui.import_dialog import ImportChoice
+
+        return await self.import_choice(ImportChoice(kind, str(path)))
+
+    async def import_choice(self, choice: ImportChoice) -> str:
+        """Import what the dialog chose with a progress dialog, then show what it did; the
+        new sections appear in the sections list, searchable at once (lexical)."""
         from app.ui.import_dialog import import_with_progress
 
-        text, summary = await import_with_progress(self, self.services, kind, path)
+        text, summary = await import_with_progress(self, self.services, choice)
         if summary is not None:
             self.refresh()
-        self.show_notice(text)
+        self.show_notice(text.splitlines()[0] if text else text)
         box = QMessageBox(QMessageBox.Icon.Information, self.tr("Import"), text, parent=self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # not exec(): the loop keeps running
         self.import_report = box
+        self.last_import = summary
+        return text
+
+    def choose_export(self) -> QDialog:
+        """Ask what to export (the selected record's subtree offered), then export it."""
+        from app.ui.export_dialog import ExportDialog
+
+        dialog = ExportDialog(
+            self.services.archive, self.services.lang, self.record_view.key, parent=self
+        )
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self._export_chosen(dialog.choice()))
+        dialog.open()  # not exec(): the loop keeps running
+        self.export_dialog = dialog
+        return dialog
+
+    def _export_chosen(self, choice: ExportChoice | None) -> None:
+        if choice is not None:
+            self.tasks.start(self.export(choice), name="export")
+
+    async def export(self, choice: ExportChoice) -> str:
+        """Export on the worker thread, then show the real summary."""
+        from app.ui.export_dialog import export_records, export_text
+
+        try:
+            summary = await export_records(self.services, choice)
+            text = export_text(summary)
+        except ArxiuError as error:
+            text = f"{error.message} {error.hint or ''}".strip()
+        self.show_notice(text)
+        box = QMessageBox(QMessageBox.Icon.Information, self.tr("Export"), text, parent=self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # not exec(): the loop keeps running
+        self.export_report = box
         return text
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:

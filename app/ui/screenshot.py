@@ -2,15 +2,24 @@
 
 ``conversation`` and ``confirm-card`` play a scripted model (:mod:`app.ui.demo_script`)
 through the real session, so what is shown is what the app renders for a real run.
+``import`` renders File → Import…'s dialog, ``import-csv-mapping`` its mapping page for the
+table in ``ARXIU_SHOT_TABLE`` (else a small sample table written for the shot), and
+``record-hierarchy`` the record view of a component with a parent and children (the archive
+needs a hierarchical section, e.g. an EAD import).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
 import time
 from pathlib import Path
 
+from PySide6.QtWidgets import QWidget
+
 from app.core.archive import RecordKey
+from app.core.archive.hierarchy import children_of, hierarchy_of, parent_of
 from app.ui import demo_script
 from app.ui.main_window import MainWindow
 
@@ -21,6 +30,13 @@ QUESTIONS = {
     "confirm-card": "Create a person record for Anna Pujol, born 1931, and link her as the "
     "informant of this interview.",
 }
+DIALOG_STATES = ("import", "import-csv-mapping")
+SAMPLE_TABLE = (
+    "Signatura;Títol;Data;Nivell;Forma part de;Abast i contingut\n"
+    "F1;Fons Puig i Ferrer;1890-1975;fons;;Papers d'una família de pagesos del Lluçanès.\n"
+    "F1-S1;Correspondència;1902-1968;sèrie;F1;Cartes rebudes i enviades.\n"
+    "F1-S1-1;Cartes de Maria Puig;1931-1939;unitat documental;F1-S1;Cartes de la guerra.\n"
+)
 
 
 async def wait_idle(window: MainWindow, timeout_s: float = IDLE_TIMEOUT_S) -> None:
@@ -57,13 +73,47 @@ def record_with_media(window: MainWindow) -> RecordKey | None:
     return None
 
 
+def hierarchy_record(window: MainWindow) -> RecordKey | None:
+    """A record with a parent and children in a hierarchical section (the deepest found)."""
+    archive, best = window.services.archive, None
+    for section in archive.sections():
+        shape = hierarchy_of(archive, section.tipo)
+        if shape is None:
+            continue
+        for record in archive.list_records(section.tipo, limit=400):
+            if parent_of(archive, record.key, shape) and children_of(archive, record.key):
+                best = record.key
+    return best
+
+
+async def _dialog_shot(window: MainWindow, state: str) -> QWidget:
+    """Open File → Import… (on the mapping page for ``import-csv-mapping``)."""
+    dialog = window.choose_import()
+    if state == "import-csv-mapping":
+        table = os.environ.get("ARXIU_SHOT_TABLE")
+        if not table:
+            folder = Path(tempfile.mkdtemp(prefix="arxiu-shot-"))
+            (folder / "fons-puig.csv").write_text(SAMPLE_TABLE, encoding="utf-8")
+            table = str(folder / "fons-puig.csv")
+        from app.ui.import_dialog import ImportChoiceDialog
+
+        assert isinstance(dialog, ImportChoiceDialog)
+        dialog.select_kind("csv")
+        dialog.path.setText(table)
+        dialog.next_page()
+    await wait_idle(window)
+    return dialog
+
+
 async def capture(window: MainWindow, state: str, path: Path) -> None:
-    """Render ``state`` and save the window as ``path``."""
+    """Render ``state`` and save the window (or the dialog it shows) as ``path``."""
     window.resize(1600, 940)
     window.show()
     key = showcase_record(window)
     if state == "record":
         key = record_with_media(window) or key
+    if state == "record-hierarchy":
+        key = hierarchy_record(window) or key
     if key is not None:
         window.open_record(key)
     if state in QUESTIONS:
@@ -72,8 +122,9 @@ async def capture(window: MainWindow, state: str, path: Path) -> None:
         window.services.set_session(demo_script.demo_session(window.services.archive, []))
         await window.assistant.load_models()
     await wait_idle(window)
+    shown: QWidget = await _dialog_shot(window, state) if state in DIALOG_STATES else window
     path.parent.mkdir(parents=True, exist_ok=True)
-    if not window.grab().save(str(path)):
+    if not shown.grab().save(str(path)):
         raise OSError(f"could not write {path}")
 
 

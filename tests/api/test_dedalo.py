@@ -221,8 +221,7 @@ def test_a_write_turn_proposes_a_plan_that_applies_once_and_refuses_tampering(
     assert again.status_code == 409 and again.json()["error"]["code"] == "mcp.plan_resolved"
     bare = {k: v for k, v in plan.items() if k != "pending_id"}
     retried = api_call(http, csrf, "agent_apply", {"plan": bare, "plan_hash": plan["plan_hash"]})
-    assert retried.status_code == 200
-    assert retried.json()["data"]["data"]["created"] == report["created"]
+    assert retried.status_code == 409 and retried.json()["error"]["code"] == "mcp.plan_resolved"
     assert archive.count_records("rsc197") == before + 1
 
 
@@ -280,7 +279,7 @@ def test_a_user_without_restricted_permission_never_receives_restricted_records(
     text = _restricted_run(http, "writer", models)
     results = {p["id"]: p for n, p in sse_events(text) if n == "tool_result"}
     assert results["c1"]["code"] == "mcp.egress_restricted"
-    assert results["c2"]["code"] == "mcp.egress_restricted"  # its portal points at rsc300/1
+    assert results["c2"]["code"] == "mcp.not_available"  # its portal points at rsc300/1
     assert results["c4"]["code"] == "mcp.egress_restricted"
     assert results["c3"]["ok"] is True
     sent = "\n".join(m.content for c in models["local"].calls for m in c.messages)
@@ -363,3 +362,157 @@ def test_logout_ends_the_session(http: httpx.Client) -> None:
     )
     assert out.status_code == 200
     assert api_call(http, csrf, "agent_models").status_code == 401
+
+
+# -- issue 22: a confirmed plan applies once, only as the core proposed it, by its proposer --
+REPLAY_OPS = [
+    {
+        "op_id": "c1",
+        "tool": "dedalo_create_record",
+        "args": {"section_tipo": "rsc197", "values": {"rsc85": "Replay person"}},
+        "summary": "Create the person",
+    }
+]
+
+
+def _replay_turn(
+    http: httpx.Client, csrf: str, models: dict[str, ScriptedModel], *reads: Any
+) -> dict[str, Any]:
+    """A write turn whose model (after ``reads``) proposes :data:`REPLAY_OPS`."""
+    if reads:
+        models["local"].extend(Turn(tool_calls=reads))
+    models["local"].extend(
+        Turn(tool_calls=(call("propose_change_plan", {"summary": "Replay", "ops": REPLAY_OPS}),))
+    )
+    return _write_turn(http, csrf)
+
+
+def _replay_people(ctx: ApiContext) -> int:
+    records = ctx.open_archive().list_records("rsc197", limit=1000)
+    return sum(1 for r in records if r.text("rsc85") == "Replay person")
+
+
+def _seed_body(plan: dict[str, Any]) -> dict[str, Any]:
+    """The seed's own ``{plan, plan_hash}``: the change_plan without the pending id."""
+    bare = {k: v for k, v in plan.items() if k != "pending_id"}
+    return {"plan": bare, "plan_hash": plan["plan_hash"]}
+
+
+def test_the_seed_body_applies_once_then_answers_plan_resolved(
+    http: httpx.Client, ctx: ApiContext, models: dict[str, ScriptedModel]
+) -> None:
+    csrf = login(http, "writer")
+    plan = _replay_turn(http, csrf, models)
+    first = api_call(http, csrf, "agent_apply", _seed_body(plan))
+    assert first.status_code == 200, first.text
+    assert _replay_people(ctx) == 1
+    for _ in range(3):
+        again = api_call(http, csrf, "agent_apply", _seed_body(plan))
+        assert again.status_code == 409, again.text
+        assert again.json()["error"]["code"] == "mcp.plan_resolved"
+    made_up = {**_seed_body(plan), "plan": {**_seed_body(plan)["plan"], "pending_id": "f" * 32}}
+    refused = api_call(http, csrf, "agent_apply", made_up)
+    assert refused.status_code == 404 and refused.json()["error"]["code"] == "mcp.plan_unknown"
+    assert _replay_people(ctx) == 1
+
+
+def test_four_concurrent_seed_bodies_apply_once(
+    live: Live, ctx: ApiContext, models: dict[str, ScriptedModel]
+) -> None:
+    import threading
+
+    with httpx.Client(base_url=live.url, timeout=30) as http:
+        csrf = login(http, "writer")
+        plan = _replay_turn(http, csrf, models)
+        barrier, codes = threading.Barrier(4), []
+
+        def post() -> None:
+            barrier.wait()
+            codes.append(api_call(http, csrf, "agent_apply", _seed_body(plan)).status_code)
+
+        threads = [threading.Thread(target=post) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    assert sorted(codes) == [200, 409, 409, 409]
+    assert _replay_people(ctx) == 1
+
+
+def test_an_edited_plan_with_a_recomputed_sha256_is_refused(
+    http: httpx.Client, ctx: ApiContext, models: dict[str, ScriptedModel]
+) -> None:
+    import hashlib
+    import json
+
+    csrf = login(http, "writer")
+    plan = _replay_turn(http, csrf, models)
+    content = {k: plan[k] for k in ("plan_version", "summary", "ops")}
+
+    def sha(body: dict[str, Any]) -> str:
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    assert plan["plan_hash"] != sha(content)  # the hash a client sees is bound to the book
+    edited = {**content, "summary": "Replay, edited"}
+    edited["ops"] = [{**REPLAY_OPS[0], "args": {"section_tipo": "rsc197", "values": {}}}]
+    for extra in ({}, {"pending_id": plan["pending_id"]}):
+        forged = {**edited, **extra, "plan_hash": sha(edited)}
+        refused = api_call(http, csrf, "agent_apply", {"plan": forged, "plan_hash": sha(edited)})
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["code"] == "mcp.plan_hash_mismatch"
+    assert _replay_people(ctx) == 0
+    applied = api_call(http, csrf, "agent_apply", _seed_body(plan))
+    assert applied.status_code == 200, applied.text
+
+
+def test_the_second_confirmation_stays_with_the_proposed_plan(
+    http: httpx.Client, ctx: ApiContext, models: dict[str, ScriptedModel]
+) -> None:
+    import hashlib
+    import json
+
+    csrf = login(http, "keeper")
+    read = call("dedalo_read_record", {"section_tipo": "ohr", "section_id": 1}, "r1")
+    plan = _replay_turn(http, csrf, models, read)
+    assert plan.get("restricted_text") is True
+    content = {k: plan[k] for k in ("plan_version", "summary", "ops")}
+    edited = {**content, "summary": "Replay (no longer flagged?)"}
+    text = json.dumps(edited, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    forged_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    forged = api_call(
+        http,
+        csrf,
+        "agent_apply",
+        {"plan": {**edited, "plan_hash": forged_hash}, "plan_hash": forged_hash},
+    )
+    assert forged.status_code == 409 and forged.json()["error"]["code"] == "mcp.plan_hash_mismatch"
+    unconfirmed = api_call(http, csrf, "agent_apply", _seed_body(plan))
+    assert unconfirmed.status_code == 403, unconfirmed.text
+    assert unconfirmed.json()["error"]["code"] == "mcp.plan_needs_confirmation"
+    assert _replay_people(ctx) == 0
+    confirmed = api_call(
+        http, csrf, "agent_apply", {**_seed_body(plan), "confirm_restricted": True}
+    )
+    assert confirmed.status_code == 200, confirmed.text
+    assert _replay_people(ctx) == 1
+
+
+def test_another_users_plan_cannot_be_applied_and_the_answer_is_an_unknown_ids(
+    http: httpx.Client, ctx: ApiContext, models: dict[str, ScriptedModel]
+) -> None:
+    plan = _replay_turn(http, login(http, "writer"), models)
+    keeper = login(http, "keeper")
+    answers = []
+    for pending_id in (plan["pending_id"], "0" * 32):
+        posted = {"plan": {**plan, "pending_id": pending_id}, "plan_hash": plan["plan_hash"]}
+        answers.append(api_call(http, keeper, "agent_apply", posted))
+    seed = api_call(http, keeper, "agent_apply", _seed_body(plan))
+    assert [a.status_code for a in answers] == [404, 404]
+    errors = [{**a.json()["error"]} for a in answers]
+    assert errors[0] == errors[1] and errors[0]["code"] == "mcp.plan_unknown"
+    assert seed.status_code == 409 and seed.json()["error"]["code"] == "mcp.plan_hash_mismatch"
+    assert _replay_people(ctx) == 0
+    mine = api_call(http, login(http, "writer"), "agent_apply", _seed_body(plan))
+    assert mine.status_code == 200, mine.text
+    assert _replay_people(ctx) == 1

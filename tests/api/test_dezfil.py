@@ -7,6 +7,7 @@ at most one resolution taking effect — also between two servers on one archive
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -331,10 +333,11 @@ def test_a_message_that_supersedes_a_pending_action_declines_it(
 
 
 @pytest.fixture
-def serve_process(
+def serve_child(
     oh_archive: Archive, users: UserStore, tokens: dict[str, str], tmp_path: Path
-) -> Iterator[str]:
-    """``arxiu serve --allow-writes`` on the same archive, as a separate process; its URL."""
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``arxiu serve --allow-writes`` on the same archive, as a separate process; it and its
+    URL."""
     home = tmp_path / "child-home"
     home.mkdir()
     shutil.copy(users.path, home / "api_users.json")  # after the tokens were issued
@@ -354,11 +357,18 @@ def serve_process(
         first_line = child.stdout.readline()
         found = re.search(r"(http://127\.0\.0\.1:\d+)/", first_line)
         assert found, first_line + (tmp_path / "serve.err").read_text()
-        yield found.group(1)
+        yield child, found.group(1)
     finally:
-        child.terminate()
+        if child.poll() is None:
+            child.terminate()
         child.wait(timeout=30)
         errors.close()
+
+
+@pytest.fixture
+def serve_process(serve_child: tuple[subprocess.Popen[str], str]) -> str:
+    """The URL of :func:`serve_child`."""
+    return serve_child[1]
 
 
 def test_resolutions_in_two_processes_take_effect_once(
@@ -373,3 +383,103 @@ def test_resolutions_in_two_processes_take_effect_once(
     answers = resolve_together([(clients["writer"], pending), (other, pending)])
     assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
     assert len(find_matches(oh_archive, "rsc197", {"rsc85": "Anna Pujol"})) == 1
+
+
+def test_another_users_plan_cannot_be_declined_from_another_server(
+    clients: dict[str, Client],
+    tokens: dict[str, str],
+    second_server: Live,
+    models: dict[str, ScriptedModel],
+    oh_archive: Archive,
+) -> None:
+    pending, _ = propose(clients["writer"], models)
+    elsewhere = Client(second_server, tokens["keeper"])  # this server never saw the run
+    answers = [
+        elsewhere.submit({"resolution": {"pending": plan_id, "approved": approved}})
+        for plan_id in (pending, "0" * 32)
+        for approved in (False, True)
+    ]
+    assert [a.status_code for a in answers] == [404] * 4, [a.text for a in answers]
+    bodies = [a.json()["error"] for a in answers]
+    assert all(b == bodies[0] for b in bodies) and bodies[0]["code"] == "mcp.plan_unknown"
+    mine = clients["writer"].submit({"resolution": {"pending": pending, "approved": True}})
+    assert mine.status_code == 200 and mine.json()["status"] == "applied", mine.text
+    assert len(find_matches(oh_archive, "rsc197", {"rsc85": "Anna Pujol"})) == 1
+
+
+def test_another_users_message_cannot_supersede_a_plan(
+    clients: dict[str, Client], models: dict[str, ScriptedModel], oh_archive: Archive
+) -> None:
+    pending, _ = propose(clients["writer"], models)
+    keeper = clients["keeper"]
+    models["local"].extend(Turn(text="Fine."))
+    keeper.events({"runId": keeper.run(), "message": "Never mind", "supersedes": pending})
+    mine = clients["writer"].submit({"resolution": {"pending": pending, "approved": True}})
+    assert mine.status_code == 200 and mine.json()["status"] == "applied", mine.text
+    assert len(find_matches(oh_archive, "rsc197", {"rsc85": "Anna Pujol"})) == 1
+
+
+TWIN_OPS = [
+    {
+        "op_id": f"c{n}",
+        "tool": "dedalo_create_record",
+        "args": {"section_tipo": "rsc197", "values": {"rsc85": f"Twin person {n}"}},
+        "summary": f"Create twin person {n}",
+    }
+    for n in range(1, 61)
+]
+
+
+def twins(archive: Archive) -> int:
+    records = archive.list_records("rsc197", limit=10_000)
+    return sum(1 for r in records if r.text("rsc85").startswith("Twin person"))
+
+
+def test_three_identical_plans_one_killed_mid_apply_each_create_once(
+    clients: dict[str, Client],
+    tokens: dict[str, str],
+    serve_child: tuple[subprocess.Popen[str], str],
+    models: dict[str, ScriptedModel],
+    oh_archive: Archive,
+) -> None:
+    from app.core.agent.plan_book import PlanBook
+
+    writer = clients["writer"]
+    pendings = []
+    for _ in range(3):  # one plan, proposed three times: one content hash
+        models["local"].extend(
+            Turn(tool_calls=(call("propose_change_plan", {"summary": "Twins", "ops": TWIN_OPS}),))
+        )
+        events = writer.events({"runId": writer.run(), "message": "Add the sixty twins"})
+        pendings.append(data(events, "confirm_required")["pending"])
+    first, second, third = pendings
+    reports = [writer.submit({"resolution": {"pending": first, "approved": True}}).json()]
+    child, url = serve_child
+    elsewhere = Client(Live(url, None, None), tokens["writer"])  # type: ignore[arg-type]
+
+    def send() -> None:
+        with contextlib.suppress(httpx.HTTPError):  # the server is killed mid-answer
+            elsewhere.submit({"resolution": {"pending": third, "approved": True}})
+
+    threading.Thread(target=send, daemon=True).start()
+    book = PlanBook(oh_archive)
+    deadline = time.monotonic() + 120
+    while twins(oh_archive) < 60 + 17:  # the third plan has made 17 records (or more)
+        assert time.monotonic() < deadline, "the other server never applied the plan"
+        time.sleep(0.002)
+    child.kill()  # SIGKILL, mid-apply
+    child.wait(timeout=30)
+    killed = book.get(third)
+    assert killed is not None and (killed.status, killed.interrupted) == ("applying", True)
+    made_before = twins(oh_archive) - 60
+    assert 17 <= made_before < 60
+    for plan_id in (second, third):
+        answer = writer.submit({"resolution": {"pending": plan_id, "approved": True}})
+        assert answer.status_code == 200 and answer.json()["status"] == "applied", answer.text
+        reports.append(answer.json())
+    resumed = [a for a in reports[2]["report"]["applied"] if a.get("resumed")]
+    assert len(resumed) == made_before  # its own audit rows, not the first plan's
+    assert twins(oh_archive) == 180
+    created = [set(r["report"]["created"].values()) for r in reports]
+    assert all(len(c) == 60 for c in created) and len(set.union(*created)) == 180
+    print(f"\nidentical hashes over HTTP: 3 plans of 60 ops, one killed after {made_before}")

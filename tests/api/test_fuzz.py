@@ -12,7 +12,11 @@ import pytest
 
 from app.api.context import ApiContext
 from app.api.server import create_app
+from app.core.agent.plans import plan_hash
+from app.core.archive.model import RecordKey
 from tests.api.conftest import API, body, password
+from tests.api.test_permissions import CLOSED, add_closed_world, names_closed
+from tests.core.agent.conftest import SECRET
 
 JSON = {"Content-Type": "application/json"}
 ROUNDS = 1_200
@@ -177,3 +181,135 @@ async def _login(http: httpx.AsyncClient) -> str:
     response = await http.post(API, content=body("login", options, "dd_utils_api"), headers=JSON)
     assert response.status_code == 200
     return str(response.json()["csrf_token"])
+
+
+# -- issue 22: item-8 inputs in every dialect, and writers' plans touching restricted records --
+BAD_ROUNDS = 300
+HUGE_IDS: list[Any] = [10**30, -(10**30), 2**63, -(2**63) - 1, "9" * 40]
+
+
+def _bad_value(rng: random.Random) -> Any:
+    """A deep array, a huge id in a context or a locator, or a lone surrogate."""
+    kind = rng.choice(["deep", "context", "locator", "surrogate"])
+    if kind == "deep":
+        depth = rng.choice([65, 200, 900, 5_000, 20_000])
+        return "[" * depth + "]" * depth
+    if kind == "context":
+        return json.dumps({"section_tipo": "rsc197", "section_id": rng.choice(HUGE_IDS)})
+    if kind == "locator":
+        return json.dumps([{"section_tipo": "oh1", "section_id": rng.choice(HUGE_IDS)}])
+    return json.dumps("a " + rng.choice(["\ud800", "\udfff", "\udc00x", "x\ud83d"]) + " b")
+
+
+def _bad_request(rng: random.Random, tokens: dict[str, str]) -> tuple[str, bytes, dict[str, str]]:
+    """One item-8 input to one dialect: (path, body, headers)."""
+    dialect = rng.choice(["dedalo", "vadalog", "dezfil"])
+    slot = rng.choice(["message", "context", "history", "plan"])
+    value = _bad_value(rng)
+    text = {"message": '"hi"', "context": "null", "history": "[]", "plan": "null"}
+    text[slot] = value
+    if dialect == "dedalo":
+        options = f'{{"question":{text["message"]},"context":{text["context"]},' + (
+            f'"history":{text["history"]},"plan":{text["plan"]},"plan_hash":"0"}}'
+        )
+        action = "agent_apply" if slot == "plan" else "agent_chat"
+        data = f'{{"action":"{action}","dd_api":"dd_mcp_api","options":{options}}}'
+        return API, data.encode(), {**JSON, "X-Dedalo-Csrf-Token": tokens["csrf"]}
+    bearer = {**JSON, "Authorization": f"Bearer {tokens['bearer']}"}
+    fields = f'"message":{text["message"]},"context":{text["context"]},"history":{text["history"]}'
+    if dialect == "vadalog":
+        return "/api/v1/agent/oh/chat", f"{{{fields}}}".encode(), bearer
+    return "/api/assistant", f"{{{fields}}}".encode(), bearer
+
+
+async def test_item_8_inputs_get_coded_4xx_in_every_dialect(
+    http: httpx.AsyncClient, ctx: ApiContext, users: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = random.Random(22)
+    tokens = {"csrf": await _login_as(http, "writer"), "bearer": users.issue_token("writer")}
+    codes: dict[str, int] = {}
+    server_errors: list[str] = []
+    for _ in range(BAD_ROUNDS):
+        path, content, headers = _bad_request(rng, tokens)
+        response = await http.post(path, content=content, headers=headers)
+        if response.status_code >= 500 or "Traceback" in response.text:
+            server_errors.append(f"{path} {response.status_code} {response.text[:120]}")
+            continue
+        assert 400 <= response.status_code < 500, (path, response.status_code, response.text)
+        code = response.json()["error"]["code"]  # Dezfil's own codes carry no dot
+        assert isinstance(code, str) and code and response.json()["error"]["message"]
+        codes[code] = codes.get(code, 0) + 1
+    with capsys.disabled():
+        print(f"\nitem-8 inputs: {BAD_ROUNDS} tried, {len(server_errors)} 5xx/tracebacks, {codes}")
+    assert server_errors == []
+    assert {"archive.id_out_of_range", "request.json_too_deep", "request.invalid"} <= set(codes)
+    assert "ok" not in codes
+
+
+async def _login_as(http: httpx.AsyncClient, name: str) -> str:
+    options = {"username": name, "auth": password(name)}
+    response = await http.post(API, content=body("login", options, "dd_utils_api"), headers=JSON)
+    assert response.status_code == 200
+    return str(response.json()["csrf_token"])
+
+
+def _writer_plans(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    """Random one- or two-op plans of every delete/unlink/update shape over the closed world."""
+    people = [{"section_tipo": "rsc197", "section_id": n} for n in (1, 2, 3)]
+    talks = [{"section_tipo": "oh1", "section_id": n} for n in (1, 2, 3, 4, 5)]
+    shapes: list[Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]] = [
+        lambda r: ("dedalo_delete_record", {**r, "unlink": rng.random() < 0.5}),
+        lambda r: ("dedalo_duplicate_record", r),
+        lambda r: (
+            "dedalo_set_field",
+            {**r, "field": rng.choice(["oh24", "Informant"]), "value": None},
+        ),
+        lambda r: ("dedalo_save_component", {**r, "field": "oh24", "items": []}),
+        lambda r: ("dedalo_portal_unlink", {**r, "field": "oh24", "target": rng.choice(people)}),
+        lambda r: ("dedalo_portal_link", {**r, "field": "oh24", "target": rng.choice(people)}),
+        lambda r: ("dedalo_set_field", {**r, "field": "oh2", "value": "changed"}),
+    ]
+    plans = []
+    for _ in range(count):
+        ops = []
+        for n in range(rng.randint(1, 2)):
+            tool, args = rng.choice(shapes)(rng.choice(people + talks))
+            ops.append({"op_id": f"o{n}", "tool": tool, "args": args, "summary": "x"})
+        if rng.random() < 0.2:
+            match = {"section_tipo": "oh1", "match": {"Title": f"{SECRET} closed interview"}}
+            ops.append(
+                {"op_id": "f", "tool": "dedalo_find_or_create", "args": match, "summary": "x"}
+            )
+        plan: dict[str, Any] = {"plan_version": 1, "summary": "Change", "ops": ops}
+        plan["plan_hash"] = plan_hash(plan)
+        plans.append(plan)
+    return plans
+
+
+async def test_a_writers_plans_through_links_never_touch_or_name_a_restricted_record(
+    http: httpx.AsyncClient, ctx: ApiContext, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive = ctx.open_archive()
+    add_closed_world(archive)
+    closed: dict[RecordKey, int | None] = {CLOSED: archive.get_record(CLOSED).version}
+    csrf = await _login_as(http, "writer")
+    writes, named, statuses = 0, 0, dict[int, int]()
+    plans = _writer_plans(random.Random(2203), 120)
+    for plan in plans:
+        options = {"plan": plan, "plan_hash": plan["plan_hash"]}
+        response = await http.post(
+            API, content=body("agent_apply", options), headers={**JSON, "X-Dedalo-Csrf-Token": csrf}
+        )
+        assert response.status_code < 500, response.text
+        statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+        named += names_closed(response.json())
+        now = archive.find_record(CLOSED)
+        version = None if now is None else now.version
+        writes += version != closed[CLOSED]  # each apply that rewrote or deleted it
+        closed[CLOSED] = version
+    with capsys.disabled():
+        print(
+            f"\nwriter plans through links: {len(plans)} tried, statuses {statuses}, "
+            f"{writes} restricted writes, {named} answers naming a restricted record"
+        )
+    assert writes == 0 and named == 0

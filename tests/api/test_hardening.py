@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import pytest
@@ -226,3 +227,61 @@ def test_a_client_that_leaves_a_non_streamed_chat_frees_the_run(
     while session._runs and time.monotonic() < deadline:
         time.sleep(0.02)
     assert session._runs == {}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda port: "http://localhost:1",
+        lambda port: f"https://localhost:{port}",
+        lambda port: f"https://127.0.0.1:{port}",
+        lambda port: f"http://127.0.0.1:{port + 1}",
+        lambda port: "http://localhost",
+        lambda port: f"ftp://localhost:{port}",
+        lambda port: f"http://user@localhost:{port}",
+        lambda port: f"http://localhost:{port}/page",
+    ],
+)
+def test_an_origin_of_another_scheme_or_port_is_refused(
+    http: httpx.Client, live: Live, make: Any
+) -> None:
+    """Regression: the Origin check compared the host only, so any local page could log in."""
+    origin = make(int(live.url.rsplit(":", 1)[1]))
+    response = http.post(
+        API,
+        content=body("login", {"username": "reader", "auth": "pw-reader"}, "dd_utils_api"),
+        headers={**JSON, "Origin": origin},
+    )
+    assert response.status_code == 403, origin
+    assert response.json()["error"]["code"] == "request.origin_forbidden"
+
+
+def test_the_servers_own_origins_and_allowed_hosts_at_its_port_are_accepted(
+    ctx: ApiContext,
+) -> None:
+    from dataclasses import replace as _replace
+
+    from app.api.server import create_app
+    from tests.api.conftest import start_server, stop_server
+
+    live = start_server(create_app(_replace(ctx, allowed_hosts=ctx.allowed_hosts | {"arxiu.lan"})))
+    port = int(live.url.rsplit(":", 1)[1])
+    try:
+        with httpx.Client(base_url=live.url, timeout=30) as client:
+            for origin, host, status in (
+                (f"http://127.0.0.1:{port}", f"127.0.0.1:{port}", 200),
+                (f"http://localhost:{port}", f"localhost:{port}", 200),
+                (f"http://arxiu.lan:{port}", f"arxiu.lan:{port}", 200),
+                ("http://arxiu.lan:1", f"arxiu.lan:{port}", 403),
+                (f"https://arxiu.lan:{port}", f"arxiu.lan:{port}", 403),
+            ):
+                response = client.post(
+                    API,
+                    content=body(
+                        "login", {"username": "reader", "auth": "pw-reader"}, "dd_utils_api"
+                    ),
+                    headers={**JSON, "Origin": origin, "Host": host},
+                )
+                assert response.status_code == status, (origin, response.text)
+    finally:
+        stop_server(live)

@@ -187,6 +187,28 @@ async def test_no_restricted_text_reaches_the_client(demo_copy: Path, arxiu_home
     assert outcomes["dedalo_retrieve_passages"] == ["mcp.egress_restricted"]
     # and open content does come through
     joined = "\n".join(received)
-    assert outcomes["dedalo_read_record"][2:] == ["mcp.egress_restricted", "ok"]
+    assert outcomes["dedalo_read_record"][2:] == ["mcp.not_available", "ok"]  # withheld
     assert "Pujol" in joined
     assert outcomes["dedalo_semantic_search"][0] == "ok"
+
+
+async def test_a_withheld_record_reads_as_a_missing_one_and_huge_ids_are_coded(
+    demo_copy: Path, arxiu_home: Path
+) -> None:
+    with open_archive(demo_copy, read_only=True) as archive:
+        linked = [link.target for link in archive.links_from(next(archive.iter_records("oh1")).key)]
+    withheld = next(key for key in linked if key.section_tipo == "rsc197")  # its informant
+    async with mcp_client(demo_copy, arxiu_home, "--external-content") as client:
+        answers = []
+        for sid in (withheld.section_id, 999_999):
+            args = {"section_tipo": "rsc197", "section_id": sid}
+            result = await client.call_tool("dedalo_read_record", args)
+            assert result.is_error
+            answers.append(json.loads(result.content[0].text)["error"])
+        huge = await client.call_tool(
+            "dedalo_read_record", {"section_tipo": "rsc197", "section_id": 10**30}
+        )
+    assert answers[0] == answers[1]  # same code, same words, same hint
+    assert answers[0]["code"] == "mcp.not_available" and "oh1" not in json.dumps(answers[0])
+    assert huge.is_error and "SQLite" not in huge.content[0].text
+    assert json.loads(huge.content[0].text)["error"]["code"] == "archive.id_out_of_range"

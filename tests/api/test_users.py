@@ -1,4 +1,5 @@
-"""Users: salted scrypt hashes, permissions, tokens, and the ``arxiu users`` commands."""
+"""Users: salted scrypt hashes, permissions, tokens, immutable ids, and the ``arxiu users``
+commands."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import json
 import stat
 from pathlib import Path
 
+import httpx
 import pytest
 
+from app.api.context import ApiContext
 from app.api.users import UserStore, hash_password, verify_password
 from app.cli import main
 from app.core.errors import ArxiuError
+from tests.api.conftest import API, body, password, stop_server
+from tests.api.test_vadalog import first, serve
 
 
 @pytest.fixture
@@ -103,3 +108,68 @@ def test_the_users_commands_add_list_passwd_token_remove(
     assert main(["users", "remove", "anna"]) == 0
     assert main(["users", "remove", "anna"]) == 2
     assert "user.unknown" in capsys.readouterr().err
+
+
+def test_each_user_gets_an_immutable_random_id(store: UserStore) -> None:
+    first_id = store.add("anna", "pw-one").id
+    assert len(first_id) >= 16 and store.get("anna").id == first_id  # type: ignore[union-attr]
+    store.set_password("anna", "pw-two")
+    store.issue_token("anna")
+    assert store.get("anna").id == first_id  # type: ignore[union-attr]
+    store.remove("anna")
+    assert store.add("anna", "pw-one").id != first_id
+
+
+def test_a_removed_and_re_added_name_starts_empty_in_every_dialect(
+    ctx: ApiContext, users: UserStore
+) -> None:
+    """Regression: the Vadalog sessions (and Dezfil runs, and Dédalo logins) were keyed by the
+    user name, so a new user of an old name inherited the old user's conversations."""
+    served = serve(ctx, users)
+    try:
+        said = served.chat("keeper", {"message": "Remember the word heron.", "session_id": "s"})
+        assert first(said, "context_loaded")["count"] == 0
+        auth = {"Authorization": f"Bearer {served.tokens['keeper']}"}
+        run = httpx.post(f"{served.live.url}/api/assistant/runs", headers=auth, timeout=30)
+        assert run.status_code == 201
+        dedalo = httpx.Client(base_url=served.live.url, timeout=30)
+        options = {"username": "keeper", "auth": password("keeper")}
+        logged = dedalo.post(API, content=body("login", options, "dd_utils_api"))
+        csrf = logged.json()["csrf_token"]
+
+        users.remove("keeper")
+        users.add("keeper", password("keeper"), can_write=True, can_read_restricted=True)
+        served.tokens["keeper"] = users.issue_token("keeper")
+
+        again = served.chat("keeper", {"message": "Which word?", "session_id": "s"})
+        assert first(again, "context_loaded") == {"count": 0, "notes": []}
+        auth = {"Authorization": f"Bearer {served.tokens['keeper']}"}
+        message = {"runId": run.json()["runId"], "message": "hello"}
+        reused = httpx.post(
+            f"{served.live.url}/api/assistant", json=message, headers=auth, timeout=30
+        )
+        assert reused.status_code == 404 and reused.json()["error"]["code"] == (
+            "assistant_run_unknown"
+        )
+        stale = dedalo.post(
+            API, content=body("agent_models"), headers={"X-Dedalo-Csrf-Token": csrf}
+        )
+        assert stale.status_code == 401
+        dedalo.close()
+    finally:
+        stop_server(served.live)
+
+
+def test_a_users_file_without_ids_gets_them_once(tmp_path: Path) -> None:
+    """Files written before ids existed: each user gets one, kept from then on."""
+    path = tmp_path / "users.json"
+    UserStore(path).add("anna", "pw")
+    data = json.loads(path.read_text())
+    del data["users"]["anna"]["id"]
+    path.write_text(json.dumps(data))
+    store = UserStore(path)
+    found = store.get("anna")
+    assert found is not None and found.id
+    assert store.get("anna").id == found.id  # type: ignore[union-attr]
+    store.set_password("anna", "pw2")
+    assert store.get("anna").id == found.id  # type: ignore[union-attr]

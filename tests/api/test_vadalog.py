@@ -335,7 +335,9 @@ def test_a_reader_never_receives_a_restricted_record(
     reader = oh.chat("reader", {"message": "What does the testimony say?"})
     assert SECRET not in json.dumps(reader) and SECRET not in sent_text(model)
     results = [item["data"]["result"] for item in reader if item["type"] == "tool_result"]
-    assert [r["code"] for r in results] == ["mcp.egress_restricted"] * 3
+    # oh1/3 is withheld for its restricted portal, as a missing record would be (issue 22)
+    codes = ["mcp.egress_restricted", "mcp.not_available", "mcp.egress_restricted"]
+    assert [r["code"] for r in results] == codes
 
     model.calls.clear()
     model.extend(Turn(tool_calls=reads), Turn(text="Done."))

@@ -359,3 +359,82 @@ def test_bad_import_files_are_reported_and_change_nothing_stored(
             before = stored_digest(archive)
     assert archive.count_records("beir1") == len(good)
     report(capsys, "import files", len(variants), failures)
+
+
+# -- ids and text at the tool boundary (issue 22, item 8) ------------------------------------
+
+HUGE_IDS: list[Any] = [10**30, -(10**30), 2**63, -(2**63) - 1, "9" * 40]
+SURROGATES = ["\ud800", "a\udfffb", "\udc00", "x\ud83d"]
+
+
+def boundary_variants() -> list[tuple[str, str, dict[str, Any]]]:
+    """``(name, tool, args)``: every tool taking an id, with ids SQLite cannot hold, and the
+    text tools with lone surrogates."""
+    from app.core.tools.registry import build_registry
+
+    registry = build_registry()
+    variants = []
+    for found in registry.tools():
+        props = found.parameters.get("properties", {})
+        base = {"section_tipo": "rsc197", "section_id": 1, "field": "rsc85", "value": "x"}
+        base |= {"target": {"section_tipo": "rsc197", "section_id": 1}, "query": "mill"}
+        base |= {"name": "Name", "path": ["oh1", "oh24"], "items": [], "match": {"rsc85": "x"}}
+        args = {k: v for k, v in base.items() if k in props}
+        for n, huge in enumerate(HUGE_IDS):
+            if "section_id" in props:
+                variants.append((f"{found.name} id #{n}", found.name, {**args, "section_id": huge}))
+            if "target" in props:
+                target = {"section_tipo": "rsc197", "section_id": huge}
+                variants.append(
+                    (f"{found.name} target #{n}", found.name, {**args, "target": target})
+                )
+        for n, text in enumerate(SURROGATES):
+            for key in ("query", "name", "value", "section_tipo"):
+                if key in props:
+                    variants.append((f"{found.name} {key} #{n}", found.name, {**args, key: text}))
+    return variants
+
+
+async def boundary_failures(archive: Archive) -> tuple[int, list[str]]:
+    """Run every variant as a local run, an external run (the gate) and an MCP client would."""
+    from app.api.mcp_tools import ExternalToolbox
+    from app.core.agent.egress import EgressGate
+    from app.core.tools.base import ToolContext
+    from app.core.tools.registry import build_registry
+
+    registry = build_registry()
+    toolbox = ExternalToolbox(archive, registry, external_content=True)
+    failures: list[str] = []
+    variants = boundary_variants()
+    for name, tool, args in variants:
+        try:
+            gate = EgressGate(archive, "external", True).check_call(registry.get(tool), args)
+            local = await registry.call(tool, args, ToolContext(archive=archive, audit={}))
+            external = await toolbox.call(tool, args)
+        except Exception as error:  # anything uncoded is a failure of the suite
+            failures.append(f"{name}: {type(error).__name__}: {str(error)[:80]}")
+            continue
+        for who, result in (("local", local), ("mcp", external)):
+            if result.ok and tool.startswith("dedalo_") and "id" in name:
+                failures.append(f"{name}: {who} accepted it")
+            if not result.ok and (not result.code or "SQLite" in (result.message or "")):
+                failures.append(f"{name}: {who} {result.code} {result.message}")
+        if gate is not None and "SQLite" in gate.message:
+            failures.append(f"{name}: gate {gate.message}")
+    return len(variants), failures
+
+
+def test_ids_past_64_bits_and_lone_surrogates_are_coded_at_the_tool_boundary(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import asyncio
+
+    archive = build_archive(tmp_path / "oh")
+    try:
+        before = stored_digest(archive)
+        tried, failures = asyncio.run(boundary_failures(archive))
+        if stored_digest(archive) != before:
+            failures.append("the stored records changed")
+    finally:
+        archive.close()
+    report(capsys, "tool boundary: huge ids, lone surrogates", tried, failures)

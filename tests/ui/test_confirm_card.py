@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtCore import QEvent
 
 from app.core.agent.apply import ApplyContext, apply_plan
+from app.core.agent.plan_types import ChangePlan
 from app.core.agent.plans import validate_plan
 from app.core.archive import Archive
 from app.core.archive.write_switch import set_writes_allowed
@@ -143,8 +144,11 @@ def test_with_writes_off_there_is_no_write_mode_and_apply_is_refused(make_window
     session = window.services.session_now
     registry = build_registry()
     plan = validate_plan(PLAN, make_window.archive, registry)
+    record = session.plans.book.add(
+        ChangePlan.from_dict(plan), conversation_id=None, model_id="local", egress="local"
+    )
     try:
-        run(make_window.loop, session.plans.apply(plan, plan["plan_hash"]))
+        run(make_window.loop, session.plans.resolve(record.id, True))
     except ArxiuError as error:
         assert error.code == "mcp.write_disabled"
     else:

@@ -6,7 +6,7 @@ replaced by the locator of the record that op created or found, after checking t
 the section the argument requires (:mod:`app.core.agent.plan_refs`).
 
 An apply killed part-way leaves exactly the ops that committed, each with its audit row. With
-``resume`` the ops that already have their audit row (matched by plan hash and op id) are
+``resume`` the ops that already have their audit row (matched by plan-book id and op id) are
 skipped, the records they made are read back from those rows, and only the rest run (an op
 that changed nothing has no row and runs again: finding or linking twice changes nothing).
 
@@ -31,6 +31,7 @@ from app.core.archive.model import RecordKey
 from app.core.archive.write_switch import require_writes
 from app.core.errors import ToolError
 from app.core.tools.base import ToolContext, ToolResult
+from app.core.tools.write_effects import guard_plan
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -52,6 +53,11 @@ class ApplyContext:
     egress: str = "local"
     lang: str = "lg-eng"
     actor: str = "assistant"
+    plan_id: str | None = None
+    """The plan-book entry applied: written on each audit row, and what a resume looks up."""
+    exclude_restricted: bool = False
+    """The applier may not read restricted records: each op refuses to touch one
+    (:mod:`app.core.tools.write_effects`)."""
 
 
 def check_confirmed(
@@ -76,13 +82,14 @@ def check_confirmed(
     return again
 
 
-def done_ops(archive: Archive, hash_: str) -> dict[str, RecordKey | None]:
-    """``op_id → record made (or None)`` for each op of plan ``hash_`` with an audit row."""
+def done_ops(archive: Archive, plan_id: str) -> dict[str, RecordKey | None]:
+    """``op_id → record made (or None)`` for each op of plan-book entry ``plan_id`` with an
+    audit row (found by the entry's id: another entry of the same plan has rows of its own)."""
     with archive.db.reading() as conn:
         rows = conn.execute(
             "SELECT op_id, action, section_tipo, section_id FROM audit "
-            "WHERE plan_hash = ? AND op_id IS NOT NULL ORDER BY id",
-            (hash_,),
+            "WHERE plan_id = ? AND op_id IS NOT NULL ORDER BY id",
+            (plan_id,),
         ).fetchall()
     done: dict[str, RecordKey | None] = {}
     for op_id, action, tipo, sid in rows:
@@ -103,7 +110,10 @@ async def apply_plan(
     """
     require_writes(env.archive)
     db = env.archive.db
-    done = await db.aread(lambda _: done_ops(env.archive, str(confirmed_hash))) if resume else {}
+    entry = env.plan_id
+    done = await db.aread(lambda _: done_ops(env.archive, entry)) if resume and entry else {}
+    if env.exclude_restricted:  # before validation, whose refusals would name restricted linkers
+        await db.aread(lambda _: guard_plan(env.archive, _ops_of(plan, frozenset(done))))
     checked = await db.aread(lambda _: check_confirmed(plan, confirmed_hash, env, frozenset(done)))
     made = {op_id: key for op_id, key in done.items() if key is not None}
     applied: list[AppliedOp] = []
@@ -122,6 +132,14 @@ async def apply_plan(
         if key is not None:
             made[op_id] = key
     return _report(applied, made, ops, None, ())
+
+
+def _ops_of(plan: Any, done: frozenset[str]) -> list[Any]:
+    """The ops of ``plan`` still to run (a resumed plan's done ops are not checked again)."""
+    ops = plan.get("ops") if isinstance(plan, dict) else None
+    if not isinstance(ops, list):
+        return []
+    return [op for op in ops if not (isinstance(op, dict) and op.get("op_id") in done)]
 
 
 def _run_op_here(
@@ -225,6 +243,7 @@ def _context(env: ApplyContext, hash_: str, op_id: str) -> ToolContext:
         "model": env.model_id,
         "egress": env.egress,
         "actor": env.actor,
+        "plan_id": env.plan_id,
     }
     egress: Literal["local", "external"] = "external" if env.egress == "external" else "local"
     return ToolContext(
@@ -234,6 +253,7 @@ def _context(env: ApplyContext, hash_: str, op_id: str) -> ToolContext:
         model_id=env.model_id,
         egress=egress,
         audit=audit,
+        exclude_restricted=env.exclude_restricted,
     )
 
 

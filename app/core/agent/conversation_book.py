@@ -4,6 +4,11 @@ It owns titles, renaming, resetting, deleting and exporting, and what a run of a
 is sent: the latest exchanges that fit the model's window (:meth:`ConversationBook.window`),
 while the whole history and transcript stay stored (:meth:`ConversationBook.record`). A
 conversation's latest plan is read from the plan book, never stored with it.
+
+A stateless front end's conversation (an API user's: the client keeps the history) is the
+owner's answer ledger: :meth:`ConversationBook.ajudge_history` marks the history a client
+sent from what the server answered (:mod:`~app.core.agent.history_taint`), and
+:meth:`ConversationBook.arecord_exchange` adds each finished run to it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent import conversations as convs
+from app.core.agent import history_taint
 from app.core.agent.conversation_types import Conversation, ConversationSummary
+from app.core.archive import answer_ledger
 from app.core.errors import ToolError
 
 if TYPE_CHECKING:
@@ -162,3 +169,26 @@ class ConversationBook:
                 title=conversation.title or convs.make_title(request.question),
             )
         )
+
+    # -- stateless conversations: the answer ledger ------------------------------------------
+    async def ajudge_history(
+        self, owner: str, history: tuple[dict[str, Any], ...]
+    ) -> tuple[dict[str, Any], ...]:
+        """The history a client of ``owner`` sent, each entry marked ``tainted`` where the
+        server's own record says it may hold restricted text (the client's flags are not
+        trusted; see :func:`~app.core.agent.history_taint.judge`)."""
+        if not history:
+            return history
+        found = history_taint.probe(history)
+        view = await self.archive.db.aread(
+            lambda conn: answer_ledger.look_up(conn, owner, found.digests, found.all_shingles)
+        )
+        marked, _count = history_taint.judge(history, found, view)
+        return tuple(marked)
+
+    async def arecord_exchange(self, owner: str, question: str, final: FinalEvent) -> None:
+        """Add a finished run's question and answer (with its taint) to ``owner``'s ledger."""
+        last = final.history[-1] if final.history else {}
+        answer = str(last.get("text", final.answer)) if isinstance(last, dict) else final.answer
+        rows, pieces = history_taint.exchange_rows(question, answer, bool(final.tainted))
+        await self.archive.db.awrite(lambda conn: answer_ledger.record(conn, owner, rows, pieces))

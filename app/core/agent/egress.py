@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive.ids import check_ids, lone_surrogate_at
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError, ToolError
 from app.core.tools.base import EGRESS_CLASSES, Tool, ToolResult
@@ -74,6 +75,17 @@ class EgressGate:
         """The refusal for calling ``tool`` with ``args`` on this run, or ``None``."""
         if tool is None or tool.egress not in EGRESS_CLASSES:
             return refused("This tool has no egress class, so it is refused.")
+        try:  # before any look-up: SQLite cannot hold such an id, nor encode such text
+            check_ids(args)
+        except ArxiuError as error:
+            return ToolError(error.code, error.message, hint=error.hint, details=error.details)
+        where = lone_surrogate_at(args)
+        if where is not None:
+            return ToolError(
+                "mcp.invalid_args",
+                f"{where} holds a lone surrogate, which is not text.",
+                hint="Send the text as valid Unicode.",
+            )
         if tool.egress == "write":
             return ToolError(
                 "mcp.write_requires_plan",

@@ -16,7 +16,9 @@ for the person at the keyboard):
 
 And :func:`plan_refusal` refuses, on such a run, a plan op that names a restricted record or a
 local file path *before* validation, with the very error a missing record gets — so accepted
-and refused plans say nothing either.
+and refused plans say nothing either — and an op that would touch a restricted record without
+naming it (a delete's linkers, a field's current links: the rights are checked on what an op
+changes) with the generic error of that op.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.egress import STRUCTURE_SCOPE
+from app.core.archive.ids import check_ids
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError, ToolError
 from app.core.tools.base import ToolResult
+from app.core.tools.write_effects import guard_effects
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -56,6 +60,7 @@ SHAPE_CODES = frozenset(
         "mcp.plan_too_large",
         "mcp.section_not_writable",
         "index.unavailable",
+        "archive.id_out_of_range",
     }
 )
 """Failures that depend only on the call's shape and the archive's structure."""
@@ -110,20 +115,40 @@ def plan_refusal(
     ops = raw.get("ops") if isinstance(raw, dict) else None
     if not isinstance(ops, list):
         return None
+    try:
+        check_ids(ops)
+    except ArxiuError as error:
+        return error
     for number, op in enumerate(ops):
         args = op.get("args") if isinstance(op, dict) else None
         restricted = {key for key in _keys_in(args) if _restricted(archive, key)}
-        if not restricted and not _names_path(args):
+        touches = not restricted and _touches_restricted(archive, op)
+        if not restricted and not touches and not _names_path(args):
             continue
         assert isinstance(op, dict)
         masked = {**op, "args": _masked(args, restricted, archive)}
+        checked = [*ops[:number]] if touches else [*ops[:number], masked]
         try:
-            validate({**raw, "ops": [*ops[:number], masked]})
+            if checked:
+                validate({**raw, "ops": checked})
         except ArxiuError as error:
             return error_for_model(error)
         op_id = op.get("op_id")
         return generic(op_id if isinstance(op_id, str) else None)
     return None
+
+
+def _touches_restricted(archive: Archive, op: Any) -> bool:
+    """Whether ``op`` would change, unlink, delete or find a restricted record it does not name
+    (a delete's linkers, a field's current links: :mod:`app.core.tools.write_effects`)."""
+    tool, args = (op.get("tool"), op.get("args")) if isinstance(op, dict) else (None, None)
+    if not isinstance(tool, str) or not isinstance(args, dict):
+        return False
+    try:
+        guard_effects(archive, tool, args)
+    except ArxiuError as error:
+        return error.code != "archive.id_out_of_range"
+    return False
 
 
 def _masked(value: Any, restricted: set[RecordKey], archive: Archive) -> Any:

@@ -265,12 +265,16 @@ class AgentRun:
             summary = self.setup.registry.summary(call.name, call.arguments)
             yield ToolUseEvent(call_id, call.name, summary)
             result = await self.call_tool(call.name, call.arguments)
-            code = None if result.ok else result.code
-            yield ToolResultEvent(call_id, call.name, result.ok, code)
+            yield ToolResultEvent(call_id, call.name, result.ok, self._shown_code(result))
         step.result = result
-        self.transcript.note(
-            {"tool": call.name, "ok": result.ok, "code": None if result.ok else result.code}
-        )
+        self.transcript.note({"tool": call.name, "ok": result.ok, "code": self._shown_code(result)})
+
+    def _shown_code(self, result: ToolResult) -> str | None:
+        """A failure's code as the person may see it: for a reader without the restricted
+        right, a record withheld for restricted links reads as a missing one."""
+        if result.ok:
+            return None
+        return result.code if self.setup.can_read_restricted else for_model(result).code
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolResult:
         """One tool call through the egress gate (both ends); refusals come back as results."""

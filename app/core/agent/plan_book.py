@@ -6,6 +6,11 @@ conversation supersedes it. Claiming a resolution is one conditional ``UPDATE ..
 and processes alike. An approved plan is *applying* until its apply ends (*applied* or
 *failed*); the claim records which process applies it, so a plan left *applying* by a process
 that is gone (killed mid-apply) is known to be interrupted and may be claimed again to resume.
+
+Each plan records who proposed it (an API user's name, or :data:`LOCAL_PERSON` for the CLI and
+the app; a plan recorded before owners were kept is the local person's): claiming or
+superseding another person's plan answers exactly as an unknown id does. The hash a client sees
+is the plan's *bound* hash (:mod:`app.core.archive.plan_seal`), never its plain content hash.
 """
 
 from __future__ import annotations
@@ -25,16 +30,32 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.plan_types import ApplyReport, ChangePlan, PlanRecord, PlanStatus
+from app.core.agent.plans import plan_hash as content_hash
+from app.core.archive.plan_seal import plan_key, seal
 from app.core.errors import ArxiuError, ToolError
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
 psutil: Any = importlib.import_module("psutil")  # no type stubs
+_CONTENT_KEYS = ("plan_version", "summary", "ops")
 _ACTIVE: set[str] = set()
 """Plans this process is applying right now."""
 _ACTIVE_LOCK = threading.Lock()
 _TOKEN: dict[int, str] = {}
+LOCAL_PERSON = ":local"
+"""Who proposes in the CLI and the app (API user names cannot contain ``:``)."""
+_OWNED = "COALESCE(proposer, ?) = ?"
+"""SQL: the plan is this person's (bind :func:`_owner_args`)."""
+
+
+def _owner_args(person: str) -> tuple[str, str]:
+    return LOCAL_PERSON, person
+
+
+def owned_by(record: PlanRecord, person: str) -> bool:
+    """Whether ``person`` proposed ``record`` (a plan with no proposer is the local person's)."""
+    return (record.proposer or LOCAL_PERSON) == person
 
 
 def _process_token() -> str:
@@ -85,6 +106,7 @@ class _NewPlan:
     egress: str
     tainted: bool
     restricted_text: bool
+    proposer: str = LOCAL_PERSON
 
 
 @dataclass(frozen=True)
@@ -131,15 +153,17 @@ class PlanBook:
         row = conn.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
         return self._record(row) if row else None
 
-    def flagged(self, plan_hash: str) -> bool:
-        """Whether a plan with this hash was proposed by a tainted run writing into an open
-        section (so applying it needs the second confirmation, by any route)."""
-        with self.archive.db.reading() as conn:
-            return _flagged_in(conn, plan_hash)
+    async def aby_bound_hash(self, bound_hash: str, person: str) -> PlanRecord | None:
+        """The plan of ``person`` whose bound hash is ``bound_hash`` (on a read thread)."""
 
-    async def aflagged(self, plan_hash: str) -> bool:
-        """:meth:`flagged` on a read thread."""
-        return await self.archive.db.aread(lambda conn: _flagged_in(conn, plan_hash))
+        def find(conn: sqlite3.Connection) -> PlanRecord | None:
+            row = conn.execute(
+                f"SELECT * FROM plans WHERE bound_hash = ? AND {_OWNED}",
+                (bound_hash, *_owner_args(person)),
+            ).fetchone()
+            return self._record(row) if row else None
+
+        return await self.archive.db.aread(find)
 
     def in_conversation(self, conversation_id: str) -> list[PlanRecord]:
         """The plans proposed in a conversation, oldest first."""
@@ -152,7 +176,9 @@ class PlanBook:
 
     def _record(self, row: sqlite3.Row) -> PlanRecord:
         report = json.loads(row["report"]) if row["report"] else None
-        plan = ChangePlan.from_dict({**json.loads(row["plan"]), "pending_id": row["id"]})
+        bound = str(row["bound_hash"] or "")  # the hash clients see, never the content hash
+        stored = {**json.loads(row["plan"]), "plan_hash": bound, "pending_id": row["id"]}
+        plan = ChangePlan.from_dict(stored)
         status = str(row["status"])
         return PlanRecord.from_dict(
             {
@@ -166,6 +192,7 @@ class PlanBook:
                 "restricted_text": bool(row["restricted_text"]),
                 "report": report,
                 "interrupted": status == "applying" and not owner_alive(row["owner"], row["id"]),
+                "proposer": row["proposer"],
             }
         )
 
@@ -179,9 +206,13 @@ class PlanBook:
         egress: str,
         tainted: bool = False,
         restricted_text: bool = False,
+        proposer: str = LOCAL_PERSON,
     ) -> PlanRecord:
-        """Record a newly proposed plan (superseding the conversation's pending one)."""
-        entry = _NewPlan(plan, conversation_id, model_id, egress, tainted, restricted_text)
+        """Record a newly proposed plan of ``proposer`` (superseding the pending one they had in
+        the conversation)."""
+        entry = _NewPlan(
+            plan, conversation_id, model_id, egress, tainted, restricted_text, proposer
+        )
         return self.archive.db.write(lambda conn: self._add_in(conn, entry))
 
     async def aadd(
@@ -193,26 +224,31 @@ class PlanBook:
         egress: str,
         tainted: bool = False,
         restricted_text: bool = False,
+        proposer: str = LOCAL_PERSON,
     ) -> PlanRecord:
         """:meth:`add` on the writer thread (the event loop goes on meanwhile)."""
-        entry = _NewPlan(plan, conversation_id, model_id, egress, tainted, restricted_text)
+        entry = _NewPlan(
+            plan, conversation_id, model_id, egress, tainted, restricted_text, proposer
+        )
         return await self.archive.db.awrite(lambda conn: self._add_in(conn, entry))
 
     def _add_in(self, conn: sqlite3.Connection, entry: _NewPlan) -> PlanRecord:
         plan_id = uuid.uuid4().hex
-        plan = entry.plan
-        body = {k: v for k, v in plan.to_dict().items() if k != "pending_id"}
+        body = {k: v for k, v in entry.plan.to_dict().items() if k in _CONTENT_KEYS}
+        content = content_hash(body)
         if entry.conversation_id is not None:
-            _set_where(conn, "superseded", "conversation_id = ?", entry.conversation_id)
+            _set_where(
+                conn, "superseded", entry.proposer, "conversation_id = ?", entry.conversation_id
+            )
         stamp = _now()
         conn.execute(
             "INSERT INTO plans(id, plan_hash, plan, conversation_id, model_id, egress, "
-            "tainted, restricted_text, status, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+            "tainted, restricted_text, status, created_at, updated_at, proposer, bound_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
             (
                 plan_id,
-                plan.plan_hash,
-                json.dumps(body, ensure_ascii=False),
+                content,
+                json.dumps({**body, "plan_hash": content}, ensure_ascii=False),
                 entry.conversation_id,
                 entry.model_id,
                 entry.egress,
@@ -220,24 +256,42 @@ class PlanBook:
                 int(entry.restricted_text),
                 stamp,
                 stamp,
+                entry.proposer,
+                seal(plan_key(conn), plan_id, content),
             ),
         )
         found = self._get_in(conn, plan_id)
         assert found is not None
         return found
 
-    def claim(self, plan_id: str, approved: bool, *, status: PlanStatus = "declined") -> Claim:
-        """Take the one resolution of ``plan_id``: ``applying`` when approved, else ``status``.
+    def claim(
+        self,
+        plan_id: str,
+        approved: bool,
+        *,
+        status: PlanStatus = "declined",
+        person: str = LOCAL_PERSON,
+    ) -> Claim:
+        """Take the one resolution of ``person``'s plan ``plan_id``: ``applying`` when approved,
+        else ``status``.
 
         An approved claim of a plan left ``applying`` by a process that is gone resumes it.
 
         Raises:
-            ToolError: ``mcp.plan_unknown`` or ``mcp.plan_resolved``.
+            ToolError: ``mcp.plan_unknown`` (also for another person's plan) or
+                ``mcp.plan_resolved``.
         """
-        return self.archive.db.write(lambda conn: self._claim_in(conn, plan_id, approved, status))
+        return self.archive.db.write(
+            lambda conn: self._claim_in(conn, plan_id, approved, status, None, person)
+        )
 
     async def aclaim(
-        self, plan_id: str, approved: bool, *, status: PlanStatus = "declined"
+        self,
+        plan_id: str,
+        approved: bool,
+        *,
+        status: PlanStatus = "declined",
+        person: str = LOCAL_PERSON,
     ) -> Claim:
         """:meth:`claim` on the writer thread: the same conditional update inside the same
         ``BEGIN IMMEDIATE`` (at most one resolution across processes), the loop free meanwhile.
@@ -254,7 +308,7 @@ class PlanBook:
         marked: list[str] = []
         try:
             return await self.archive.db.awrite(
-                lambda conn: self._claim_in(conn, plan_id, approved, status, marked)
+                lambda conn: self._claim_in(conn, plan_id, approved, status, marked, person)
             )
         except asyncio.CancelledError:
             with contextlib.suppress(ArxiuError):  # after the claim, in the writer's order
@@ -271,10 +325,14 @@ class PlanBook:
         approved: bool,
         status: PlanStatus,
         marked: list[str] | None = None,
+        person: str = LOCAL_PERSON,
     ) -> Claim:
         owner = _owner()
-        row = conn.execute("SELECT status, owner FROM plans WHERE id = ?", (plan_id,)).fetchone()
-        if row is None:
+        row = conn.execute(
+            f"SELECT status, owner FROM plans WHERE id = ? AND {_OWNED}",
+            (plan_id, *_owner_args(person)),
+        ).fetchone()
+        if row is None:  # unknown, or another person's: the same answer
             raise _unknown()
         current, holder = str(row[0]), row[1]
         resumed = current == "applying" and approved and not owner_alive(holder, plan_id)
@@ -317,30 +375,37 @@ class PlanBook:
         assert record is not None
         return record
 
-    def supersede(self, conversation_id: str) -> int:
-        """Implicitly decline every pending plan of a conversation; returns how many."""
+    def supersede(self, conversation_id: str, person: str = LOCAL_PERSON) -> int:
+        """Implicitly decline every pending plan of ``person`` in a conversation; how many."""
         return self.archive.db.write(
-            lambda conn: _set_where(conn, "superseded", "conversation_id = ?", conversation_id)
-        )
-
-    async def asupersede(self, conversation_id: str) -> int:
-        """:meth:`supersede` on the writer thread (the event loop goes on meanwhile)."""
-        return await self.archive.db.awrite(
-            lambda conn: _set_where(conn, "superseded", "conversation_id = ?", conversation_id)
-        )
-
-    async def asupersede_id(self, plan_id: str) -> bool:
-        """:meth:`supersede_id` on the writer thread (the event loop goes on meanwhile)."""
-        return bool(
-            await self.archive.db.awrite(
-                lambda conn: _set_where(conn, "superseded", "id = ?", plan_id)
+            lambda conn: _set_where(
+                conn, "superseded", person, "conversation_id = ?", conversation_id
             )
         )
 
-    def supersede_id(self, plan_id: str) -> bool:
-        """Implicitly decline one pending plan; whether it was pending."""
+    async def asupersede(self, conversation_id: str, person: str = LOCAL_PERSON) -> int:
+        """:meth:`supersede` on the writer thread (the event loop goes on meanwhile)."""
+        return await self.archive.db.awrite(
+            lambda conn: _set_where(
+                conn, "superseded", person, "conversation_id = ?", conversation_id
+            )
+        )
+
+    async def asupersede_id(self, plan_id: str, person: str = LOCAL_PERSON) -> bool:
+        """:meth:`supersede_id` on the writer thread (the event loop goes on meanwhile)."""
         return bool(
-            self.archive.db.write(lambda conn: _set_where(conn, "superseded", "id = ?", plan_id))
+            await self.archive.db.awrite(
+                lambda conn: _set_where(conn, "superseded", person, "id = ?", plan_id)
+            )
+        )
+
+    def supersede_id(self, plan_id: str, person: str = LOCAL_PERSON) -> bool:
+        """Implicitly decline one pending plan of ``person`` (another person's is left as it
+        is); whether it was pending."""
+        return bool(
+            self.archive.db.write(
+                lambda conn: _set_where(conn, "superseded", person, "id = ?", plan_id)
+            )
         )
 
     @contextlib.contextmanager
@@ -370,16 +435,10 @@ def _release(plan_ids: list[str]) -> None:
         _ACTIVE.difference_update(plan_ids)
 
 
-def _set_where(conn: sqlite3.Connection, status: str, where: str, value: str) -> int:
+def _set_where(conn: sqlite3.Connection, status: str, person: str, where: str, value: str) -> int:
     cursor = conn.execute(
-        f"UPDATE plans SET status = ?, updated_at = ? WHERE status = 'pending' AND {where}",
-        (status, _now(), value),
+        "UPDATE plans SET status = ?, updated_at = ? "
+        f"WHERE status = 'pending' AND {_OWNED} AND {where}",
+        (status, _now(), *_owner_args(person), value),
     )
     return int(cursor.rowcount)
-
-
-def _flagged_in(conn: sqlite3.Connection, plan_hash: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM plans WHERE plan_hash = ? AND restricted_text = 1 LIMIT 1", (plan_hash,)
-    ).fetchone()
-    return row is not None

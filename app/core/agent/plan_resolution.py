@@ -6,6 +6,11 @@ that a tainted run proposed and that writes into an open section — that the pe
 second, explicit confirmation, *before* the claim, so a refused resolution leaves the plan
 pending. Then the claim (at most one across processes), the apply (resumed if an earlier one
 was interrupted) and the final status with its report.
+
+A plan is applied only through the book, once: by its pending id, or — for the Dédalo seed's
+``{plan, plan_hash}`` — by its bound hash (an HMAC only the core can make, so an edited plan
+has none), and only by the person who proposed it (another person's plan answers as an unknown
+id does). The second confirmation of a flagged plan belongs to its book entry.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.apply import ApplyContext, apply_plan
-from app.core.agent.plan_book import PlanBook
+from app.core.agent.plan_book import LOCAL_PERSON, PlanBook, owned_by
 from app.core.agent.plan_types import ApplyReport, ChangePlan, PlanRecord
+from app.core.agent.plans import plan_hash as content_hash
+from app.core.archive.plan_seal import matches
 from app.core.archive.write_switch import write_disabled
 from app.core.errors import ArxiuError, ToolError
 
@@ -50,6 +57,37 @@ def writes_open_sections(archive: Archive, plan: ChangePlan) -> bool:
     return False
 
 
+def plan_unknown() -> ToolError:
+    """The refusal of an id that names no plan of this person (unknown, or another's)."""
+    return ToolError(
+        "mcp.plan_unknown", "There is no pending change plan with that id.", category="input"
+    )
+
+
+def plan_mismatch() -> ToolError:
+    """The refusal of a posted plan that is not, byte for byte, one the core proposed."""
+    return ToolError(
+        "mcp.plan_hash_mismatch",
+        "The plan differs from the one that was proposed and confirmed.",
+        hint="Ask the assistant to propose the change again; a confirmed plan is never edited.",
+        category="conflict",
+    )
+
+
+def _content(plan: dict[str, Any]) -> dict[str, Any]:
+    return {key: plan.get(key) for key in ("plan_version", "summary", "ops")}
+
+
+def same_plan(record: PlanRecord, posted: dict[str, Any], bound_hash: str) -> bool:
+    """Whether ``posted`` with ``bound_hash`` is exactly the book's ``record``."""
+    expected = record.plan.plan_hash
+    if not expected or not matches(expected, bound_hash):
+        return False
+    if not matches(expected, posted.get("plan_hash", bound_hash)):
+        return False
+    return content_hash(_content(posted)) == content_hash(_content(record.plan.to_dict()))
+
+
 def needs_second_confirmation() -> ToolError:
     """The refusal of a laundering-flagged plan applied without the second confirmation."""
     return ToolError(
@@ -65,30 +103,40 @@ class PlanDesk:
 
     ``env_for`` builds the apply context of a plan from its model and egress; ``writes_on``
     says, at the moment of a resolution, whether writes are on (the session's write mode and
-    the archive's own switch).
+    the archive's own switch); ``person`` is who proposes and resolves here (an API user's
+    name, or :data:`~app.core.agent.plan_book.LOCAL_PERSON`).
     """
 
     def __init__(
-        self, archive: Archive, env_for: EnvFactory, writes_on: Callable[[], bool]
+        self,
+        archive: Archive,
+        env_for: EnvFactory,
+        writes_on: Callable[[], bool],
+        person: str = LOCAL_PERSON,
     ) -> None:
         self.archive = archive
         self.book = PlanBook(archive)
+        self.person = person
         self._env_for = env_for
         self._writes_on = writes_on
 
     # -- looking up --------------------------------------------------------------------------
     def get(self, plan_id: str) -> PlanRecord | None:
-        """A proposed plan with its status (``pending``, ``applying``, ``applied``, ``failed``,
-        ``declined``, ``superseded``); ``None`` for an unknown id."""
-        return self.book.get(plan_id)
+        """A plan this person proposed, with its status (``pending``, ``applying``,
+        ``applied``, ``failed``, ``declined``, ``superseded``); ``None`` for an unknown id or
+        another person's plan."""
+        return self._own(self.book.get(plan_id))
 
     async def aget(self, plan_id: str) -> PlanRecord | None:
         """:meth:`get` off the event loop's thread (on a read thread)."""
-        return await self.book.aget(plan_id)
+        return self._own(await self.book.aget(plan_id))
+
+    def _own(self, record: PlanRecord | None) -> PlanRecord | None:
+        return record if record is not None and owned_by(record, self.person) else None
 
     def latest(self, conversation_id: str) -> PlanRecord | None:
-        """The latest plan proposed in a conversation."""
-        plans = self.book.in_conversation(conversation_id)
+        """The latest plan this person proposed in a conversation."""
+        plans = [p for p in self.book.in_conversation(conversation_id) if self._own(p)]
         return plans[-1] if plans else None
 
     # -- proposing and superseding -----------------------------------------------------------
@@ -108,27 +156,33 @@ class PlanDesk:
             egress=egress,
             tainted=tainted,
             restricted_text=tainted and writes_open_sections(self.archive, plan),
+            proposer=self.person,
         )
-        wire: dict[str, Any] = {**final.change_plan, "pending_id": record.id}
+        wire: dict[str, Any] = {
+            **final.change_plan,
+            "plan_hash": record.plan.plan_hash,  # the bound hash, not the content's sha256
+            "pending_id": record.id,
+        }
         if record.restricted_text:
             wire["restricted_text"] = True
         return dataclasses.replace(final, change_plan=wire)
 
     def supersede_conversation(self, conversation_id: str) -> None:
-        """A new message (or a reset) implicitly declines the conversation's pending plan."""
-        self.book.supersede(conversation_id)
+        """A new message (or a reset) implicitly declines this person's pending plan there."""
+        self.book.supersede(conversation_id, self.person)
 
     def supersede(self, plan_id: str) -> bool:
-        """Implicitly decline one pending plan (an unknown id is ignored); whether it waited."""
-        return self.book.supersede_id(plan_id)
+        """Implicitly decline one pending plan of this person (an unknown id, or another
+        person's plan, is ignored); whether it waited."""
+        return self.book.supersede_id(plan_id, self.person)
 
     async def asupersede_conversation(self, conversation_id: str) -> None:
         """:meth:`supersede_conversation` on the writer thread (the loop goes on meanwhile)."""
-        await self.book.asupersede(conversation_id)
+        await self.book.asupersede(conversation_id, self.person)
 
     async def asupersede(self, plan_id: str) -> bool:
         """:meth:`supersede` on the writer thread (the loop goes on meanwhile)."""
-        return await self.book.asupersede_id(plan_id)
+        return await self.book.asupersede_id(plan_id, self.person)
 
     # -- resolving ---------------------------------------------------------------------------
     async def resolve(
@@ -150,58 +204,63 @@ class PlanDesk:
                 ``mcp.write_disabled`` and ``mcp.plan_needs_confirmation`` (the plan then stays
                 pending) or the apply's refusal of the plan as a whole (it is then ``failed``).
         """
-        record = await self.book.aget(plan_id)
+        record = await self.aget(plan_id)
         if record is None:
-            raise ToolError(
-                "mcp.plan_unknown",
-                "There is no pending change plan with that id.",
-                category="input",
-            )
+            raise plan_unknown()
         if approved and record.status in ("pending", "applying"):
             if not self._writes_on():  # resuming an interrupted apply is a write too
                 raise write_disabled()
             if record.restricted_text and not confirm_restricted:
                 raise needs_second_confirmation()
-        claim = await self.book.aclaim(plan_id, approved)
+        claim = await self.book.aclaim(plan_id, approved, person=self.person)
         if not approved:
             return None
         return await self._apply(claim.record, resume=claim.resumed)
 
-    async def apply(
-        self,
-        plan: Any,
-        plan_hash: Any,
-        *,
-        model_id: str = "",
-        egress: str = "local",
-        confirm_restricted: bool = False,
+    async def apply_posted(
+        self, plan: Any, plan_hash: Any, *, confirm_restricted: bool = False
     ) -> ApplyReport:
-        """Apply a confirmed plan outside the book (integrators holding the plan themselves).
+        """Apply a plan a client sends back whole (the Dédalo seed's ``{plan, plan_hash}``).
 
-        A plan the book flags (a tainted run's, writing into an open section) still needs
-        ``confirm_restricted``.
+        It must be, byte for byte, a plan the core proposed to this person: found by its
+        ``pending_id`` or, without one, by its bound hash; then it is resolved like any other
+        (once; the second confirmation of a flagged plan is the book entry's).
 
         Raises:
-            ArxiuError: ``mcp.write_disabled``, ``mcp.plan_needs_confirmation``,
-                ``mcp.plan_hash_mismatch`` or a validation error — the plan was refused as a
-                whole and nothing was written.
+            ArxiuError: ``mcp.plan_unknown`` (a pending id of no plan of this person),
+                ``mcp.plan_hash_mismatch`` (not a proposed plan, or edited),
+                ``mcp.plan_resolved`` (applied or declined already) and the refusals of
+                :meth:`resolve`.
         """
-        if not self._writes_on():
-            raise write_disabled()
-        flagged = isinstance(plan_hash, str) and await self.book.aflagged(plan_hash)
-        if flagged and not confirm_restricted:
-            raise needs_second_confirmation()
-        return await apply_plan(plan, plan_hash, self._env_for(model_id, egress))
+        if not isinstance(plan, dict) or not isinstance(plan_hash, str):
+            raise plan_mismatch()
+        pending_id = plan.get("pending_id")
+        if pending_id is None:
+            record = await self.book.aby_bound_hash(plan_hash, self.person)
+            if record is None:
+                raise plan_mismatch()
+        else:
+            record = await self.aget(pending_id) if isinstance(pending_id, str) else None
+            if record is None:
+                raise plan_unknown()
+        if not same_plan(record, plan, plan_hash):
+            raise plan_mismatch()
+        report = await self.resolve(record.id, True, confirm_restricted=confirm_restricted)
+        assert report is not None  # an approval always reports
+        return report
 
     async def _apply(self, record: PlanRecord, *, resume: bool) -> ApplyReport:
-        with self.book.applying(record.id):  # the approved claim marked it: cleared at the end
-            plan = record.plan
-            body = {k: v for k, v in plan.to_dict().items() if k != "pending_id"}
-            env = self._env_for(record.model_id, record.egress)
+        # the approved claim marked it as this process's: the mark is cleared only after the
+        # final status is written, so a second resolution never finds it "interrupted" between
+        with self.book.applying(record.id):
+            body = _content(record.plan.to_dict())
+            env = dataclasses.replace(
+                self._env_for(record.model_id, record.egress), plan_id=record.id
+            )
             try:
-                report = await apply_plan(body, plan.plan_hash, env, resume=resume)
+                report = await apply_plan(body, content_hash(body), env, resume=resume)
             except ArxiuError:
                 await self.book.afinish(record.id, "failed", None)
                 raise
-        await self.book.afinish(record.id, "applied" if report.ok else "failed", report)
+            await self.book.afinish(record.id, "applied" if report.ok else "failed", report)
         return report

@@ -229,6 +229,9 @@ class PlanRecord:
     report: ApplyReport | None = None
     interrupted: bool = False
     """``applying`` with no live process applying it: resolving it again resumes it."""
+    proposer: str | None = None
+    """Who proposed it: an API user's name, the local person, or ``None`` (recorded before
+    proposers were kept: the local person's)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (what ``plan_record`` returns to front ends)."""
@@ -245,6 +248,8 @@ class PlanRecord:
         }
         if self.report is not None:
             out["report"] = self.report.to_dict()
+        if self.proposer is not None:
+            out["proposer"] = self.proposer
         return out
 
     @classmethod
@@ -263,6 +268,7 @@ class PlanRecord:
             restricted_text=bool(data.get("restricted_text")),
             report=ApplyReport.from_dict(report) if isinstance(report, dict) else None,
             interrupted=bool(data.get("interrupted")),
+            proposer=None if data.get("proposer") is None else str(data["proposer"]),
         )
 
 

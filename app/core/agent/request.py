@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from app.core.archive.ids import check_id, lone_surrogate_at
 from app.core.errors import ArxiuError, ModelError
 
 if TYPE_CHECKING:
@@ -94,6 +95,13 @@ def validate_request(
     unknown = sorted(set(raw) - REQUEST_KEYS)
     if unknown:
         raise RequestInvalid(f"Unknown request field {unknown[0]!r}.", field=unknown[0])
+    where = lone_surrogate_at(dict(raw))
+    if where is not None:  # no provider, index or log could take it
+        raise RequestInvalid(
+            f"{where} holds a lone surrogate, which is not text.",
+            field=where,
+            hint="Send the text as valid Unicode.",
+        )
     question = _question(raw.get("question"))
     history = _history(raw.get("history"))
     context = _context(raw.get("context"))
@@ -177,6 +185,7 @@ def _context(value: Any) -> RecordContext | None:
         raise RequestInvalid(
             "context needs a section_tipo and an integer section_id.", field="context"
         )
+    check_id(sid, "context.section_id")
     summary = value.get("summary") or ""
     if not isinstance(summary, str) or len(summary) > MAX_CONTEXT_SUMMARY_CHARS:
         raise RequestInvalid(

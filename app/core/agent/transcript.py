@@ -18,13 +18,15 @@ MAX_SUMMARY_ENTRIES = 100
 
 
 def withhold_tainted(history: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """History without tainted answers (and the questions they answered); and how many."""
+    """History without tainted entries (and the questions tainted answers answered); and how
+    many. A question is tainted only when the server's record marks it (a client's copy of
+    restricted text: see :mod:`~app.core.agent.history_taint`)."""
     kept: list[dict[str, Any]] = []
     withheld = 0
     for entry in history:
-        if entry.get("role") == "assistant" and entry.get("tainted"):
+        if entry.get("tainted"):
             withheld += 1
-            if kept and kept[-1].get("role") == "user":
+            if entry.get("role") == "assistant" and kept and kept[-1].get("role") == "user":
                 kept.pop()
             continue
         kept.append(entry)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.core.archive.bulk_plan import Replan, upsert_batch
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.records import (
     Values,
@@ -81,6 +83,8 @@ class BulkWriter:
         ``external_id``) so that importing the same data twice creates nothing twice. Returns at
         once: the caller may build the next batch while the writer thread commits this one.
 
+        The batch is planned in memory and written in a few statements (:mod:`.bulk_plan`);
+        if that fails on one record's data, it is written again record by record, in order.
         With ``per_row``, a record that cannot be stored (a lone surrogate, a value nested too
         deeply, an invalid value) does not roll the batch back: the batch is written again row
         by row, and each such record is left out and listed in :attr:`UpsertResult.failed`.
@@ -88,16 +92,16 @@ class BulkWriter:
         """
 
         def run(conn: sqlite3.Connection) -> UpsertResult:
-            if not per_row:
-                return _upsert_all(conn, source, records)
             conn.execute("SAVEPOINT upsert_batch")
             try:
-                result = _upsert_all(conn, source, records)
+                result = upsert_planned(conn, source, records)
             except Exception as exc:
-                if row_error(exc) is None:
+                if not isinstance(exc, Replan) and row_error(exc) is None:
                     raise
                 conn.execute("ROLLBACK TO upsert_batch")
-                result = _upsert_each(conn, source, records)
+                # record by record: the same result, or the same failure (left out with
+                # per_row, raised without it, which rolls the whole batch back)
+                result = upsert_in_order(conn, source, records, per_row=per_row)
             conn.execute("RELEASE upsert_batch")
             return result
 
@@ -128,6 +132,23 @@ def row_error(exc: BaseException) -> str | None:
         text = f"{type(exc).__name__}: {exc}"
         return text.encode("utf-8", "backslashreplace").decode("utf-8")[:300]
     return None
+
+
+def upsert_planned(conn: sqlite3.Connection, source: str, records: list[NewRecord]) -> UpsertResult:
+    """The batch written in a few statements (:func:`~.bulk_plan.upsert_batch`): what
+    :func:`upsert_in_order` stores, or an exception (a row error, :class:`Replan`)."""
+    done = upsert_batch(conn, source, records)
+    counts = Counter(done.outcomes)
+    return UpsertResult(counts["created"], counts["updated"], counts["unchanged"], done.keys)
+
+
+def upsert_in_order(
+    conn: sqlite3.Connection, source: str, records: list[NewRecord], *, per_row: bool = False
+) -> UpsertResult:
+    """The batch written record by record, in order (the reference :func:`upsert_planned`
+    reproduces); the first record that cannot be stored raises, or with ``per_row`` is left
+    out (one savepoint per record) and listed in :attr:`UpsertResult.failed`."""
+    return (_upsert_each if per_row else _upsert_all)(conn, source, records)
 
 
 def _upsert_all(conn: sqlite3.Connection, source: str, records: list[NewRecord]) -> UpsertResult:
@@ -196,6 +217,8 @@ def _upsert_one(
 def _upsert_existing(
     conn: sqlite3.Connection, before: Record, clean: Values, restricted: bool | None
 ) -> bool:
+    if restricted is None:  # the source says nothing: a person's restriction stays
+        restricted = before.restricted
     if before.values == clean and before.restricted == restricted:
         return False
     store_values(conn, before.key, clean, before.version + 1, restricted=restricted)

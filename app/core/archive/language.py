@@ -14,6 +14,7 @@ Languages are named with Dédalo codes (``lg-cat``, ``lg-spa``, ``lg-eng``…), 
 
 from __future__ import annotations
 
+import functools
 import re
 
 NEUTRAL = "lg-nolan"
@@ -90,14 +91,25 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _COMPILED = {lang: tuple(re.compile(p) for p in pats) for lang, pats in SPELLINGS.items()}
 
 
+def _shares() -> dict[str, tuple[tuple[str, float], ...]]:
+    """Each function word's points: ``(language, 1 / number of languages that use it)``."""
+    owners: dict[str, list[str]] = {}
+    for lang, words in FUNCTION_WORDS.items():
+        for word in words:
+            owners.setdefault(word, []).append(lang)
+    return {w: tuple((lang, 1.0 / len(langs)) for lang in langs) for w, langs in owners.items()}
+
+
+_SHARES = _shares()
+
+
 def scores(text: str) -> dict[str, float]:
     """Evidence for each language (function-word points plus spelling half-points)."""
     lowered = text.lower()
     points = dict.fromkeys(FUNCTION_WORDS, 0.0)
     for word in _WORD.findall(lowered.replace("’", "'").replace("'", " ")):
-        owners = [lang for lang, words in FUNCTION_WORDS.items() if word in words]
-        for lang in owners:
-            points[lang] += 1.0 / len(owners)
+        for lang, share in _SHARES.get(word, ()):
+            points[lang] += share
     for lang, patterns in _COMPILED.items():
         points[lang] += 0.5 * sum(1 for p in patterns if p.search(lowered))
     return points
@@ -136,21 +148,25 @@ def lean(text: str) -> str | None:
     return max(points, key=lambda lang: points[lang])
 
 
+GUESS_CHARS = 1500
+"""How much of a text the import guess reads (the evidence is clear long before)."""
 IMPORT_LANGS = ("lg-cat", "lg-spa", "lg-eng", "lg-fra")
 """The languages an importer guesses among for untagged text (the sources here hold these)."""
 
 
+@functools.lru_cache(maxsize=16384)
 def guess_import_lang(text: str) -> str | None:
     """The language of an untagged imported text among :data:`IMPORT_LANGS`, or ``None``.
 
     Longer than a query, so the evidence is summed over the whole text; the same thresholds as
     :func:`detect` apply. Importers store the guess with ``lang_guessed: True`` on the value.
+    Cached: imports repeat the same values (types, places, formats) many times.
 
     Example:
         >>> guess_import_lang("Copie de 157 lettres de Ludovic Vitet à sa mère et à ses amis")
         'lg-fra'
     """
-    points = scores(text[:4000])
+    points = scores(text[:GUESS_CHARS])
     ranked = sorted(((points[lang], lang) for lang in IMPORT_LANGS), reverse=True)
     (top, best), (second, _) = ranked[0], ranked[1]
     if top < MIN_EVIDENCE or top - second < MIN_MARGIN:

@@ -20,11 +20,14 @@ a busy machine), so opening an up-to-date archive never loads it.
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive.answer_ledger import LEDGER_SQL
+from app.core.archive.plan_seal import PLAN_SECRET, seal
 from app.core.errors import ArchiveError
 
 if TYPE_CHECKING:
@@ -363,9 +366,52 @@ def _stored_plans(pending_text: str | None, transcript_text: str | None) -> list
     return found
 
 
+_PLAN_BINDING = """
+ALTER TABLE plans ADD COLUMN proposer TEXT;
+ALTER TABLE plans ADD COLUMN bound_hash TEXT;
+ALTER TABLE audit ADD COLUMN plan_id TEXT;
+CREATE TABLE archive_secrets (
+    name TEXT PRIMARY KEY,
+    value BLOB NOT NULL
+) WITHOUT ROWID
+"""
+
+_PLAN_BINDING_INDEXES = (
+    IndexSpec("plans_by_bound_hash", "plans", ("bound_hash",)),
+    IndexSpec("audit_by_plan_id", "audit", ("plan_id", "op_id")),
+)
+
+
+def _plan_binding(db: sqlite_utils.Database) -> None:
+    """Plans bound to the book: who proposed each, the hash clients see (an HMAC keyed by a
+    per-archive secret), and the plan-book id on each audit row (so a resume finds its own).
+
+    Plans and audit rows already there keep ``NULL`` in the new columns (a plan with no
+    proposer is the local person's); each plan's bound hash is filled in.
+    """
+    _run_sql(db, _PLAN_BINDING)
+    create_indexes(db, _PLAN_BINDING_INDEXES)
+    key = secrets.token_bytes(32)
+    db.execute("INSERT INTO archive_secrets(name, value) VALUES (?, ?)", (PLAN_SECRET, key))
+    rows = db.execute("SELECT id, plan_hash FROM plans").fetchall()
+    for plan_id, content_hash in rows:
+        db.execute(
+            "UPDATE plans SET bound_hash = ? WHERE id = ?",
+            (seal(key, str(plan_id), str(content_hash)), plan_id),
+        )
+
+
+def _answer_ledger(db: sqlite_utils.Database) -> None:
+    """The answer ledger: digests of what the server answered and was asked per API user, and
+    of tainted answers' shingles (see :mod:`app.core.archive.answer_ledger`); empty at first."""
+    _run_sql(db, LEDGER_SQL)
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base", _on_utils(_base)),
     # The index (app/core/index) appends its own named migrations after this line.
     Migration("0002_index", _on_utils(_index)),
     Migration("0003_plan_book", _on_utils(_plan_book)),
+    Migration("0004_plan_binding", _on_utils(_plan_binding)),
+    Migration("0005_answer_ledger", _on_utils(_answer_ledger)),
 ]

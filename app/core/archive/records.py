@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -65,9 +65,12 @@ def normalize_values(values: Values) -> Values:
                     f"Field {field_tipo}: item {number} has no 'value'.",
                     category="input",
                 )
+            # int(id or number) and str(lang or neutral), without the calls when they are
+            # already an int and a str (a bulk import normalises millions of items)
+            ident, lang = item.get("id"), item.get("lang")
             value = {
-                "id": int(item.get("id") or number),
-                "lang": str(item.get("lang") or NEUTRAL_LANG),
+                "id": ident if type(ident) is int and ident else int(ident or number),
+                "lang": lang if type(lang) is str and lang else str(lang or NEUTRAL_LANG),
                 "value": item["value"],
             }
             if item.get("lang_guessed") is True:
@@ -195,13 +198,24 @@ class RecordWriter:
         return self.delete_record_unlinking(key, unlink=unlink, audit=audit)[0]
 
     def delete_record_unlinking(
-        self, key: RecordKey, *, unlink: bool = False, audit: dict[str, Any] | None = None
+        self,
+        key: RecordKey,
+        *,
+        unlink: bool = False,
+        audit: dict[str, Any] | None = None,
+        guard: Callable[[list[Link]], None] | None = None,
     ) -> tuple[Record, list[Link]]:
-        """:meth:`delete_record`, also returning the links removed from other records."""
+        """:meth:`delete_record`, also returning the links removed from other records.
+
+        ``guard`` sees the incoming links inside the delete's transaction, before any is
+        removed, and may refuse them by raising (nothing is changed then).
+        """
 
         def run(conn: sqlite3.Connection) -> tuple[Record, list[Link]]:
             before = read_record(conn, key)
             incoming = links_into(conn, key)
+            if guard is not None and incoming:
+                guard(incoming)
             if incoming and not unlink:
                 raise record_linked(key, incoming)
             for link in incoming:
@@ -436,13 +450,67 @@ def _add_links(
     conn: sqlite3.Connection, key: RecordKey, data: Values, relations: list[str] | None
 ) -> None:
     fields = relations if relations is not None else relation_fields(conn, key.section_tipo)
-    rows = [
-        (key.section_tipo, key.section_id, field_tipo, target.section_tipo, target.section_id)
-        for field_tipo in fields
-        for target in locators(data.get(field_tipo, []))
-    ]
+    rows = link_rows(key, data, fields)
     if rows:
         conn.executemany("INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?, ?)", rows)
+
+
+LinkRow = tuple[str, int, str, str, int]
+"""A ``links`` row: from section, from id, field, to section, to id."""
+
+
+def link_rows(key: RecordKey, data: Values, relations: list[str]) -> list[LinkRow]:
+    """The ``links`` rows that ``key``'s values ``data`` hold in its ``relations`` fields."""
+    return [
+        (key.section_tipo, key.section_id, field_tipo, target.section_tipo, target.section_id)
+        for field_tipo in relations
+        if field_tipo in data
+        for target in locators(data[field_tipo])
+    ]
+
+
+# -- batch variants (bulk upserts) ----------------------------------------------------------------
+
+InsertRow = tuple[str, int, str, int, int | None, str, str]
+"""A new ``records`` row: section, id, data (JSON), version, restricted, created, updated."""
+UpdateRow = tuple[str, int, str, int | None, str, int]
+"""A changed ``records`` row: data (JSON), version, updated at, restricted, section, id."""
+
+
+def now() -> str:
+    """The time stamp of a write (UTC, to the second)."""
+    return _now()
+
+
+def insert_many(conn: sqlite3.Connection, rows: list[InsertRow]) -> None:
+    """Insert new records (what :func:`insert_record` writes, links aside), one statement."""
+    conn.executemany(
+        "INSERT INTO records(section_tipo, section_id, data, version, restricted, created_at, "
+        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+
+
+def update_many(conn: sqlite3.Connection, rows: list[UpdateRow]) -> None:
+    """Rewrite records' values, version and restriction (what :func:`store_values` writes with
+    a ``restricted`` given, links aside), one statement."""
+    conn.executemany(
+        "UPDATE records SET data = ?, version = ?, updated_at = ?, restricted = ? "
+        "WHERE section_tipo = ? AND section_id = ?",
+        rows,
+    )
+
+
+def relink_many(
+    conn: sqlite3.Connection, cleared: list[RecordKey], rows: Iterable[LinkRow]
+) -> None:
+    """Drop the outgoing links of ``cleared`` (records whose values were rewritten), then add
+    ``rows``: the ``links`` table as :func:`insert_record` and :func:`store_values` leave it."""
+    conn.executemany(
+        "DELETE FROM links WHERE from_section = ? AND from_id = ?",
+        [(key.section_tipo, key.section_id) for key in cleared],
+    )
+    conn.executemany("INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?, ?)", rows)
 
 
 def write_audit(
@@ -453,10 +521,11 @@ def write_audit(
     after: Any,
     info: dict[str, Any],
 ) -> None:
-    """Append one audit row inside the caller's transaction."""
+    """Append one audit row inside the caller's transaction (``info``: ``plan_hash``, ``plan_id``,
+    ``op_id``, ``model``, ``egress``, ``actor``)."""
     conn.execute(
         "INSERT INTO audit(at, action, section_tipo, section_id, plan_hash, op_id, before, after, "
-        "model, egress, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "model, egress, actor, plan_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             _now(),
             action,
@@ -469,5 +538,6 @@ def write_audit(
             info.get("model"),
             info.get("egress"),
             info.get("actor"),
+            info.get("plan_id"),
         ),
     )

@@ -18,6 +18,7 @@ from typing import Any
 from app.core.archive.bulk import BulkWriter
 from app.core.archive.conversations import ConversationStore
 from app.core.archive.database import Database
+from app.core.archive.hierarchy_shape import TABLE_LAYOUTS, layout_roles, shape_of
 from app.core.archive.migrations import MIGRATIONS
 from app.core.archive.model import Field, Link, Record, RecordKey, Section
 from app.core.archive.records import RecordWriter, row_to_record
@@ -41,6 +42,8 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         self.folder = folder
         self.db = db
         self._listeners: list[ChangeListener] = []
+        self._code_fields: dict[str, str | None] = {}
+        """Per section, the reference-code field its labels lead with (see :meth:`label_of`)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -96,10 +99,12 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
     def put_section(self, section: Section) -> None:
         """Create or replace a section definition."""
         self.db.write(lambda c: _put_section(c, section))
+        self._code_fields.clear()
 
     def put_field(self, field: Field) -> None:
         """Create or replace a field definition."""
         self.db.write(lambda c: _put_field(c, field))
+        self._code_fields.clear()
 
     def sections(self) -> list[Section]:
         """Every section, ordered by tipo."""
@@ -221,13 +226,39 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         return self.label_of(record, lang)
 
     def label_of(self, record: Record, lang: str = "lg-eng") -> str:
-        """The label of a record already read."""
+        """The label of a record already read.
+
+        In an archival hierarchy (a section whose records are "part of" one another, such as
+        EAD's ``ead1``) the label leads with the reference code, as archivists cite a unit:
+        ``572AP/1 · Copie de 157 lettres de Ludovic Vitet``.
+        """
+        text = self.title_of(record, lang, fallback=False)
+        code_field = self._code_field(record.section_tipo)
+        code = record.text(code_field, lang) if code_field else None
+        if text and code and code not in text:
+            return f"{code} · {text}"
+        return text or code or str(record.key)
+
+    def title_of(self, record: Record, lang: str = "lg-eng", *, fallback: bool = True) -> str:
+        """The record's title alone (its label field; the key when it has none and
+        ``fallback``), for a view that shows the reference code beside it."""
         section = self.section(record.section_tipo)
-        if section.label_field:
-            text = record.text(section.label_field, lang)
-            if text:
-                return text
-        return str(record.key)
+        text = record.text(section.label_field, lang) if section.label_field else None
+        return text or (str(record.key) if fallback else "")
+
+    def _code_field(self, tipo: str) -> str | None:
+        if tipo not in self._code_fields:
+            shape = None
+            if self.has_section(tipo):
+                with self.db.reading() as conn:
+                    rows = conn.execute(
+                        "SELECT value FROM meta WHERE key >= ? AND key < ?",
+                        (TABLE_LAYOUTS, TABLE_LAYOUTS + "\uffff"),
+                    ).fetchall()
+                roles = layout_roles((str(row[0]) for row in rows), tipo)
+                shape = shape_of(self.section(tipo), self.fields(tipo), roles)
+            self._code_fields[tipo] = shape.reference_field if shape is not None else None
+        return self._code_fields[tipo]
 
     def is_restricted(self, key: RecordKey) -> bool:
         """Whether a record may never reach an external model (record flag, else section's)."""

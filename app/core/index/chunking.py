@@ -153,52 +153,77 @@ def chunk_record(record: Record, fields: list[Field], label_field: str | None) -
     """
     chunks: list[Chunk] = []
     short: dict[str, tuple[str, list[str]]] = {}
+    labels: dict[str, str] = {}
+    key, values = record.key, record.values
 
     def label(lang: str) -> str:
-        value = record.text(label_field, lang) if label_field else None
-        return clean(value) if value else ""
+        found = labels.get(lang)
+        if found is None:
+            value = record.text(label_field, lang) if label_field else None
+            found = labels[lang] = clean(value) if value else ""
+        return found
 
     for field in fields:
-        if field.kind not in TEXT_KINDS or field.tipo == label_field:
+        if field.kind not in TEXT_KINDS or field.tipo == label_field or field.tipo not in values:
             continue
-        for item in record.items(field.tipo):
+        plain = field.kind == "text"
+        for item in values[field.tipo]:
             value = item.get("value")
-            lang = str(item.get("lang") or "lg-nolan")
-            if not isinstance(value, str) or not clean(value):
+            if not isinstance(value, str):
                 continue
-            if _is_short(field, value):
-                short.setdefault(lang, (field.tipo, []))[1].append(clean(value))
+            if "<" in value or "[" in value:
+                cleaned, is_short = clean(value), _is_short(field, value)
+            else:  # no tag, no marker: clean() and _is_short() from one split
+                words = value.split()
+                cleaned, is_short = " ".join(words), plain and len(words) <= SHORT_WORDS
+            if not cleaned:
                 continue
-            for segment in pack(split_markers(value)):
-                chunks.append(_chunk(record, field.tipo, lang, len(chunks), segment, label(lang)))
+            lang = item.get("lang")
+            lang = lang if type(lang) is str and lang else str(lang or "lg-nolan")
+            if is_short:
+                short.setdefault(lang, (field.tipo, []))[1].append(cleaned)
+                continue
+            for segment in _passages(value, cleaned):
+                chunks.append(_chunk(key, field.tipo, lang, len(chunks), segment, label(lang)))
     passages = bool(chunks)
-    for lang, (tipo, values) in short.items():
-        segment = Segment(" · ".join(values))
+    for lang, (tipo, texts) in short.items():
+        segment = Segment(" · ".join(texts))
         head = "" if passages else label(lang)  # passages already carry the label
-        chunks.append(_chunk(record, tipo, lang, len(chunks), segment, head))
-    covered = {c.lang for c in chunks}
-    for item in record.items(label_field) if label_field else []:
-        lang, value = str(item.get("lang") or "lg-nolan"), item.get("value")
-        if isinstance(value, str) and clean(value) and lang not in covered:
-            segment = Segment(clean(value))
-            chunks.append(
-                _chunk(record, label_field or "", lang, len(chunks), segment, segment.text)
-            )
-            covered.add(lang)
+        chunks.append(_chunk(key, tipo, lang, len(chunks), segment, head))
+    if label_field:
+        _label_chunks(record, label_field, chunks)
     return chunks
 
 
+def _label_chunks(record: Record, label_field: str, chunks: list[Chunk]) -> None:
+    """Add a chunk holding just the label for each language of it that no chunk has."""
+    covered = {c.lang for c in chunks}
+    for item in record.values.get(label_field, []):
+        lang, value = str(item.get("lang") or "lg-nolan"), item.get("value")
+        if isinstance(value, str) and lang not in covered and (text := clean(value)):
+            chunks.append(_chunk(record.key, label_field, lang, len(chunks), Segment(text), text))
+            covered.add(lang)
+
+
+def _passages(value: str, cleaned: str) -> Iterator[Segment]:
+    """``pack(split_markers(value))``; ``cleaned`` is ``clean(value)``. A value without a
+    marker is one segment, ``cleaned`` itself (no regular expression run on it)."""
+    if "[" in value:
+        return pack(split_markers(value))
+    return pack([Segment(cleaned)])
+
+
 def _is_short(field: Field, value: str) -> bool:
-    if field.kind != "text" or TIMECODE.search(value) or PAGE.search(value):
+    if field.kind != "text" or ("[" in value and (TIMECODE.search(value) or PAGE.search(value))):
         return False
     return len(value.split()) <= SHORT_WORDS
 
 
 def _chunk(
-    record: Record, field_tipo: str, lang: str, position: int, segment: Segment, label: str
+    key: RecordKey, field_tipo: str, lang: str, position: int, segment: Segment, label: str
 ) -> Chunk:
     return Chunk(
-        key=record.key,
+        key=key,
         field_tipo=field_tipo,
         lang=lang,
         position=position,

@@ -32,7 +32,7 @@ from typing import Literal
 from app.core.archive.model import Field, RecordKey
 from app.core.archive.store import Archive
 from app.core.errors import ArxiuError, IndexError_
-from app.core.index import storage
+from app.core.index import changes, storage
 from app.core.index.chunking import chunk_record
 from app.core.index.embedders import Embedder
 from app.core.index.storage import RecordWork, WriteResult
@@ -146,10 +146,16 @@ def _written(archive: Archive, result: WriteResult) -> None:
 
 
 def pending_work(archive: Archive) -> tuple[list[RecordKey], list[RecordKey]]:
-    """Every record to (re)chunk and every indexed record gone, in one scan each."""
+    """Every record to (re)chunk and every indexed record gone, in one scan each (none when
+    no record changed since a scan found nothing: see :func:`changes.pending_unchanged`)."""
     with archive.db.reading() as conn:
+        unchanged, gen = changes.pending_unchanged(conn)
+        if unchanged:
+            return [], []
         todo = storage.pending_records(conn)
         orphans = storage.orphan_records(conn)
+    if not todo and not orphans:
+        changes.mark_synced(archive, gen)
     return [key for key, _ in todo], orphans
 
 
@@ -402,26 +408,22 @@ class Indexer:
 
     def pending(self) -> int:
         """Work items left: records to chunk plus texts to embed, for every model."""
-        with self.archive.db.reading() as conn:
-            return storage.count_pending_records(conn) + sum(
-                storage.count_missing_vectors(conn, e.model_id) for e in self.embedders
-            )
+        return self._counts().pending()
 
     def coverage(self) -> float:
         """Share of distinct chunk texts that have a vector of every model (1.0 when none)."""
-        with self.archive.db.reading() as conn:
-            texts = storage.count_hashes(conn) * len(self.embedders)
-            if not texts:
-                return 1.0
-            missing = sum(storage.count_missing_vectors(conn, e.model_id) for e in self.embedders)
-        return 1.0 - missing / texts
+        counts = self._counts()
+        texts = counts.texts * len(self.embedders)
+        return 1.0 - sum(counts.missing.values()) / texts if texts else 1.0
 
     def estimate(self) -> int:
         """:meth:`pending`, counting one text per model for each record still to chunk."""
-        with self.archive.db.reading() as conn:
-            records = storage.count_pending_records(conn)
-            vectors = sum(storage.count_missing_vectors(conn, e.model_id) for e in self.embedders)
-        return records * (1 + len(self.embedders)) + vectors
+        counts = self._counts()
+        return counts.pending_records * (1 + len(self.embedders)) + sum(counts.missing.values())
+
+    def _counts(self) -> changes.IndexCounts:
+        """The counts (cached while nothing changes, see :mod:`.changes`)."""
+        return changes.counts(self.archive, tuple(e.model_id for e in self.embedders))
 
     def step(self) -> int:
         """Do one batch of work; returns how many items it finished (0: nothing left).

@@ -36,8 +36,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from app.core.archive.model import RecordKey
 from app.core.archive.language import NEUTRAL
+from app.core.archive.model import RecordKey
 from app.core.index.storage import ChunkRow
 
 CROSS_LANGUAGE = 0.8

@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from app.core.archive import language
 from app.core.archive.database import Database
 from app.core.archive.model import RecordKey
 from app.core.errors import IndexError_
-from app.core.index import feedback, fusion, language, lexical, names, query_frame, ranking
+from app.core.index import feedback, fusion, lexical, names, query_frame, ranking
 from app.core.index.dense import DenseMatrix, Mask, Vectors
 from app.core.index.embedders import Embedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.archive.store import Archive
-from app.core.index import storage
+from app.core.index import changes, storage
 from app.core.index.dense import DenseMatrix, Vectors
 from app.core.index.embed_worker import EmbedWorker
 from app.core.index.embedders import Embedder, default_embedders
@@ -103,6 +103,7 @@ class Index:
         self.compressed = compressed
         self._matrices: dict[str, DenseMatrix] = {}
         self._lock = threading.RLock()
+        changes.install(archive)
         self.indexer = Indexer(archive, self.embedders, on_written=self._on_written)
         self.engine = SearchEngine(archive.db, self.embedders, self.matrix_of)
         archive.add_listener(self.indexer.notify)
@@ -226,24 +227,16 @@ class Index:
             self._matrices.clear()
 
     def stats(self) -> IndexStats:
-        """Counts for status displays: chunks, vectors, work pending, completeness per model."""
+        """Counts for status displays: chunks, vectors, work pending, completeness per model
+        (no scan when nothing changed since they were last taken, see :mod:`.changes`)."""
+        models = tuple(e.model_id for e in self.embedders)
+        counts = changes.counts(self.archive, models)
+        coverage = tuple(
+            (model, 1.0 - counts.missing[model] / counts.texts if counts.texts else 1.0)
+            for model in models
+        )
         model = self.embedder.model_id
-        with self.archive.db.reading() as conn:
-            chunks = int(conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0])
-            vectors = int(
-                conn.execute(
-                    "SELECT count(*) FROM index_vectors WHERE model = ?", (model,)
-                ).fetchone()[0]
-            )
-            texts = storage.count_hashes(conn)
-            coverage = tuple(
-                (
-                    e.model_id,
-                    1.0 - storage.count_missing_vectors(conn, e.model_id) / texts if texts else 1.0,
-                )
-                for e in self.embedders
-            )
-        return IndexStats(model, chunks, vectors, self.indexer.pending(), coverage)
+        return IndexStats(model, counts.chunks, counts.vectors[model], counts.pending(), coverage)
 
     def sync_lexical(self) -> int:
         """Chunk every changed record now, without embedding (the lexical index is then

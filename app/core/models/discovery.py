@@ -50,6 +50,10 @@ REFUSE_FACTOR = 2
 """A model needing more than this many times the available memory is refused."""
 TIGHT_SHARE = 0.8
 """A model needing more than this share of the available memory is a tight fit."""
+FILE_GRACE_S = 0.5
+"""Each file's header may be read this long even when the scan's budget is nearly spent (up
+to the reader's own bound, ``gguf_facts.FILE_TIME_BOUND_S``), so a real model late in a scan
+is not refused as slow."""
 
 
 @dataclass(frozen=True)
@@ -304,11 +308,12 @@ class _Scan:
 
     def add_file(self, source: str, path: Path, name: str) -> None:
         key = (source, os.path.realpath(path))
-        if key in self.seen:
+        if key in self.seen or self.budget.spent():
             return
         self.seen.add(key)
+        deadline = max(self.budget.deadline, time.monotonic() + FILE_GRACE_S)
         try:
-            facts = read_facts(path)
+            facts = read_facts(path, deadline)
         except ArxiuError as error:
             self.result.refused.append(Refused(source, path, error.code, error.message))
             return

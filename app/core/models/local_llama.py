@@ -5,10 +5,11 @@ files, which would kill the whole window from a thread; a spawned child just exi
 request starts a fresh one. The cost is one pipe message per token (microseconds) and the time to
 start the child once (model load included), paid lazily on the first request, off the event loop.
 
-Stop works between tokens and between prompt slices (see :mod:`~app.core.models.local_worker`);
-if the child does not acknowledge a stop within ``stop_grace_s`` (one huge slice on a slow
-machine), it is killed and restarted on the next request. The child keeps one ``Llama`` object,
-so the stable prompt prefix (system prompt + tool definitions) stays in its KV cache across turns.
+Stop works between tokens and inside the prompt's evaluation (llama.cpp's abort callback, see
+:mod:`~app.core.models.local_worker`); if the child does not acknowledge a stop within
+``stop_grace_s`` (a child stuck elsewhere), it is killed and restarted on the next request. The
+child keeps one ``Llama`` object, so the stable prompt prefix (system prompt + tool definitions)
+stays in its KV cache across turns.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from app.core.archive.ids import check_ids, lone_surrogate_at
 from app.core.errors import ArxiuError
 from app.core.models.base import ToolSpec
 from app.core.tools.base import (
@@ -141,10 +142,22 @@ class ToolRegistry:
         """The arguments checked against the tool's schema (digit strings become integers).
 
         Raises:
-            ArxiuError: ``mcp.tool_unknown``, or ``mcp.invalid_args`` naming every problem.
+            ArxiuError: ``mcp.tool_unknown``, ``mcp.invalid_args`` naming every problem (a
+                lone surrogate in a string too), or ``archive.id_out_of_range`` for an id
+                SQLite cannot hold.
         """
         found = self.get(name)
+        where = lone_surrogate_at(args)
+        if where is not None:
+            raise ArxiuError(
+                "mcp.invalid_args",
+                f"Invalid arguments for {name}: {where} holds a lone surrogate, which is not text.",
+                hint="Send the text as valid Unicode.",
+                category="input",
+                details={"problems": [f"{where}: lone surrogate"]},
+            )
         fixed, problems = validate(args if args is not None else {}, found.parameters)
+        check_ids(fixed)
         if problems:
             raise ArxiuError(
                 "mcp.invalid_args",

@@ -8,6 +8,7 @@ in the same transaction as the change. Results report the record touched as
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -28,6 +29,7 @@ from app.core.tools.write_checks import (
     is_ref,
     to_items,
 )
+from app.core.tools.write_effects import guard_effects, guard_unlinks
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -65,6 +67,13 @@ def _done(key: RecordKey, created: bool, **extra: Any) -> ToolResult:
     return ToolResult(ok=True, data={**data, **extra}, records=(key,), sections=(key.section_tipo,))
 
 
+def _guard(ctx: ToolContext, tool_name: str, args: dict[str, Any]) -> None:
+    """For a caller without the restricted right (``ctx.exclude_restricted``), refuse an op
+    that would touch restricted records (see :mod:`app.core.tools.write_effects`)."""
+    if ctx.exclude_restricted:
+        guard_effects(ctx.archive, tool_name, args)
+
+
 def _items_of(ctx: ToolContext, section_tipo: str, values: dict[str, Any]) -> dict[str, Any]:
     fields = {f.tipo: f for f in ctx.archive.fields(section_tipo)}
     return {tipo: to_items(fields[tipo], value, ctx.lang) for tipo, value in values.items()}
@@ -81,7 +90,9 @@ async def dedalo_create_record(
         values: {field tipo or label: value}; a value is a text or number, {lang: text} for
             several languages, or a locator for a relation field.
     """
-    args = check_create(ctx.archive, {"section_tipo": section_tipo, "values": values}, ctx.lang)
+    given = {"section_tipo": section_tipo, "values": values}
+    _guard(ctx, "dedalo_create_record", given)
+    args = check_create(ctx.archive, given, ctx.lang)
     items = _items_of(ctx, args["section_tipo"], args["values"])
     key = ctx.archive.create_record(args["section_tipo"], items, audit=ctx.audit)
     return _done(key, True)
@@ -97,9 +108,9 @@ async def dedalo_duplicate_record(
         section_tipo: the record's section tipo.
         section_id: the id of the record to copy.
     """
-    args = check_record(
-        ctx.archive, {"section_tipo": section_tipo, "section_id": section_id}, ctx.lang
-    )
+    given = {"section_tipo": section_tipo, "section_id": section_id}
+    _guard(ctx, "dedalo_duplicate_record", given)
+    args = check_record(ctx.archive, given, ctx.lang)
     key = RecordKey(args["section_tipo"], section_id)
     new = ctx.archive.duplicate_record(key, audit=ctx.audit)
     return _done(new, True, source=key.to_locator())
@@ -116,13 +127,14 @@ async def dedalo_delete_record(
         section_id: the id of the record to delete.
         unlink: first remove the links other records hold to it (each is reported).
     """
-    args = check_delete(
-        ctx.archive,
-        {"section_tipo": section_tipo, "section_id": section_id, "unlink": unlink},
-        ctx.lang,
-    )
+    given = {"section_tipo": section_tipo, "section_id": section_id, "unlink": unlink}
+    _guard(ctx, "dedalo_delete_record", given)
+    args = check_delete(ctx.archive, given, ctx.lang)
     key = RecordKey(args["section_tipo"], section_id)
-    _, removed = ctx.archive.delete_record_unlinking(key, unlink=unlink, audit=ctx.audit)
+    guard = partial(guard_unlinks, ctx.archive) if ctx.exclude_restricted else None
+    _, removed = ctx.archive.delete_record_unlinking(
+        key, unlink=unlink, audit=ctx.audit, guard=guard
+    )
     unlinked = [{**link.source.to_locator(), "field": link.field_tipo} for link in removed]
     return _done(key, False, deleted=True, unlinked=unlinked)
 
@@ -145,11 +157,9 @@ async def dedalo_set_field(
         value: the new value (text, number, {lang: text}, or a locator); null clears it.
         lang: replace only the value in this language, keeping the others.
     """
-    args = check_field_write(
-        ctx.archive,
-        {"section_tipo": section_tipo, "section_id": section_id, "field": field, "value": value},
-        ctx.lang,
-    )
+    given = {"section_tipo": section_tipo, "section_id": section_id, "field": field}
+    _guard(ctx, "dedalo_set_field", {**given, "value": value})
+    args = check_field_write(ctx.archive, {**given, "value": value}, ctx.lang)
     key = RecordKey(args["section_tipo"], section_id)
     fld = ctx.archive.field(args["field"])
     items = to_items(fld, value, lang or ctx.lang)
@@ -176,11 +186,9 @@ async def dedalo_save_component(
         field: the field's tipo or label.
         items: the field's complete new values; an empty list clears it.
     """
-    args = check_field_write(
-        ctx.archive,
-        {"section_tipo": section_tipo, "section_id": section_id, "field": field, "items": items},
-        ctx.lang,
-    )
+    given = {"section_tipo": section_tipo, "section_id": section_id, "field": field}
+    _guard(ctx, "dedalo_save_component", {**given, "items": items})
+    args = check_field_write(ctx.archive, {**given, "items": items}, ctx.lang)
     key = RecordKey(args["section_tipo"], section_id)
     fld = ctx.archive.field(args["field"])
     ctx.archive.update_record(
@@ -219,6 +227,8 @@ async def dedalo_portal_link(
         field: the relation field's tipo or label (e.g. informant).
         target: the record to link.
     """
+    given = {"section_tipo": section_tipo, "section_id": section_id, "target": target}
+    _guard(ctx, "dedalo_portal_link", given)
     key, field_tipo, locator = _portal_args(ctx, section_tipo, section_id, field, target)
     record = ctx.archive.get_record(key)
     items = record.items(field_tipo)
@@ -243,6 +253,8 @@ async def dedalo_portal_unlink(
         field: the relation field's tipo or label.
         target: the linked record to remove from the portal.
     """
+    given = {"section_tipo": section_tipo, "section_id": section_id, "target": target}
+    _guard(ctx, "dedalo_portal_unlink", given)
     key, field_tipo, locator = _portal_args(ctx, section_tipo, section_id, field, target)
     record = ctx.archive.get_record(key)
     items = record.items(field_tipo)
@@ -271,9 +283,9 @@ async def dedalo_find_or_create(
         match: {field tipo or label: value} identifying the record (e.g. the person's name).
         set: more {field: value} for a new record (e.g. birth date, birthplace).
     """
-    args = check_find_or_create(
-        ctx.archive, {"section_tipo": section_tipo, "match": match, "set": set}, ctx.lang
-    )
+    given = {"section_tipo": section_tipo, "match": match, "set": set}
+    _guard(ctx, "dedalo_find_or_create", given)
+    args = check_find_or_create(ctx.archive, given, ctx.lang)
     tipo = args["section_tipo"]
     items = _items_of(ctx, tipo, {**args["set"], **args["match"]})
     key, created, matched = find_or_create(
@@ -294,11 +306,9 @@ async def dedalo_upload_media(
         field: the media field's tipo or label.
         path: the file's path on this computer.
     """
-    args = check_upload(
-        ctx.archive,
-        {"section_tipo": section_tipo, "section_id": section_id, "field": field, "path": path},
-        ctx.lang,
-    )
+    given = {"section_tipo": section_tipo, "section_id": section_id, "field": field}
+    _guard(ctx, "dedalo_upload_media", given)
+    args = check_upload(ctx.archive, {**given, "path": path}, ctx.lang)
     key = RecordKey(args["section_tipo"], section_id)
     media = add_media(ctx.archive, key, args["field"], Path(path).expanduser(), audit=ctx.audit)
     after = {

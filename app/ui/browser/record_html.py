@@ -12,12 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.archive import Archive, Field, Media, Record, RecordKey
+from app.core.archive.hierarchy import Hierarchy, Node, breadcrumbs, children_of, hierarchy_of
 from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import locators
 
 TIMECODE = re.compile(r"\[TC_(\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)_TC\]")
 LANG_TAGS = {"lg-cat": "CA", "lg-spa": "ES", "lg-eng": "EN", "lg-fra": "FR", "lg-deu": "DE"}
 LANG_ORDER = ("lg-cat", "lg-spa", "lg-eng")
+CHILDREN_SHOWN = 200
+"""The most children listed in the record view (the rest are counted)."""
+CRUMB = " › "
 
 
 @dataclass(frozen=True)
@@ -64,11 +68,14 @@ def record_html(
     c = colors or Palette()
     words = labels or {}
     section = archive.section(record.section_tipo)
-    title = html.escape(archive.label_of(record, lang))
+    title = html.escape(archive.title_of(record, lang))  # the code is on its own line
     restricted = archive.is_restricted(record.key)
     badge = _pill(words.get("restricted", "restricted"), c.danger, "#ffffff") if restricted else ""
+    shape = hierarchy_of(archive, record.section_tipo)
     parts = [
+        _breadcrumbs(archive, record.key, shape, lang, c),
         f"<h2 style='margin:0 0 2px 0; color:{c.text}'>{title}</h2>",
+        _reference_line(record, shape, lang, c),
         f"<p style='color:{c.muted}; margin:0 0 10px 0'>{html.escape(section.label(lang))}"
         f" · {record.key} · v{record.version} {badge}</p>",
         _thumbnails(archive, media, c),
@@ -79,8 +86,67 @@ def record_html(
         if items and field.kind != "media":
             parts.append(_field_row(archive, record.key, field, items, lang, c))
     parts.append("</table>")
-    parts.append(_backlinks(archive, record.key, lang, c, words.get("linked_from", "Linked from")))
+    if shape is not None:
+        below = children_of(archive, record.key, lang, shape)
+        parts.append(_children(below, c, words.get("contents", "Contents")))
+    below_field = shape.parent_field if shape is not None else None
+    title_from = words.get("linked_from", "Linked from")
+    parts.append(_backlinks(archive, record.key, lang, c, title_from, below_field))
     return "".join(parts)
+
+
+def _breadcrumbs(
+    archive: Archive, key: RecordKey, shape: Hierarchy | None, lang: str, c: Palette
+) -> str:
+    """ "Fonds › Series › File" above the title, each a link (empty for a top record)."""
+    trail = breadcrumbs(archive, key, lang, shape) if shape is not None else []
+    if not trail:
+        return ""
+    links = [
+        f"<a href='{record_link(node.key)}' style='color:{c.link}; text-decoration:none'>"
+        f"{html.escape(_short(node))}</a>"
+        for node in trail
+    ]
+    separator = f"<span style='color:{c.muted}'>{CRUMB}</span>"
+    return f"<p id='breadcrumbs' style='margin:0 0 4px 0'>{separator.join(links)}</p>"
+
+
+def _short(node: Node) -> str:
+    return node.label if len(node.label) <= 60 else node.label[:57] + "…"
+
+
+def _reference_line(record: Record, shape: Hierarchy | None, lang: str, c: Palette) -> str:
+    """The reference code and the level, near the title."""
+    if shape is None:
+        return ""
+    code = record.text(shape.reference_field, lang) if shape.reference_field else None
+    level = record.text(shape.level_field, lang) if shape.level_field else None
+    bits = [
+        f"<b>{html.escape(code)}</b>" if code else "",
+        _pill(level, c.pill, c.muted) if level else "",
+    ]
+    shown = " ".join(b for b in bits if b)
+    return f"<p style='color:{c.text}; margin:0 0 2px 0'>{shown}</p>" if shown else ""
+
+
+def _children(nodes: list[Node], c: Palette, title: str) -> str:
+    """The records under this one, in order: reference code and title, each a link."""
+    if not nodes:
+        return ""
+    rows = []
+    for node in nodes[:CHILDREN_SHOWN]:
+        code = f"<b>{html.escape(node.reference)}</b> " if node.reference else ""
+        level = f" <span style='color:{c.muted}; font-size:small'>{html.escape(node.level)}</span>"
+        rows.append(
+            f"<li>{code}<a href='{record_link(node.key)}' style='color:{c.link}'>"
+            f"{html.escape(node.label)}</a>{level if node.level else ''}</li>"
+        )
+    more = len(nodes) - CHILDREN_SHOWN
+    extra = f"<p style='color:{c.muted}'>+{more}</p>" if more > 0 else ""
+    return (
+        f"<h4 style='color:{c.muted}; margin-top:14px'>{html.escape(title)} ({len(nodes)})</h4>"
+        f"<ol id='children' style='margin-top:0'>{''.join(rows)}</ol>{extra}"
+    )
 
 
 def _pill(text: str, background: str, color: str) -> str:
@@ -164,8 +230,20 @@ def _thumbnails(archive: Archive, media: list[Media], c: Palette) -> str:
     return f"<p>{''.join(cells)}</p>" if cells else ""
 
 
-def _backlinks(archive: Archive, key: RecordKey, lang: str, c: Palette, title: str) -> str:
-    links = archive.links_to(key)
+def _backlinks(
+    archive: Archive,
+    key: RecordKey,
+    lang: str,
+    c: Palette,
+    title: str,
+    children_field: str | None = None,
+) -> str:
+    """The records linking here (children listed under Contents are left out)."""
+    links = [
+        link
+        for link in archive.links_to(key)
+        if not (link.field_tipo == children_field and link.source.section_tipo == key.section_tipo)
+    ]
     if not links:
         return ""
     rows = []

@@ -97,7 +97,11 @@ class RecordView(QWidget):
             self.browser.setHtml(f"<p>{error.message}</p>")
             return
         self._media = media_of(self._archive, key)
-        words = {"restricted": self.tr("restricted"), "linked_from": self.tr("Linked from")}
+        words = {
+            "restricted": self.tr("restricted"),
+            "linked_from": self.tr("Linked from"),
+            "contents": self.tr("Contents"),
+        }
         colors = palette_colors(self.palette())
         self.browser.setHtml(
             record_html(

@@ -63,3 +63,57 @@ def test_two_concurrent_applies_make_one_record(
             if row["plan_hash"] == plan["plan_hash"] and row["action"] == "create"
         ]
         assert len(creates) == 1
+
+
+def test_a_proposed_plan_posted_back_from_four_threads_applies_once(
+    oh_archive: Archive, registry: ToolRegistry
+) -> None:
+    """The Dédalo seed's body (no pending id) posted four times at once, each on its own
+    connection: one apply, three ``mcp.plan_resolved``; twin entries of the plan apply apart."""
+    from app.core.agent.plan_book import PlanBook
+    from app.core.agent.plan_types import ChangePlan
+    from app.core.errors import ArxiuError
+    from app.core.session import AssistantSession, AssistantSettings
+
+    op = {
+        "op_id": "c1",
+        "tool": "dedalo_create_record",
+        "args": {"section_tipo": "rsc197", "values": {"rsc85": "Posted person"}},
+        "summary": "Create the person",
+    }
+    plan = ChangePlan.from_dict(validate_plan({"summary": "p", "ops": [op]}, oh_archive, registry))
+    book = PlanBook(oh_archive)
+    twins = [
+        book.add(plan, conversation_id=None, model_id="local", egress="local", proposer="writer")
+        for _ in range(2)
+    ]
+    start = threading.Barrier(8)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def worker(record_id: str) -> None:
+        with open_archive(oh_archive.folder) as archive:
+            settings = AssistantSettings(write_allowed=True)
+            session = AssistantSession(
+                archive, registry=registry, settings=settings, person="writer"
+            )
+            record = session.plans.get(record_id)
+            assert record is not None
+            bare = {k: v for k, v in record.plan.to_dict().items() if k != "pending_id"}
+            start.wait()
+            try:
+                asyncio.run(session.plans.apply_posted(bare, record.plan.plan_hash))
+                outcome = "applied"
+            except ArxiuError as error:
+                outcome = error.code
+            with lock:
+                outcomes.append(outcome)
+
+    threads = [threading.Thread(target=worker, args=(t.id,)) for t in twins for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["applied"] * 2 + ["mcp.plan_resolved"] * 6, outcomes
+    assert len(find_matches(oh_archive, "rsc197", {"rsc85": "Posted person"})) == 2
+    print(f"\nposted back: {len(threads)} applies of 2 twin entries, 2 applied, 0 duplicates")

@@ -5,6 +5,11 @@ audit row (and no other op has one), the plan book reports the plan as ``applyin
 interrupted (true: it was), and resolving it again completes it without duplicates.
 The regression: killed during op 3 of 5, the plan stayed ``pending`` and resolving it again
 re-ran every op, duplicating the records ops 1–2 had made.
+
+Plans with identical hashes (issue 22): three plan-book entries of one plan, the first applied,
+the third killed at each point, the second applied, the third resumed. A resume finds its own
+audit rows by the plan-book id, so each entry's creates happen exactly once (the regression:
+the third "resumed" every op from the first's audit rows and created nothing).
 """
 
 from __future__ import annotations
@@ -159,3 +164,81 @@ async def test_an_apply_killed_at_every_point_resumes_without_duplicates_long(
     oh_archive: Archive, registry: ToolRegistry
 ) -> None:
     assert await run_kill_points(oh_archive, registry, people=4) == 25
+
+
+def made_by(archive: Archive, report: Any) -> list[RecordKey]:
+    """The records a report's creating ops made, each checked to carry its op's changes."""
+    keys = []
+    for op_id, section_id in sorted(report.created.items()):
+        key = RecordKey("rsc197", section_id)
+        n = int(op_id[1:])
+        assert archive.get_record(key).text("rsc90") == f"Place {n}"
+        assert [link.source for link in archive.links_to(key)] == [RecordKey("oh1", 1 + (n % 3))]
+        keys.append(key)
+    return keys
+
+
+async def twins_killed_and_resumed(
+    archive: Archive, registry: ToolRegistry, ops: list[dict[str, Any]], point: Any
+) -> int:
+    """Three book entries of one plan; the third killed at ``point`` between the others'
+    applies, then resumed. Returns the duplicates found (records beyond one per entry's op)."""
+    plan = ChangePlan.from_dict(validate_plan({"summary": "twins", "ops": ops}, archive, registry))
+    book = PlanBook(archive)
+    first, second, third = (
+        book.add(plan, conversation_id=None, model_id="local", egress="local") for _ in range(3)
+    )
+    session = AssistantSession(archive, registry=registry)
+    reports = [await session.plans.resolve(first.id, True)]
+    ctx = plan_children.context()
+    events = ctx.Queue()
+    op_ids = [op["op_id"] for op in ops]
+    child = ctx.Process(
+        target=plan_children.resolve_in_child,
+        args=(str(archive.folder), third.id, op_ids, point, events, None),
+    )
+    child.start()
+    assert events.get(timeout=120) == ("at", point)
+    child.kill()
+    child.join(timeout=60)
+    assert integrity(archive) == "ok", point
+    reports.append(await session.plans.resolve(second.id, True))
+    resumed = await AssistantSession(archive, registry=registry).plans.resolve(third.id, True)
+    assert resumed is not None and resumed.ok, (point, resumed)
+    assert [a.op_id for a in resumed.applied if a.resumed] == op_ids[: point[1]], point
+    keys = [made_by(archive, r) for r in (*reports, resumed)]
+    assert len({key for made in keys for key in made}) == 3 * (len(ops) // 3), point
+    for record in (first, second, third):
+        done = book.get(record.id)
+        assert done is not None and done.status == "applied", point
+    return len(crash_people(archive)) - 3 * (len(ops) // 3)
+
+
+async def run_twin_kill_points(archive: Archive, registry: ToolRegistry, people: int) -> int:
+    ops = crash_ops(people)
+    points = kill_points(len(ops))
+    duplicates = 0
+    for number, point in enumerate(points):
+        renamed = [{**op, "summary": f"{op['summary']} (twins {number})"} for op in ops]
+        found = await twins_killed_and_resumed(archive, registry, renamed, point)
+        assert found == 0, (point, found)
+        duplicates += found
+        reset(archive)
+    print(
+        f"\nidentical hashes: {3 * len(points)} plans tried (3 per hash), {len(points)} kill "
+        f"points over a {len(ops)}-op plan, duplicates {duplicates}, missing 0"
+    )
+    return len(points)
+
+
+async def test_plans_with_one_hash_killed_and_resumed_each_create_once(
+    oh_archive: Archive, registry: ToolRegistry
+) -> None:
+    assert await run_twin_kill_points(oh_archive, registry, people=1) == 7
+
+
+@pytest.mark.slow
+async def test_plans_with_one_hash_killed_and_resumed_each_create_once_long(
+    oh_archive: Archive, registry: ToolRegistry
+) -> None:
+    assert await run_twin_kill_points(oh_archive, registry, people=3) == 19

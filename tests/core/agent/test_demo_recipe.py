@@ -97,13 +97,15 @@ async def test_the_recipe_on_a_demo_interview_creates_one_anna_pujol(
         with pytest.raises(ArxiuError) as unconfirmed:
             await session.plans.resolve(plan["pending_id"], True)
         assert unconfirmed.value.code == "mcp.plan_needs_confirmation"
-        first = await session.plans.resolve(plan["pending_id"], True, confirm_restricted=True)
+        bare = {k: v for k, v in plan.items() if k != "pending_id"}
         with pytest.raises(ArxiuError) as by_hash:  # the other route needs it as well
-            await session.plans.apply(plan, plan["plan_hash"])
+            await session.plans.apply_posted(bare, plan["plan_hash"])
         assert by_hash.value.code == "mcp.plan_needs_confirmation"
-        second = await session.plans.apply(plan, plan["plan_hash"], confirm_restricted=True)
-        assert first is not None and first.ok and second.ok
-        assert first.created == second.created
+        first = await session.plans.apply_posted(bare, plan["plan_hash"], confirm_restricted=True)
+        with pytest.raises(ArxiuError) as again:  # and a plan applies once
+            await session.plans.resolve(plan["pending_id"], True, confirm_restricted=True)
+        assert again.value.code == "mcp.plan_resolved"
+        assert first.ok
         (anna,) = find_matches(archive, "rsc197", {"rsc84": "Anna Pujol"})
         assert len(find_matches(archive, "tp1", {"tp2": "Súria"})) == 1
         informants = [i["value"] for i in archive.get_record(INTERVIEW).items("oh24")]

@@ -22,6 +22,9 @@ external tool calls. Both print their counts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +34,8 @@ from hypothesis import strategies as st
 
 from app.core.agent.conversation_types import Conversation as StoredConversation
 from app.core.agent.events import Event, FinalEvent, ToolUseEvent
+from app.core.archive.model import RecordKey
+from app.core.errors import ArxiuError
 from app.core.index.embedders import HashingEmbedder
 from app.core.index.service import Index
 from app.core.models.base import Message
@@ -40,6 +45,7 @@ from app.core.session import AssistantSession, AssistantSettings
 from app.core.tools.registry import build_registry
 from tests.core.agent.egress_world import (
     LABELS,
+    RESTRICTED_MARK,
     WORDS,
     ArchivePlan,
     ProbeServer,
@@ -400,3 +406,203 @@ def test_no_restricted_string_reaches_an_external_model_long(
         print("\n" + counts.line("egress (long)"))
     assert counts.leaks == []
     assert counts.external_calls >= LONG_MIN_CALLS
+
+
+# -- rights on what a plan changes (issue 22, item 3) ---------------------------------------
+# Every op shape that changes, unlinks, links, deletes or finds a record, on every record of a
+# random archive (open and restricted, linked from both), by a writer without the restricted
+# right: proposed by a run of that writer (a local model, guarded as external for the reader)
+# and applied if proposed, and also run directly as an apply's op runs (``exclude_restricted``,
+# the apply-time wall). No restricted record may change, and no response (events, what the
+# model was sent, reports, errors) may name a restricted record the op did not name itself.
+RIGHTS_EXAMPLES = 8
+
+
+@dataclass
+class RightsCounts:
+    """Figures of the rights suite."""
+
+    archives: int = 0
+    plans: int = 0
+    proposed: int = 0
+    applied_ops: int = 0
+    refused_ops: int = 0
+    restricted_writes: list[str] = field(default_factory=list)
+    restricted_ids: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The printed summary."""
+        return (
+            f"rights: {self.archives} archives, {self.plans} plans by a writer without the "
+            f"restricted right ({self.proposed} proposed), {self.applied_ops} ops applied, "
+            f"{self.refused_ops} refused, {len(self.restricted_writes)} restricted writes, "
+            f"{len(self.restricted_ids)} restricted ids in responses"
+        )
+
+
+def _relation_ops(world: World, key: RecordKey, base: dict[str, Any]) -> list[Any]:
+    archive = world.archive
+    ops: list[Any] = []
+    for fld in archive.fields(key.section_tipo):
+        if fld.kind != "relation" or not fld.target_section:
+            continue
+        ops.append(("dedalo_set_field", {**base, "field": fld.tipo, "value": None}))
+        ops.append(("dedalo_save_component", {**base, "field": fld.tipo, "items": []}))
+        for link in archive.links_from(key):
+            if link.field_tipo == fld.tipo:
+                target = {"target": link.target.to_locator(), "field": fld.tipo}
+                ops.append(("dedalo_portal_unlink", {**base, **target}))
+        others = sorted(
+            k for k in world.open | world.restricted if k.section_tipo == fld.target_section
+        )
+        for other in others[:2]:
+            target = {"target": other.to_locator(), "field": fld.tipo}
+            ops.append(("dedalo_portal_link", {**base, **target}))
+    return ops
+
+
+def rights_ops(world: World) -> list[tuple[str, dict[str, Any]]]:
+    """Every op shape on every record of ``world`` that still exists."""
+    ops: list[Any] = []
+    for key in sorted(world.open | world.restricted):
+        record = world.archive.find_record(key)
+        if record is None:
+            continue
+        base = key.to_locator()
+        ops += [
+            ("dedalo_delete_record", {**base, "unlink": False}),
+            ("dedalo_delete_record", {**base, "unlink": True}),
+            ("dedalo_duplicate_record", base),
+            ("dedalo_set_field", {**base, "field": f"{key.section_tipo}f0", "value": "changed"}),
+            *_relation_ops(world, key, base),
+        ]
+        title = record.text(f"{key.section_tipo}f0", "lg-eng")
+        if title:
+            match = {"match": {f"{key.section_tipo}f0": title}}
+            ops.append(("dedalo_find_or_create", {"section_tipo": key.section_tipo, **match}))
+    return ops
+
+
+def _named(args: dict[str, Any]) -> set[RecordKey]:
+    from app.core.agent.egress import record_locators
+
+    return set(record_locators(args))
+
+
+class RightsPlay:
+    """Plays :func:`rights_ops` on one world as a writer without the restricted right."""
+
+    def __init__(self, world: World, counts: RightsCounts) -> None:
+        self.world = world
+        self.counts = counts
+        for section in world.archive.sections():  # every section open to writes: only the
+            world.archive.put_section(dataclasses.replace(section, writable=True))  # right holds
+        self.local = ScriptedModel(id="local")
+        entry = ModelEntry(id="local", label="local", provider="scripted", model="local")
+        self.session = AssistantSession(
+            world.archive,
+            Catalog((entry,)),
+            None,
+            AssistantSettings(write_allowed=True, can_read_restricted=False),
+            registry=REGISTRY,
+            model_factory=lambda _: self.local,
+        )
+
+    def _snapshot(self) -> dict[RecordKey, Any]:
+        found = {}
+        for key in self.world.restricted:
+            record = self.world.archive.find_record(key)
+            found[key] = None if record is None else (record.version, record.values)
+        return found
+
+    def _check(self, before: dict[RecordKey, Any], text: str, args: dict[str, Any]) -> None:
+        after = self._snapshot()
+        self.counts.restricted_writes += [
+            f"{k} changed by {args}" for k in before if before[k] != after[k]
+        ]
+        named = _named(args)
+        for key in self.world.restricted - named:
+            tipo, sid = key.section_tipo, key.section_id
+            pattern = rf'\b{tipo}/{sid}\b|"section_tipo": "{tipo}", "section_id": {sid}\b'
+            if re.search(pattern, text):
+                self.counts.restricted_ids.append(f"{key} in the answer to {args}")
+        op_text = json.dumps(args, ensure_ascii=False).lower()
+        leaks = [s for s in self.world.leaks(text) if s.lower() not in op_text]
+        self.counts.restricted_ids += [
+            f"{s} in the answer to {args}" for s in leaks if s != RESTRICTED_MARK
+        ]
+
+    async def propose(self, tool: str, args: dict[str, Any]) -> None:
+        """The writer's run proposes the op; applied by its pending id if proposed."""
+        plan = {
+            "summary": "Change",
+            "ops": [{"op_id": "o1", "tool": tool, "args": args, "summary": "x"}],
+        }
+        self.local.script = [
+            Turn(tool_calls=(call("propose_change_plan", plan, "p"),)),
+            Turn(text="ok"),
+        ]
+        self.local.calls.clear()
+        before = self._snapshot()
+        events = [e async for e in await self.session.chat({"question": "change", "mode": "write"})]
+        shown = [json.dumps(e.to_dict(), ensure_ascii=False, default=str) for e in events]
+        shown += [m.content for c in self.local.calls for m in c.messages if m.role == "tool"]
+        final = events[-1]
+        if isinstance(final, FinalEvent) and final.change_plan is not None:
+            self.counts.proposed += 1
+            try:
+                report = await self.session.plans.resolve(
+                    str(final.change_plan["pending_id"]), True
+                )
+                done = None if report is None else report.to_dict()
+                shown.append(json.dumps(done, ensure_ascii=False, default=str))
+            except ArxiuError as error:
+                shown.append(json.dumps(error.to_dict(), ensure_ascii=False, default=str))
+        self.counts.plans += 1
+        self._check(before, "\n".join(shown), args)
+
+    async def apply_op(self, tool: str, args: dict[str, Any]) -> None:
+        """The op run as an apply of this writer runs it (the tools' own wall)."""
+        from app.core.tools.base import ToolContext
+
+        context = ToolContext(
+            archive=self.world.archive, exclude_restricted=True, audit={"actor": "t"}
+        )
+        before = self._snapshot()
+        result = await REGISTRY.call(tool, args, context)
+        self.counts.applied_ops += result.ok
+        self.counts.refused_ops += not result.ok
+        payload = {**result.to_model_payload(), "details": result.details}
+        self._check(before, json.dumps(payload, ensure_ascii=False, default=str), args)
+
+    async def play(self) -> None:
+        """Every op, proposed then (on what is left) applied directly."""
+        try:
+            for tool, args in rights_ops(self.world):
+                await self.propose(tool, args)
+            for tool, args in rights_ops(self.world):
+                await self.apply_op(tool, args)
+        finally:
+            await self.session.aclose()
+
+
+def test_a_writer_without_the_restricted_right_never_touches_or_learns_a_restricted_record(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    counts = RightsCounts()
+
+    @settings(max_examples=RIGHTS_EXAMPLES, derandomize=True, **SETTINGS)  # type: ignore[arg-type]
+    @given(archives())
+    def check(plan: ArchivePlan) -> None:
+        world = build(plan)
+        try:
+            asyncio.run(RightsPlay(world, counts).play())
+        finally:
+            world.close()
+        counts.archives += 1
+
+    check()
+    with capsys.disabled():
+        print("\n" + counts.line())
+    assert counts.plans > 0 and counts.applied_ops > 0
+    assert counts.restricted_writes == [] and counts.restricted_ids == []

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from app.core.agent.plan_book import PlanBook
+from app.core.agent.plan_book import LOCAL_PERSON, PlanBook
 from app.core.agent.plan_types import ChangePlan, PlanRecord
 from app.core.agent.plans import validate_plan
 from app.core.archive import Archive, open_archive
 from app.core.archive.database import Database
 from app.core.archive.migrations import MIGRATIONS
+from app.core.archive.plan_seal import plan_key, seal
 from app.core.archive.write_switch import set_writes_allowed
 from app.core.errors import ArxiuError
 from app.core.models.scripted import ScriptedModel
@@ -75,7 +76,7 @@ def test_two_processes_resolving_one_plan_at_once_apply_it_once(
     ]
     done = PlanBook(oh_archive).get(record.id)
     assert done is not None and done.status == "applied" and done.report is not None
-    creates = [r for r in oh_archive.audit_rows() if r["plan_hash"] == record.plan.plan_hash]
+    creates = [r for r in oh_archive.audit_rows() if r["plan_id"] == record.id]
     assert sorted(r["op_id"] for r in creates) == ["c1", "c2", "c3"]
 
 
@@ -147,7 +148,9 @@ def test_plans_kept_in_conversations_by_an_older_version_move_into_the_book(
         early, latest = book.get("p-early"), book.get("p-latest")
         assert early is not None and early.status == "declined"
         assert latest is not None and latest.status == "pending"
-        assert latest.plan.plan_hash == "b" * 64 and latest.conversation_id == "c1"
+        assert latest.conversation_id == "c1" and latest.proposer is None  # the local person's
+        with archive.db.reading() as conn:  # bound to the book by the later migration
+            assert latest.plan.plan_hash == seal(plan_key(conn), "p-latest", "b" * 64)
 
 
 async def test_with_the_archive_switch_off_nothing_is_written_and_the_plan_waits(
@@ -170,3 +173,39 @@ async def test_with_the_archive_switch_off_nothing_is_written_and_the_plan_waits
     set_writes_allowed(oh_archive, True)
     report = await session.plans.resolve(plan["pending_id"], True)
     assert report is not None and report.ok
+
+
+async def test_another_persons_plan_answers_as_an_unknown_id(
+    oh_archive: Archive, registry: ToolRegistry
+) -> None:
+    from app.core.session import AssistantSession
+
+    plan = validate_plan({"summary": "people", "ops": CREATE_PEOPLE[:1]}, oh_archive, registry)
+    record = PlanBook(oh_archive).add(
+        ChangePlan.from_dict(plan),
+        conversation_id="c1",
+        model_id="local",
+        egress="local",
+        proposer="alice",
+    )
+    for person in ("bob", LOCAL_PERSON):  # another API user, and the local person
+        other = AssistantSession(oh_archive, registry=registry, person=person)
+        assert other.plans.get(record.id) is None and other.plans.latest("c1") is None
+        assert other.plans.supersede(record.id) is False
+        other.plans.supersede_conversation("c1")
+        codes = []
+        for plan_id in (record.id, "no-such-plan"):
+            for approved in (True, False):
+                with pytest.raises(ArxiuError) as refused:
+                    await other.plans.resolve(plan_id, approved)
+                codes.append((refused.value.code, refused.value.message, refused.value.details))
+        assert len(set(map(str, codes))) == 1 and codes[0][0] == "mcp.plan_unknown"
+        with pytest.raises(ArxiuError) as posted:
+            await other.plans.apply_posted(record.plan.to_dict(), record.plan.plan_hash)
+        assert posted.value.code == "mcp.plan_unknown"
+    alice = AssistantSession(oh_archive, registry=registry, person="alice")
+    pending = alice.plans.get(record.id)
+    assert pending is not None and pending.status == "pending" and pending.proposer == "alice"
+    report = await alice.plans.resolve(record.id, True)
+    assert report is not None and report.ok
+    assert people_named(oh_archive, "Book person") == ["Book person 1"]

@@ -14,6 +14,7 @@ from app.core.agent.events import FinalEvent, ToolResultEvent
 from app.core.agent.plans import MAX_OPS, plan_hash, validate_plan
 from app.core.archive import Archive
 from app.core.archive.model import RecordKey
+from app.core.archive.plan_seal import plan_key, seal
 from app.core.errors import ArxiuError
 from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.tools.matching import find_matches
@@ -101,7 +102,9 @@ async def test_the_seed_recipe_end_to_end(
     assert plan["ops"][1]["args"]["target"] == {"ref": "p1"}
     body = {k: plan[k] for k in ("plan_version", "summary", "ops")}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    assert plan["plan_hash"] == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    content = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    with oh_archive.db.reading() as conn:  # the hash a client sees is bound to the book entry
+        assert plan["plan_hash"] == seal(plan_key(conn), plan["pending_id"], content) != content
     assert anna_keys(oh_archive) == []  # nothing written by proposing
     tools = {spec.name for spec in models["local"].calls[0].tools}
     assert "propose_change_plan" in tools and "dedalo_find_or_create" not in tools
@@ -112,11 +115,12 @@ async def test_the_seed_recipe_end_to_end(
     assert report.skipped == () and report.failed is None
     (anna,) = anna_keys(oh_archive)
     assert report.created == {"p1": anna.section_id}
-    again = await session.plans.apply(plan, plan["plan_hash"])
-    assert again.created == {"p1": anna.section_id} and anna_keys(oh_archive) == [anna]
+    with pytest.raises(ArxiuError) as again:  # applied once, by any route
+        await session.plans.apply_posted(plan, plan["plan_hash"])
+    assert again.value.code == "mcp.plan_resolved" and anna_keys(oh_archive) == [anna]
     informants = oh_archive.get_record(RecordKey("oh1", 1)).items("oh24")
     assert [i["value"] for i in informants].count(anna.to_locator()) == 1
-    audit = [r for r in oh_archive.audit_rows() if r["plan_hash"] == plan["plan_hash"]]
+    audit = [r for r in oh_archive.audit_rows() if r["plan_id"] == plan["pending_id"]]
     assert [(r["op_id"], r["action"]) for r in audit][:2] == [("p1", "create"), ("l1", "update")]
     assert audit[0]["model"] == "local"
     stored = session.conversations.get(cid).pending_plan
@@ -358,5 +362,5 @@ async def test_write_mode_and_apply_need_writes_allowed(
     assert refused.value.code == "mcp.write_disabled"
     plan = validate_plan({"summary": "Anna", "ops": ANNA_OPS}, oh_archive, registry)
     with pytest.raises(ArxiuError):
-        await session.plans.apply(plan, plan["plan_hash"])
+        await session.plans.apply_posted(plan, plan["plan_hash"])
     assert anna_keys(oh_archive) == []

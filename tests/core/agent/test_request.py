@@ -77,6 +77,12 @@ def big_image(size: int) -> dict[str, Any]:
             {"question": "hi", "context": {"section_tipo": "oh1", "section_id": "one"}},
             "request.invalid",
         ),
+        (  # issue 22, item 8: ids past SQLite's 64 bits and lone surrogates are coded
+            {"question": "hi", "context": {"section_tipo": "oh1", "section_id": 10**30}},
+            "archive.id_out_of_range",
+        ),
+        ({"question": "Who lived at \ud800 the mill?"}, "request.invalid"),
+        ({"question": "hi", "history": [{"role": "user", "text": "a\udfff"}]}, "request.invalid"),
     ],
 )
 async def test_invalid_requests_are_refused_before_streaming(

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from app.core.archive import RecordKey, open_archive
+from app.core.archive.language import NEUTRAL
 from app.core.index import Index, SearchFilter, SentenceTransformerEmbedder, ranking
 from app.core.index.embedders import UseEmbedder
-from app.core.archive.language import NEUTRAL
 from app.core.index.storage import ChunkRow
 from app.core.paths import resources_dir
 

@@ -1,6 +1,6 @@
 """Exporters: a section or a subtree of records out as an archival standard.
 
-``run_export(archive, FORMAT, ExportRequest(...))`` for every FORMAT in :data:`EXPORTERS`:
+``run_export(archive, FORMAT, ExportRequest(...))`` for every FORMAT in :data:`FORMATS`:
 
 =========  ==================================================================================
 FORMAT     what is written
@@ -19,6 +19,7 @@ imports back into the same records, fields and links (the round-trip tests).
 
 from __future__ import annotations
 
+import importlib
 import time
 from typing import TYPE_CHECKING
 
@@ -33,32 +34,36 @@ from app.core.errors import ArxiuError
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
-EXPORTERS: dict[str, Exporter] = {}
-"""FORMAT → exporter (each format's module adds itself in :func:`_load`)."""
+MODULES: dict[str, str] = {
+    "ead3": "ead3",
+    "eac-cpf": "eac_cpf",
+    "dc": "dublin_core",
+    "csv": "csv_export",
+    "json": "json_export",
+}
+"""FORMAT → the module of this package that writes it (imported when first used, so that an
+importer may share constants with its exporter without an import cycle)."""
+
+FORMATS = tuple(MODULES)
 
 
-def _load() -> None:
-    """Fill :data:`EXPORTERS` with the formats whose modules exist."""
-    import importlib
+def exporter(fmt: str) -> Exporter:
+    """The ``export`` function of ``fmt``'s module.
 
-    for name, module in (
-        ("ead3", "ead3"),
-        ("eac-cpf", "eac_cpf"),
-        ("dc", "dublin_core"),
-        ("csv", "csv_export"),
-        ("json", "json_export"),
-    ):
-        try:
-            loaded = importlib.import_module(f"app.core.archive.exporters.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"app.core.archive.exporters.{module}":
-                raise
-            continue
-        EXPORTERS[name] = loaded.export
-
-
-_load()
-FORMATS = tuple(EXPORTERS)
+    Raises:
+        ArxiuError: ``export.format_unknown``.
+    """
+    module = MODULES.get(fmt)
+    if module is None:
+        raise ArxiuError(
+            "export.format_unknown",
+            f"There is no exporter for {fmt!r}.",
+            hint="Use one of: " + ", ".join(FORMATS) + ".",
+            category="input",
+        )
+    loaded = importlib.import_module(f"{__name__}.{module}")
+    function: Exporter = loaded.export
+    return function
 
 
 def run_export(archive: Archive, fmt: str, request: ExportRequest) -> ExportSummary:
@@ -68,23 +73,16 @@ def run_export(archive: Archive, fmt: str, request: ExportRequest) -> ExportSumm
         ArxiuError: ``export.format_unknown``, ``export.section_unknown``,
             ``export.record_unknown``, ``export.unwritable``.
     """
-    exporter = EXPORTERS.get(fmt)
-    if exporter is None:
-        raise ArxiuError(
-            "export.format_unknown",
-            f"There is no exporter for {fmt!r}.",
-            hint="Use one of: " + ", ".join(FORMATS) + ".",
-            category="input",
-        )
+    write = exporter(fmt)
     start = time.perf_counter()
-    summary = exporter(archive, request)
+    summary = write(archive, request)
     summary.seconds = time.perf_counter() - start
     return summary
 
 
 __all__ = [
-    "EXPORTERS",
     "FORMATS",
+    "MODULES",
     "RESTRICTED_NOTICE",
     "ExportRequest",
     "ExportSummary",

@@ -8,6 +8,14 @@ igch     ``igch/`` or ``hoards.jsonl.gz``             ``igch1`` hoards → ``nom
 tate     ``tate/`` (both files) or one of them        ``tate1`` artists, ``tate20`` artworks
 poilus   ``poilus/`` or ``wills.jsonl.gz``            ``poilus1`` wills (+ page images)
 beir     a BEIR folder or ``corpus.jsonl[.gz]``       ``beir1`` documents
+ead      an EAD 2002/EAD3 file or folder (``*.xml``)  ``ead1`` (+ ``agent1``…), see :mod:`.ead`
+eac-cpf  an EAC-CPF file or folder (``*.xml``)       ``agent1`` authorities, see :mod:`.eac_cpf`
+dc       an ``oai_dc`` file or folder (``*.xml``)    ``dc1`` records, see :mod:`.dublin_core`
+oai      an OAI-PMH base URL (``--set``, ``--from``)  ``dc1`` records (oai_dc), see :mod:`.oai_pmh`
+csv      a ``.csv``/``.tsv``/``.txt``/``.xlsx`` file  ``csvN`` per layout, see :mod:`.tabular`
+json     an Arxiu JSON export, or a folder of them   the exported sections, see :mod:`.json_import`
+folder   a folder of PDFs, images, sound, text       ``files1`` files (+ media), see :mod:`.folder`
+ohms     an OHMS XML file or folder (``*.xml``)      ``ohms1`` interviews, see :mod:`.ohms`
 ======== =========================================== ==============================================
 
 Every import is idempotent (records are matched by source and external id), skips and reports
@@ -25,11 +33,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core.archive.importers.base import ImportSummary, ProgressFn, Skip
+from app.core.archive.importers.base import ImportOptions, ImportSummary, ProgressFn, Skip
 from app.core.archive.importers.beir import beir_ids, beir_key, corpus_name, import_beir
+from app.core.archive.importers.dublin_core import import_dublin_core
+from app.core.archive.importers.eac_cpf import import_eac_cpf
+from app.core.archive.importers.ead import import_ead
+from app.core.archive.importers.folder import import_folder
 from app.core.archive.importers.igch import import_igch
+from app.core.archive.importers.json_import import import_json
 from app.core.archive.importers.nomisma import concept_key, import_nomisma
+from app.core.archive.importers.oai_pmh import import_oai
+from app.core.archive.importers.ohms import import_ohms
 from app.core.archive.importers.poilus import import_poilus
+from app.core.archive.importers.tabular import import_csv, import_table
 from app.core.archive.importers.tate import import_tate
 from app.core.errors import ImportFailed
 
@@ -44,14 +60,32 @@ IMPORTERS: dict[str, Importer] = {
     "tate": import_tate,
     "poilus": import_poilus,
     "beir": import_beir,
+    "ead": import_ead,
+    "eac-cpf": import_eac_cpf,
+    "dc": import_dublin_core,
+    "csv": import_csv,
+    "json": import_json,
+    "folder": import_folder,
+    "ohms": import_ohms,
 }
 """KIND → importer."""
 
-KINDS = tuple(IMPORTERS)
+ServiceImporter = Callable[["Archive", str, ImportOptions, ProgressFn | None], ImportSummary]
+
+SERVICES: dict[str, ServiceImporter] = {
+    "oai": import_oai,
+}
+"""KIND → importer of a service at a URL (the PATH is the URL; options in ImportOptions)."""
+
+KINDS = (*IMPORTERS, *SERVICES)
 
 
 def run_import(
-    archive: Archive, kind: str, path: Path | str, progress: ProgressFn | None = None
+    archive: Archive,
+    kind: str,
+    path: Path | str,
+    progress: ProgressFn | None = None,
+    options: ImportOptions | None = None,
 ) -> ImportSummary:
     """Import the dataset at ``path`` as ``kind`` into ``archive``.
 
@@ -60,10 +94,17 @@ def run_import(
         kind: one of :data:`KINDS`.
         path: the dataset's folder or file.
         progress: called as ``progress(done, total)`` with lines handled and lines in all.
+        options: what a service import (``oai``) asks for (set, from date, format).
 
     Raises:
         ImportFailed: unknown kind, missing or unreadable file.
     """
+    service = SERVICES.get(kind)
+    if service is not None:
+        start = time.perf_counter()
+        summary = service(archive, str(path), options or ImportOptions(), progress)
+        summary.seconds = time.perf_counter() - start
+        return summary
     importer = IMPORTERS.get(kind)
     if importer is None:
         raise ImportFailed(
@@ -72,7 +113,10 @@ def run_import(
             hint="Use one of: " + ", ".join(KINDS) + ".",
         )
     start = time.perf_counter()
-    summary = importer(archive, Path(path).expanduser(), progress)
+    if kind == "csv" and options is not None:  # a mapping file, a sheet, a source name
+        summary = import_table(archive, Path(path).expanduser(), progress, options)
+    else:
+        summary = importer(archive, Path(path).expanduser(), progress)
     summary.seconds = time.perf_counter() - start
     return summary
 
@@ -80,6 +124,8 @@ def run_import(
 __all__ = [
     "IMPORTERS",
     "KINDS",
+    "SERVICES",
+    "ImportOptions",
     "ImportSummary",
     "Skip",
     "beir_ids",

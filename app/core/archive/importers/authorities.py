@@ -35,12 +35,23 @@ agent8   places               relation  → ``place1``
 agent9   history              text      biography or history (``biogHist``), paragraphs
 agent10  identifier           text      the authority id (``FRAN_NP_050218``) and other ids
 agent11  related agents       relation  → ``agent1`` (``cpfRelation``)
-agent12  relations            text      ``type: target name (dates)`` for each ``cpfRelation``
+agent12  relations            text      ``type: name (target id)`` for each ``cpfRelation``, then
+                                        `` [from – to]`` when it has dates
+                                        (``hierarchical-parent: … Direction de l'architecture
+                                        et du patrimoine (1998-2010) (FRAN_NP_005406)``)
 agent13  created              relation  → ``ead1`` descriptions it created (``creatorOf``)
 agent14  subject of           relation  → ``ead1`` descriptions about it (``subjectOf``)
 agent15  functions            text      functions, occupations, legal status, mandates
 agent16  source               text      the file it was imported from
+agent17  structure            text      internal structure or genealogy, paragraphs
+agent18  resources            text      ``type: title (href)`` for each ``resourceRelation``
+agent19  agency               text      the agency that maintains the authority record
 =======  ===================  ========  =====================================================
+
+``agent15`` items say which element they come from: ``function: culture``, ``occupation:
+député``, ``legalStatus: …``, ``mandate: …``. ``agent10`` holds the record id first, then
+``entityId`` values as ``TYPE: value`` (``ISNI: 0000000120988173``), then the URIs of
+``identity`` relations (BnF, Wikipedia).
 """
 
 from __future__ import annotations
@@ -138,6 +149,16 @@ SCHEMA = Schema(
         ),
         _a("agent15", ("Functions", "Funcions", "Funciones"), multilingual=True),
         _a("agent16", ("Source file", "Fitxer d'origen", "Fichero de origen")),
+        _a(
+            "agent17",
+            ("Structure or genealogy", "Estructura o genealogia", "Estructura o genealogía"),
+            multilingual=True,
+        ),
+        _a("agent18", ("Related resources", "Recursos relacionats", "Recursos relacionados")),
+        _a(
+            "agent19",
+            ("Maintenance agency", "Institució responsable", "Institución responsable"),
+        ),
         _p("place2", ("Name", "Nom", "Nombre"), multilingual=True),
         _p("place3", ("Identifier", "Identificador", "Identificador")),
         _s("subject2", ("Term", "Terme", "Término"), multilingual=True),
@@ -202,7 +223,7 @@ def stub_record(mention: Mention, source_file: str = "") -> NewRecord:
     name = clean_name(mention.name)
     if mention.section == AGENTS:
         put(values, "agent2", name, mention.lang)
-        put(values, "agent4", mention.kind)
+        put(values, "agent4", mention.kind or None)
         put(values, "agent10", mention.number or None)
         put(values, "agent16", source_file or None)
     elif mention.section == PLACES:

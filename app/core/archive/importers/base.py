@@ -61,6 +61,8 @@ class ImportSummary:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    deleted: int = 0
+    """Records removed because their source withdrew them (OAI-PMH deleted records)."""
     links: int = 0
     unresolved: int = 0
     unresolved_targets: Counter[str] = field(default_factory=Counter)
@@ -86,6 +88,7 @@ class ImportSummary:
             "created": self.created,
             "updated": self.updated,
             "unchanged": self.unchanged,
+            "deleted": self.deleted,
             "sections": dict(sorted(self.sections.items())),
             "links": self.links,
             "unresolved": self.unresolved,
@@ -96,6 +99,25 @@ class ImportSummary:
             "error": self.error.to_dict() if self.error else None,
             "seconds": round(self.seconds, 3),
         }
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """Options of an import that reads from a service rather than a path (``arxiu import oai``),
+    or of a table import (``arxiu import csv``)."""
+
+    set_spec: str | None = None
+    """OAI-PMH: harvest only this set."""
+    from_date: str | None = None
+    """OAI-PMH: only records changed since this date (default: since the last harvest)."""
+    metadata_prefix: str | None = None
+    """OAI-PMH: the metadata format asked for (default ``oai_dc``)."""
+    mapping_file: str | None = None
+    """csv: a JSON column mapping to apply (see :mod:`.csv_mapping`)."""
+    sheet: str | None = None
+    """csv: the sheet of an XLSX workbook (default: the first)."""
+    source: str | None = None
+    """csv: the source records are matched under (default ``csv:LAYOUT``)."""
 
 
 @dataclass(frozen=True)

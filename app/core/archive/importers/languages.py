@@ -23,15 +23,33 @@ ty:tah ug:uig uk:ukr ur:urd uz:uzb ve:ven vi:vie vo:vol wa:wln wo:wol xh:xho yi:
 za:zha zh:zho zu:zul
 """
 _ISO_639_1_TO_3 = dict(pair.split(":") for pair in _PAIRS.split())
+# ISO 639-2/B (bibliographic, used by EAD and EAC-CPF: ``fre``) -> 639-2/T (``fra``).
+_B_PAIRS = """alb:sqi arm:hye baq:eus bur:mya chi:zho cze:ces dut:nld fre:fra geo:kat ger:deu
+gre:ell ice:isl mac:mkd mao:mri may:msa per:fas rum:ron slo:slk tib:bod wel:cym"""
+_B_TO_T = dict(pair.split(":") for pair in _B_PAIRS.split())
 
 
 def archive_lang(code: str) -> str:
     """The archive's language code for an ISO code: ``en`` → ``lg-eng``, ``pt-BR`` → ``lg-por``.
 
-    Three-letter codes are kept (``grc`` → ``lg-grc``); an empty code is language-neutral, and
+    Three-letter codes are kept (``grc`` → ``lg-grc``), bibliographic ones made terminological
+    (``fre`` → ``lg-fra``, ``ger`` → ``lg-deu``); an empty code is language-neutral, and
     a code the table does not know keeps its own letters (``lg-xx``).
     """
     base = code.strip().lower().replace("_", "-").split("-")[0]
     if not base:
         return NEUTRAL_LANG
+    base = _B_TO_T.get(base, base)
     return "lg-" + _ISO_639_1_TO_3.get(base, base)
+
+
+_3_TO_1 = {three: one for one, three in _ISO_639_1_TO_3.items()}
+
+
+def iso_lang(lang: str) -> str:
+    """The ISO code of an archive language for ``xml:lang``: ``lg-fra`` → ``fr``, ``lg-grc`` →
+    ``grc``; "" for a language-neutral value (the inverse of :func:`archive_lang`)."""
+    code = lang.removeprefix("lg-")
+    if not code or lang == NEUTRAL_LANG:
+        return ""
+    return _3_TO_1.get(code, code)

@@ -94,7 +94,8 @@ def parse_bytes(data: bytes, where: str = "document") -> Element:
     """
     if len(data) > MAX_BYTES:
         raise too_large(where, len(data))
-    if _ENTITY_DECL.search(data[:HEAD_BYTES]) or (b"<!DOCTYPE" in data and _ENTITY_DECL.search(data)):
+    declares = _ENTITY_DECL.search(data[:HEAD_BYTES]) is not None
+    if declares or (b"<!DOCTYPE" in data and _ENTITY_DECL.search(data) is not None):
         raise ImportFailed(
             "import.xml_entity",
             f"{where} declares XML entities, which Arxiu never expands.",
@@ -191,7 +192,7 @@ def text_of(node: Element | None) -> str:
     """All the text inside ``node``, whitespace collapsed to single spaces ("" for ``None``)."""
     if node is None:
         return ""
-    return _SPACE.sub(" ", "".join(node.itertext())).strip()
+    return _SPACE.sub(" ", "".join(str(part) for part in node.itertext())).strip()
 
 
 def paragraphs(node: Element | None) -> str:

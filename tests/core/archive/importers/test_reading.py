@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.core.archive import Archive
-from app.core.archive.importers import KINDS, run_import
+from app.core.archive.importers import KINDS, SERVICES, run_import
 from app.core.archive.importers.languages import archive_lang
 from app.core.archive.importers.reading import count_lines
 from app.core.errors import ImportFailed
@@ -76,11 +76,21 @@ def test_a_truncated_gzip_imports_what_was_read_and_reports_the_error(
     assert str(last_line) in summary.error.message
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", [kind for kind in KINDS if kind not in SERVICES])
 def test_a_missing_file_is_a_coded_error(archive: Archive, tmp_path: Path, kind: str) -> None:
     with pytest.raises(ImportFailed) as caught:
         run_import(archive, kind, tmp_path / "nothing-here")
     assert caught.value.code == "import.file_missing"
+    assert archive.count_records() == 0
+
+
+@pytest.mark.parametrize("kind", list(SERVICES))
+def test_a_service_kind_given_a_path_is_a_coded_error(
+    archive: Archive, tmp_path: Path, kind: str
+) -> None:
+    with pytest.raises(ImportFailed) as caught:
+        run_import(archive, kind, tmp_path / "nothing-here")
+    assert caught.value.code == "import.oai_bad_url"
     assert archive.count_records() == 0
 
 

@@ -1,0 +1,166 @@
+"""JSON export: the selected records with every value, their links and media, and the schema.
+
+One document, UTF-8::
+
+    {"arxiu_export": 1,
+     "notice": null | RESTRICTED_NOTICE,
+     "exported_at": "2026-12-02T01:00:00+00:00",
+     "sections": [{"tipo", "labels", "description", "restricted", "writable", "label_field"}],
+     "fields": [{"tipo", "section_tipo", "labels", "kind", "multilingual", "target_section",
+                 "position"}],
+     "records": [{"section_tipo", "section_id", "restricted", "external_ids": [[source, id]],
+                  "values": {field: [{"id", "lang", "value"[, "lang_guessed"]}]},
+                  "links": [{"field", "target": "tipo/id"}],
+                  "media": [{"field", "path", "mime", "size", "sha256", "width", "height",
+                             "duration_s"}]}],
+     "csv_layouts": {meta key: saved column mapping}}
+
+``sections`` holds the exported section and the sections its relations point at (their
+definitions, not their records); ``fields`` the fields of all of them. Values are written as
+stored (every item with its language), so :mod:`~app.core.archive.importers.json_import` puts
+back the same records, fields and links. Media are described, not copied. ``csv_layouts`` are
+the column mappings saved by CSV imports into the exported section, so that the importing
+archive recognises the same table again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.archive.exporters.base import (
+    RESTRICTED_NOTICE,
+    ExportRequest,
+    ExportSummary,
+    selected,
+    writable,
+)
+from app.core.archive.exporters.csv_export import children_of
+from app.core.archive.importers.csv_mapping import META_PREFIX
+from app.core.archive.media import media_of
+from app.core.archive.model import Field, Record, Section
+from app.core.archive.store import now
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+
+FORMAT = "json"
+VERSION = 1
+
+
+def section_data(section: Section) -> dict[str, Any]:
+    """A section definition as JSON-ready data."""
+    return {
+        "tipo": section.tipo,
+        "labels": section.labels,
+        "description": section.description,
+        "restricted": section.restricted,
+        "writable": section.writable,
+        "label_field": section.label_field,
+    }
+
+
+def field_data(item: Field) -> dict[str, Any]:
+    """A field definition as JSON-ready data."""
+    return {
+        "tipo": item.tipo,
+        "section_tipo": item.section_tipo,
+        "labels": item.labels,
+        "kind": item.kind,
+        "multilingual": item.multilingual,
+        "target_section": item.target_section,
+        "position": item.position,
+    }
+
+
+def _external_ids(archive: Archive, section: str) -> dict[int, list[list[str]]]:
+    with archive.db.reading() as conn:
+        rows = conn.execute(
+            "SELECT section_id, source, external_id FROM external_ids WHERE section_tipo = ? "
+            "ORDER BY source, external_id",
+            (section,),
+        ).fetchall()
+    out: dict[int, list[list[str]]] = {}
+    for row in rows:
+        out.setdefault(int(row[0]), []).append([str(row[1]), str(row[2])])
+    return out
+
+
+def record_data(archive: Archive, record: Record, ids: list[list[str]]) -> dict[str, Any]:
+    """One record as JSON-ready data."""
+    return {
+        "section_tipo": record.section_tipo,
+        "section_id": record.section_id,
+        "restricted": record.restricted,
+        "external_ids": ids,
+        "values": record.values,
+        "links": [
+            {"field": link.field_tipo, "target": str(link.target)}
+            for link in archive.links_from(record.key)
+        ],
+        "media": [
+            {
+                "field": m.field_tipo,
+                "path": m.path,
+                "mime": m.mime,
+                "size": m.size,
+                "sha256": m.sha256,
+                "width": m.width,
+                "height": m.height,
+                "duration_s": m.duration_s,
+            }
+            for m in media_of(archive, record.key)
+        ],
+    }
+
+
+def csv_layouts(archive: Archive, section: str) -> dict[str, Any]:
+    """The column mappings saved in the archive's meta for tables imported into ``section``."""
+    with archive.db.reading() as conn:
+        rows = conn.execute(
+            "SELECT key, value FROM meta WHERE key LIKE ? ORDER BY key", (META_PREFIX + "%",)
+        ).fetchall()
+    out = {}
+    for key, value in rows:
+        try:
+            data = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("section") == section:
+            out[str(key)] = data
+    return out
+
+
+def document(archive: Archive, request: ExportRequest, summary: ExportSummary) -> dict[str, Any]:
+    """The export document for ``request`` (counting into ``summary``)."""
+    records = list(selected(archive, request, summary, lambda k: children_of(archive, k)))
+    fields = archive.fields(request.section)
+    tipos = [request.section]
+    for item in fields:
+        target = item.target_section
+        if target and target not in tipos and archive.has_section(target):
+            tipos.append(target)
+    ids = _external_ids(archive, request.section)
+    return {
+        "arxiu_export": VERSION,
+        "notice": RESTRICTED_NOTICE if summary.restricted_included else None,
+        "exported_at": now(),
+        "sections": [section_data(archive.section(t)) for t in tipos],
+        "fields": [field_data(f) for t in tipos for f in archive.fields(t)],
+        "records": [record_data(archive, r, ids.get(r.section_id, [])) for r in records],
+        "csv_layouts": csv_layouts(archive, request.section),
+    }
+
+
+def export(archive: Archive, request: ExportRequest) -> ExportSummary:
+    """Write the records ``request`` selects as one JSON document (see the module doc)."""
+    out = writable(Path(request.out))
+    summary = ExportSummary(FORMAT, str(out))
+    data = document(archive, request, summary)
+    with out.open("w", encoding="utf-8") as handle:
+        json.dump(data, handle, ensure_ascii=False, indent=1)
+        handle.write("\n")
+    if summary.restricted_left_out:
+        summary.notes.append(f"{summary.restricted_left_out} restricted records left out")
+    return summary

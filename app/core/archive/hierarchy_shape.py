@@ -1,0 +1,100 @@
+"""Which fields make a section an archival hierarchy (no archive access: definitions only).
+
+A section is hierarchical when one of its relation fields targets the section itself (EAD's
+``ead1`` "part of", a table imported with a ``parent`` column). :func:`shape_of` finds that
+field, the order field (a number field labelled "order"), and the fields that hold a reference
+code and a level, from the field definitions and from the column roles that table imports saved
+(the JSON mappings under :data:`TABLE_LAYOUTS` in the archive's meta). Used by
+:mod:`app.core.archive.hierarchy` and by the archive's labels, which lead with the reference code.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.archive.model import Field, Section
+
+TABLE_LAYOUTS = "import.csv.layout."
+"""Where table imports keep their column mappings (``tabular``: role and field per column)."""
+
+PARENT_WORDS = frozenset(
+    {"part of", "parent", "is part of", "part de", "parte de", "forma part de", "forma parte de"}
+)
+ORDER_WORDS = frozenset({"order", "ordre", "orden", "sequence", "position"})
+REFERENCE_WORDS = frozenset(
+    {"reference code", "identifier", "unitid", "codi de referencia", "codigo de referencia"}
+)
+LEVEL_WORDS = frozenset(
+    {"level", "level of description", "nivell", "nivel", "nivel de descripcion"}
+)
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """The fields that make a section a hierarchy."""
+
+    section: str
+    parent_field: str
+    """The relation field naming the parent record (its target is ``section``)."""
+    order_field: str | None = None
+    """A number field with the position among siblings, if the section has one."""
+    reference_field: str | None = None
+    level_field: str | None = None
+    label_field: str | None = None
+    """The section's label field (a node's label without a query per record)."""
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).lower().split())
+
+
+def _named(field: Field, words: frozenset[str]) -> bool:
+    return any(_fold(label) in words for label in field.labels.values() if label)
+
+
+def layout_roles(layouts: Iterable[str], section: str) -> dict[str, str]:
+    """``role → field tipo`` from the saved table mappings (JSON texts) for ``section``."""
+    roles: dict[str, str] = {}
+    for text in layouts:
+        try:
+            data: Any = json.loads(text)
+        except ValueError:
+            continue
+        if not isinstance(data, dict) or data.get("section") != section:
+            continue
+        for column in data.get("columns") or []:
+            if isinstance(column, dict) and isinstance(column.get("field"), str):
+                roles.setdefault(str(column.get("role")), column["field"])
+    return roles
+
+
+def shape_of(section: Section, fields: list[Field], roles: dict[str, str]) -> Hierarchy | None:
+    """The hierarchy fields of ``section`` (with its ``fields``), or ``None`` when it is not one."""
+    tipo = section.tipo
+    own = [f for f in fields if f.kind == "relation" and f.target_section == tipo]
+    if not own:
+        return None
+    by_tipo = {f.tipo: f for f in fields}
+    parent = by_tipo.get(roles.get("parent", "")) or next(
+        (f for f in own if _named(f, PARENT_WORDS)), own[0]
+    )
+
+    def find(role: str, words: frozenset[str], kinds: tuple[str, ...]) -> str | None:
+        chosen = by_tipo.get(roles.get(role, ""))
+        if chosen is None:
+            chosen = next((f for f in fields if f.kind in kinds and _named(f, words)), None)
+        return chosen.tipo if chosen is not None else None
+
+    return Hierarchy(
+        tipo,
+        parent.tipo,
+        order_field=find("order", ORDER_WORDS, ("number",)),
+        reference_field=find("identifier", REFERENCE_WORDS, ("text",)),
+        level_field=find("level", LEVEL_WORDS, ("text",)),
+        label_field=section.label_field,
+    )

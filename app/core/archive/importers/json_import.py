@@ -1,0 +1,296 @@
+"""Importer of Arxiu's own JSON export (KIND ``json``): the records back with their links.
+
+PATH is one export (:mod:`~app.core.archive.exporters.json_export`) or a folder of them
+(``*.json``, imported together, so the links between them resolve whatever the order). The
+sections and fields the archive lacks are created as exported; existing ones are kept. Each
+record keeps its key when that key is free (a fresh archive gets the same keys, hence the same
+links); a key already used by another record gets the section's next id, and the relations that
+point at it are rewritten. A relation to a record that is neither in the export(s) nor in the
+archive is dropped and counted as unresolved. Media files are not carried (only described); the
+saved CSV column mappings (``csv_layouts``) are kept where the archive has none for the layout.
+
+Records are matched under their first external id's source (so a record imported from a CSV
+and exported keeps matching that CSV), else under the source ``json`` by their original key:
+importing the same export again creates nothing. Skips: ``import.json_malformed`` (a file in a
+folder that is not an export; a single such file raises it), ``import.bad_row`` (a record entry
+without a section or values; ``line`` is the record's position in ``records``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.archive import records as record_rows
+from app.core.archive.bulk import NewRecord
+from app.core.archive.importers.base import (
+    BAD_ROW,
+    Built,
+    ImportRun,
+    ImportSummary,
+    ProgressFn,
+    Skip,
+    external_keys,
+)
+from app.core.archive.importers.csv_mapping import META_PREFIX
+from app.core.archive.importers.table_read import read_bytes
+from app.core.archive.model import Field, RecordKey, Section
+from app.core.errors import ImportFailed
+
+if TYPE_CHECKING:
+    from app.core.archive.store import Archive
+
+KIND = "json"
+SOURCE = "json"
+MAX_JSON_BYTES = 512 * 1024 * 1024
+MALFORMED = "import.json_malformed"
+
+
+@dataclass
+class _Entry:
+    """One exported record: where it came from, where it goes, how it is matched."""
+
+    origin: RecordKey
+    values: dict[str, Any]
+    restricted: bool | None
+    source: str
+    external_id: str
+    position: int
+    file: str
+    target: RecordKey | None = None
+
+
+@dataclass
+class _Docs:
+    """What the export files hold together."""
+
+    sections: dict[str, Section] = field(default_factory=dict)
+    fields: dict[str, Field] = field(default_factory=dict)
+    entries: list[_Entry] = field(default_factory=list)
+    layouts: dict[str, Any] = field(default_factory=dict)
+
+
+def _malformed(file: str, why: str) -> ImportFailed:
+    return ImportFailed(
+        MALFORMED,
+        f"{file} is not an Arxiu JSON export: {why}.",
+        hint='An export starts {"arxiu_export": 1, ...} (arxiu export json).',
+        details={"file": file},
+    )
+
+
+def load_document(path: Path) -> dict[str, Any]:
+    """The export in ``path``, checked at the top level (``import.json_malformed``)."""
+    data = read_bytes(path, MAX_JSON_BYTES)
+    try:
+        doc = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _malformed(path.name, f"not JSON ({str(exc)[:200]})") from exc
+    if not isinstance(doc, dict) or doc.get("arxiu_export") != 1:
+        raise _malformed(path.name, "no 'arxiu_export': 1")
+    for key in ("sections", "fields", "records"):
+        if not isinstance(doc.get(key), list):
+            raise _malformed(path.name, f"'{key}' is not a list")
+    return doc
+
+
+def _section(data: Any) -> Section:
+    return Section(
+        str(data["tipo"]),
+        dict(data.get("labels") or {}),
+        str(data.get("description") or ""),
+        bool(data.get("restricted")),
+        bool(data.get("writable")),
+        data.get("label_field"),
+    )
+
+
+def _field(data: Any) -> Field:
+    return Field(
+        str(data["tipo"]),
+        str(data["section_tipo"]),
+        dict(data.get("labels") or {}),
+        str(data.get("kind") or "text"),
+        bool(data.get("multilingual")),
+        data.get("target_section"),
+        int(data.get("position") or 0),
+    )
+
+
+def _read(doc: dict[str, Any], file: str, docs: _Docs, summary: ImportSummary) -> None:
+    """Add one document's sections, fields and records to ``docs``."""
+    try:
+        for item in doc["sections"]:
+            docs.sections.setdefault(str(item["tipo"]), _section(item))
+        for item in doc["fields"]:
+            docs.fields.setdefault(str(item["tipo"]), _field(item))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _malformed(file, f"a section or field definition lacks {exc}") from exc
+    layouts = doc.get("csv_layouts")
+    if isinstance(layouts, dict):
+        docs.layouts.update((k, v) for k, v in layouts.items() if str(k).startswith(META_PREFIX))
+    for position, item in enumerate(doc["records"], start=1):
+        summary.read += 1
+        entry = _entry(item, position, file)
+        if isinstance(entry, str):
+            summary.skipped.append(Skip(position, entry, file, BAD_ROW))
+        else:
+            docs.entries.append(entry)
+
+
+def _entry(item: Any, position: int, file: str) -> _Entry | str:
+    if not isinstance(item, dict) or not isinstance(item.get("values"), dict):
+        return "a record needs 'section_tipo', 'section_id' and 'values'"
+    try:
+        origin = RecordKey(str(item["section_tipo"]), int(item["section_id"]))
+    except (KeyError, TypeError, ValueError):
+        return "a record needs 'section_tipo' and an integer 'section_id'"
+    ids = item.get("external_ids") or []
+    first = ids[0] if ids and isinstance(ids[0], list) and len(ids[0]) == 2 else None
+    source, external = (str(first[0]), str(first[1])) if first else (SOURCE, str(origin))
+    restricted = item.get("restricted")
+    flag = restricted if isinstance(restricted, bool) else None
+    return _Entry(origin, item["values"], flag, source, external, position, file)
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.json") if p.is_file())
+        if not files:
+            raise ImportFailed("import.file_missing", f"There is no *.json file in {path}.")
+        return files
+    return [path]
+
+
+def import_json(archive: Archive, path: Path, progress: ProgressFn | None = None) -> ImportSummary:
+    """Import one Arxiu JSON export, or a folder of them (see the module doc)."""
+    path = Path(path).expanduser()
+    files = _files(path)
+    summary = ImportSummary(kind=KIND, path=str(path))
+    docs = _Docs()
+    for file in files:
+        try:
+            doc = load_document(file)
+        except ImportFailed as exc:
+            if len(files) == 1:
+                raise
+            summary.skipped.append(Skip(0, exc.message, file.name, exc.code))
+            continue
+        _read(doc, file.name, docs, summary)
+    _ensure_schema(archive, docs)
+    _place(archive, docs)
+    relations = {f.tipo for f in archive.fields() if f.kind == "relation"}
+    moved: dict[RecordKey, RecordKey | None] = {
+        e.origin: e.target for e in docs.entries if e.target is not None
+    }
+    runs: dict[str, ImportRun] = {}
+    for number, entry in enumerate(docs.entries, start=1):
+        run = runs.setdefault(entry.source, ImportRun(archive, summary, entry.source))
+        run.add(_built(archive, entry, relations, moved), entry.position, entry.file)
+        if progress is not None and number % 500 == 0:
+            progress(number, len(docs.entries))
+    for run in runs.values():
+        run.flush()
+    for key, mapping in docs.layouts.items():
+        if archive.meta(key) is None:
+            archive.set_meta(key, json.dumps(mapping, ensure_ascii=False))
+    return summary
+
+
+def _ensure_schema(archive: Archive, docs: _Docs) -> None:
+    known_fields = {f.tipo for f in archive.fields()}
+    new_sections = [s for s in docs.sections.values() if not archive.has_section(s.tipo)]
+    for section in new_sections:
+        archive.put_section(
+            Section(
+                section.tipo,
+                section.labels,
+                section.description,
+                section.restricted,
+                section.writable,
+            )
+        )
+    for item in docs.fields.values():
+        if item.tipo not in known_fields and archive.has_section(item.section_tipo):
+            archive.put_field(item)
+    for section in new_sections:
+        if section.label_field:
+            archive.put_section(section)
+
+
+def _place(archive: Archive, docs: _Docs) -> None:
+    """Give every entry its key: the one it was imported under, its own, or a new one."""
+    known: dict[str, dict[str, RecordKey]] = {}
+    used: dict[str, set[int]] = {}
+    for tipo in {e.origin.section_tipo for e in docs.entries}:
+        with archive.db.reading() as conn:
+            rows = conn.execute(
+                "SELECT section_id FROM records WHERE section_tipo = ?", (tipo,)
+            ).fetchall()
+            used[tipo] = {int(r[0]) for r in rows}
+            used[tipo].add(record_rows.next_id(conn, tipo) - 1)
+    pending: list[_Entry] = []
+    for entry in docs.entries:
+        keys = known.setdefault(entry.source, external_keys(archive, entry.source))
+        tipo = entry.origin.section_tipo
+        if entry.external_id in keys:
+            entry.target = keys[entry.external_id]
+        elif entry.origin.section_id not in used[tipo]:
+            entry.target = entry.origin
+            used[tipo].add(entry.origin.section_id)
+        else:
+            pending.append(entry)
+    for entry in pending:
+        tipo = entry.origin.section_tipo
+        entry.target = RecordKey(tipo, max(used[tipo]) + 1)
+        used[tipo].add(entry.target.section_id)
+
+
+def _built(
+    archive: Archive, entry: _Entry, relations: set[str], moved: dict[RecordKey, RecordKey | None]
+) -> Built:
+    """The record of one entry, its relations pointed at their new keys (``moved``; a target
+    outside the export that the archive holds is kept and remembered there)."""
+    values: dict[str, Any] = {}
+    links: set[RecordKey] = set()
+    unresolved: list[str] = []
+    for tipo, items in entry.values.items():
+        if tipo not in relations or not isinstance(items, list):
+            values[tipo] = items
+            continue
+        kept = []
+        for item in items:
+            target = _locator(item)
+            new = None
+            if target is not None:
+                if target not in moved:
+                    moved[target] = target if archive.find_record(target) else None
+                new = moved[target]
+            if new is None:
+                unresolved.append(str(target) if target else f"{tipo} value")
+                continue
+            kept.append({**item, "value": {**item["value"], **new.to_locator()}})
+            links.add(new)
+        if kept:
+            values[tipo] = kept
+    assert entry.target is not None
+    record = NewRecord(
+        entry.target.section_tipo,
+        values,
+        entry.external_id,
+        entry.target.section_id,
+        entry.restricted,
+    )
+    return Built(record, len(links), tuple(unresolved))
+
+
+def _locator(item: Any) -> RecordKey | None:
+    value = item.get("value") if isinstance(item, dict) else None
+    if isinstance(value, dict) and "section_tipo" in value and "section_id" in value:
+        try:
+            return RecordKey(str(value["section_tipo"]), int(value["section_id"]))
+        except (TypeError, ValueError):
+            return None
+    return None

@@ -1,0 +1,1 @@
+"""File → Import… pieces: the formats offered, the CSV/XLSX mapping page, the summary text."""

@@ -1,0 +1,58 @@
+"""What an import did, in words: counts from the real :class:`ImportSummary`, the first skips."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication
+
+from app.core.archive.importers import ImportSummary
+
+SKIPS_LISTED = 10
+"""Skips listed one by one (file:line and code); the rest are counted."""
+CONTEXT = "ImportSummary"
+
+
+def _t(text: str) -> str:
+    return QCoreApplication.translate(CONTEXT, text)
+
+
+def summary_text(summary: ImportSummary) -> str:
+    """The summary: records created/updated/unchanged, links, media, skips with reasons."""
+    lines = [
+        _t(
+            "{records} records ({created} new, {updated} updated, {unchanged} unchanged), "
+            "{links} links, {media} media, {skipped} skipped, in {seconds} s."
+        ).format(
+            records=summary.records,
+            created=summary.created,
+            updated=summary.updated,
+            unchanged=summary.unchanged,
+            links=summary.links,
+            media=summary.media,
+            skipped=len(summary.skipped),
+            seconds=f"{summary.seconds:.1f}",
+        )
+    ]
+    if summary.deleted:
+        lines.append(
+            _t("{n} records withdrawn by the source were removed.").format(n=summary.deleted)
+        )
+    if summary.sections:
+        parts = [f"{tipo}: {count}" for tipo, count in sorted(summary.sections.items())]
+        lines.append(_t("Sections: {list}").format(list=", ".join(parts)))
+    lines += _skip_lines(summary)
+    if summary.error is not None:
+        lines.append(f"{summary.error.message} {summary.error.hint or ''}".strip())
+    return "\n".join(lines)
+
+
+def _skip_lines(summary: ImportSummary) -> list[str]:
+    if not summary.skipped:
+        return []
+    lines = [_t("Skipped:")]
+    for skip in summary.skipped[:SKIPS_LISTED]:
+        where = f"{skip.file}:{skip.line}" if skip.file else str(skip.line)
+        lines.append(f"  {where} [{skip.code}] {skip.reason}")
+    more = len(summary.skipped) - SKIPS_LISTED
+    if more > 0:
+        lines.append(_t("  … and {n} more skipped.").format(n=more))
+    return lines

@@ -1,0 +1,99 @@
+"""The hierarchy helper: parent, children in order and breadcrumbs, for EAD and for a table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lxml import etree
+
+from app.core.archive import Archive, RecordKey
+from app.core.archive.hierarchy import (
+    breadcrumbs,
+    child_keys,
+    children_of,
+    hierarchy_of,
+    parent_of,
+)
+from app.core.archive.importers import run_import
+from app.core.archive.importers.base import external_keys
+from tests.conftest import shared_data
+
+VITET = ("ead", "anf", "FRAN_IR_003500.xml")
+
+
+def _xpath(path: str) -> list[etree._Element]:
+    """The elements of the Vitet finding aid at ``path``, read independently of the importer."""
+    found = etree.parse(str(shared_data(*VITET))).xpath(path)
+    assert isinstance(found, list)
+    return [e for e in found if isinstance(e, etree._Element)]
+
+
+def _ead(archive: Archive) -> dict[str, RecordKey]:
+    run_import(archive, "ead", shared_data(*VITET))
+    return external_keys(archive, "ead")
+
+
+def test_ead_components_have_their_parent_children_in_order_and_trail(archive: Archive) -> None:
+    keys = _ead(archive)
+    expected = [str(c.get("id")) for c in _xpath("//c[@id='d_1_2']/c")]
+    codes = [str(c.findtext("did/unitid")) for c in _xpath("//c[@id='d_1_2']/c")]
+    shape = hierarchy_of(archive, "ead1")
+    assert shape is not None and shape.order_field is not None
+
+    nodes = children_of(archive, keys["FRAN_IR_003500#d_1_2"], shape=shape)
+    trail = breadcrumbs(archive, keys["FRAN_IR_003500#d_1_2_1"])
+
+    ids = {key: ext for ext, key in keys.items()}
+    assert [ids[n.key].partition("#")[2] for n in nodes] == expected
+    assert [n.reference for n in nodes] == codes
+    assert [n.label for n in trail] == [
+        "Fonds Vitet",
+        "LUDOVIC VITET (1802-1873)",
+        "Correspondance active",
+    ]
+    assert trail[0].level == "fonds" and trail[0].reference == "572AP/1-572AP/122"
+    assert parent_of(archive, keys["FRAN_IR_003500#d_1_2_1"]) == keys["FRAN_IR_003500#d_1_2"]
+    assert parent_of(archive, keys["FRAN_IR_003500"]) is None
+    assert breadcrumbs(archive, keys["FRAN_IR_003500"]) == []
+
+
+def test_the_fonds_children_are_the_top_components(archive: Archive) -> None:
+    keys = _ead(archive)
+    top = [f"FRAN_IR_003500#{c.get('id')}" for c in _xpath("/ead/archdesc/dsc/c")]
+
+    assert child_keys(archive, keys["FRAN_IR_003500"]) == [keys[ext] for ext in top]
+
+
+def test_a_table_with_a_parent_column_is_a_hierarchy(archive: Archive, tmp_path: Path) -> None:
+    table = tmp_path / "fons.csv"
+    table.write_text(
+        "identifier,title,level,parentId\n"
+        "F1,Fons Puig,fonds,\n"
+        "S2,Correspondència,series,F1\n"
+        "S1,Comptes,series,F1\n"
+        "D1,Cartes 1931,file,S2\n",
+        encoding="utf-8",
+    )
+    run_import(archive, "csv", table)
+    section = next(s.tipo for s in archive.sections() if s.tipo.startswith("csv"))
+    shape = hierarchy_of(archive, section)
+    assert shape is not None and shape.reference_field is not None
+    by_code = {r.text(shape.reference_field): r.key for r in archive.iter_records(section)}
+
+    trail = breadcrumbs(archive, by_code["D1"])
+    below = children_of(archive, by_code["F1"])
+
+    assert [(n.reference, n.level) for n in trail] == [("F1", "fonds"), ("S2", "series")]
+    assert [n.label for n in below] == ["Correspondència", "Comptes"]  # file order, no order field
+    assert parent_of(archive, by_code["S1"]) == by_code["F1"]
+
+
+def test_a_flat_section_is_no_hierarchy(archive: Archive, tmp_path: Path) -> None:
+    table = tmp_path / "flat.csv"
+    table.write_text("identifier,title\nA,Un\nB,Dos\n", encoding="utf-8")
+    run_import(archive, "csv", table)
+    section = next(s.tipo for s in archive.sections() if s.tipo.startswith("csv"))
+    first = next(archive.iter_records(section)).key
+
+    assert hierarchy_of(archive, section) is None
+    assert children_of(archive, first) == [] and breadcrumbs(archive, first) == []

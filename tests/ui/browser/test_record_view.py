@@ -1,0 +1,60 @@
+"""The record view of an EAD component: "part of" breadcrumbs, reference code and level,
+children in order, each one click from its record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lxml import etree
+from PySide6.QtCore import QUrl
+
+from app.core.archive.importers import run_import
+from app.core.archive.importers.base import external_keys
+from app.ui.browser.record_html import record_link
+from tests.conftest import shared_data
+
+VITET = ("ead", "anf", "FRAN_IR_003500.xml")
+
+
+def _strings(path: str) -> list[str]:
+    """Texts of the Vitet finding aid at ``path``, read with an XPath of our own."""
+    found = etree.parse(str(shared_data(*VITET))).xpath(path)
+    assert isinstance(found, list)
+    return [
+        " ".join("".join(str(t) for t in e.itertext()).split())
+        for e in found
+        if isinstance(e, etree._Element)
+    ]
+
+
+def test_a_component_shows_its_trail_and_its_children_in_order(make_window: Any) -> None:
+    window = make_window()
+    archive = window.services.archive
+    run_import(archive, "ead", shared_data(*VITET))
+    window.refresh()
+    keys = external_keys(archive, "ead")
+    codes = _strings("//c[@id='d_1_2']/c/did/unitid[1]")
+    titles = _strings("//c[@id='d_1_2']/c/did/unittitle[1]")
+    own_code = _strings("//c[@id='d_1_2']/did/unitid")[0]
+
+    window.open_record(keys["FRAN_IR_003500#d_1_2"])
+    lines = window.record_view.browser.toPlainText().splitlines()
+
+    assert lines[0] == "Fonds Vitet › LUDOVIC VITET (1802-1873)"
+    assert lines[1] == "Correspondance active" and lines[2] == own_code
+    start = lines.index(f"Contents ({len(titles)})") + 1
+    shown = lines[start : start + len(titles)]
+    assert shown == [f"{code} {title}" for code, title in zip(codes, titles, strict=True)]
+    assert "Linked from" not in lines  # the children are not listed twice
+
+    html = window.record_view.browser.toHtml()
+    first_child = keys["FRAN_IR_003500#d_1_2_1"]
+    assert record_link(first_child) in html and record_link(keys["FRAN_IR_003500"]) in html
+    window.record_view.browser.anchorClicked.emit(QUrl(record_link(first_child)))
+    assert window.record_view.key == first_child
+    trail = window.record_view.browser.toPlainText().splitlines()[0]
+    assert trail == "Fonds Vitet › LUDOVIC VITET (1802-1873) › Correspondance active"
+    window.record_view.browser.anchorClicked.emit(QUrl(record_link(keys["FRAN_IR_003500"])))
+    assert window.record_view.key == keys["FRAN_IR_003500"]
+    top = window.record_view.browser.toPlainText().splitlines()
+    assert top[0] == "Fonds Vitet" and "fonds" in top[1]  # no trail; code and level shown

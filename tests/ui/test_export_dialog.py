@@ -1,0 +1,79 @@
+"""File → Export…: the file written holds as many records as the summary says."""
+
+from __future__ import annotations
+
+import csv
+from typing import Any
+
+from lxml import etree
+
+from app.core.archive.exporters import FORMATS
+from app.core.archive.importers import run_import
+from app.core.archive.importers.base import external_keys
+from app.ui.export_dialog import ExportDialog
+from tests.conftest import shared_data
+from tests.ui.conftest import run
+
+VITET = ("ead", "anf", "FRAN_IR_003500.xml")
+
+
+def test_a_section_exported_as_csv_has_the_summary_s_records(
+    make_window: Any, tmp_path: Any
+) -> None:
+    window = make_window()
+    run_import(window.services.archive, "ead", shared_data(*VITET))
+    dialog = ExportDialog(window.services.archive, parent=window)
+    assert [dialog.format.itemData(i) for i in range(dialog.format.count())] == list(FORMATS)
+    dialog.section.setCurrentIndex(dialog.section.findData("ead1"))
+    dialog.format.setCurrentIndex(dialog.format.findData("csv"))
+    assert not dialog.warning.isVisibleTo(dialog)
+    dialog.restricted.setChecked(True)
+    assert dialog.warning.isVisibleTo(dialog)  # says the export will say so at its top
+    dialog.restricted.setChecked(False)
+    out = tmp_path / "vitet.csv"
+    dialog.out.setText(str(out))
+    choice = dialog.choice()
+    assert choice is not None and not choice.request.include_restricted
+
+    text = run(make_window.loop, window.export(choice), 60)
+
+    with out.open(encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv.reader(handle))
+    written = len(rows) - 1  # the header
+    assert written == window.services.archive.count_records("ead1")
+    assert text.startswith(f"{written} records written to ")
+    assert window.export_report is not None
+    window.export_report.close()
+    dialog.deleteLater()
+
+
+def test_the_selected_component_exports_with_what_is_under_it(
+    make_window: Any, tmp_path: Any
+) -> None:
+    window = make_window()
+    archive = window.services.archive
+    run_import(archive, "ead", shared_data(*VITET))
+    component = external_keys(archive, "ead")["FRAN_IR_003500#d_1_2"]
+    window.open_record(component)
+    source = etree.parse(str(shared_data(*VITET)))
+    expected = source.xpath("count(//c[@id='d_1_2']/descendant-or-self::c)")
+    assert isinstance(expected, float) and expected > 1
+    dialog = ExportDialog(archive, selected=window.record_view.key, parent=window)
+    assert dialog.section_tipo() == "ead1" and dialog.subtree.isEnabled()
+    dialog.subtree.setChecked(True)
+    dialog.format.setCurrentIndex(dialog.format.findData("ead3"))
+    out = tmp_path / "d_1_2.xml"
+    dialog.out.setText(str(out))
+    choice = dialog.choice()
+    assert choice is not None and choice.request.record == component
+
+    text = run(make_window.loop, window.export(choice), 60)
+
+    written = etree.parse(str(out)).xpath(
+        "count(//*[local-name()='archdesc'] | //*[local-name()='c'])"
+    )
+    assert written == expected
+    assert text.startswith(f"{int(expected)} records written to ")
+    assert window.export_report is not None
+    window.export_report.close()
+    dialog.deleteLater()
