@@ -52,6 +52,7 @@ from app.core.archive.exporters import ExportRequest, run_export
 from app.core.archive.exporters.dublin_core import dc_element, dc_values
 from app.core.archive.exporters.ead3 import NS as EAD3_NS
 from app.core.archive.exporters.ead3 import Tree, load_tree
+from app.core.archive.ids import SQLITE_MAX
 from app.core.archive.importers.ead import PART_OF
 from app.core.archive.importers.ead import SECTION as EAD_SECTION
 from app.core.archive.importers.safe_xml import parse_file
@@ -75,7 +76,7 @@ OAI_DC_SCHEMA = "http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 GRANULARITY = "YYYY-MM-DDThh:mm:ssZ"
 READ_TOOL = "dedalo_read_record"
-MAX_ID = 2**63 - 1
+MAX_ID = SQLITE_MAX
 """The largest record id SQLite holds (a larger one names no record)."""
 LABEL_LANG = "lg-eng"
 

@@ -12,6 +12,15 @@ from app.core import paths
 from app.core.archive import Archive, open_archive
 
 
+def add_archive_argument(
+    parser: argparse.ArgumentParser, help_text: str = "archive folder (default: the demo archive)"
+) -> None:
+    """Add ``--archive DIR`` to ``parser``; left out, :func:`open_current` opens the default."""
+    parser.add_argument(
+        "--archive", dest="archive", metavar="DIR", default=argparse.SUPPRESS, help=help_text
+    )
+
+
 def archive_dir(args: argparse.Namespace) -> Path:
     """The archive folder named by ``--archive`` or the default (demo) archive."""
     named = getattr(args, "archive", None)

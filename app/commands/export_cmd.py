@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.commands.common import open_current, print_json
+from app.commands.common import add_archive_argument, open_current, print_json
 from app.core.archive.exporters import FORMATS, ExportRequest, run_export
 from app.core.archive.model import RecordKey
 
@@ -34,13 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="include restricted records (the export then says so at its top)",
     )
     parser.add_argument("--lang", default="lg-eng", help="language of headings (lg-cat, …)")
-    parser.add_argument(
-        "--archive",
-        dest="archive",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="archive folder (default: the demo archive)",
-    )
+    add_archive_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
 

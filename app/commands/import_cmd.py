@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.commands.common import ProgressBar, open_current, print_json
+from app.commands.common import ProgressBar, add_archive_argument, open_current, print_json
 from app.core.archive.importers import KINDS, ImportOptions, ImportSummary
 from app.core.importing import import_dataset
 
@@ -49,13 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="csv: show the mapping and first rows, import nothing",
     )
-    parser.add_argument(
-        "--archive",
-        dest="archive",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="archive folder (created when missing; default: the demo archive)",
-    )
+    add_archive_argument(parser, "archive folder (created when missing; default: the demo archive)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -33,7 +31,7 @@ from app.core.session import AssistantSettings
 from app.core.tools.matching import find_matches
 from app.core.tools.registry import build_registry
 from tests.api.conftest import Live, start_server, stop_server
-from tests.conftest import REPO
+from tests.api.serving import serve_env, start_serve
 from tests.core.agent.conftest import RecordingSearcher, scripted_catalog
 
 PERSON_OPS: list[dict[str, Any]] = [
@@ -264,13 +262,22 @@ def resolve_together(targets: list[tuple[Client, str]]) -> list[httpx.Response]:
     return answers
 
 
+def assert_applied_once(
+    clients: dict[str, Client], other: Client, models: dict[str, ScriptedModel], archive: Archive
+) -> None:
+    """The writer's proposed plan approved at the same moment by the writer and by ``other``
+    (the writer again, or the writer on another server): one applies it, one is refused, and
+    the person is created once."""
+    pending, _ = propose(clients["writer"], models)
+    answers = resolve_together([(clients["writer"], pending), (other, pending)])
+    assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
+    assert len(find_matches(archive, "rsc197", {"rsc85": "Anna Pujol"})) == 1
+
+
 def test_two_concurrent_resolutions_take_effect_once(
     clients: dict[str, Client], models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
-    pending, _ = propose(clients["writer"], models)
-    answers = resolve_together([(clients["writer"], pending)] * 2)
-    assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
-    assert len(find_matches(oh_archive, "rsc197", {"rsc85": "Anna Pujol"})) == 1
+    assert_applied_once(clients, clients["writer"], models, oh_archive)
 
 
 @pytest.fixture
@@ -303,11 +310,7 @@ def test_resolutions_on_two_servers_take_effect_once(
     models: dict[str, ScriptedModel],
     oh_archive: Archive,
 ) -> None:
-    pending, _ = propose(clients["writer"], models)
-    elsewhere = Client(second_server, tokens["writer"])
-    answers = resolve_together([(clients["writer"], pending), (elsewhere, pending)])
-    assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
-    assert len(find_matches(oh_archive, "rsc197", {"rsc85": "Anna Pujol"})) == 1
+    assert_applied_once(clients, Client(second_server, tokens["writer"]), models, oh_archive)
 
 
 def test_with_the_archive_writes_off_a_writer_asks_in_read_mode(
@@ -341,17 +344,9 @@ def serve_child(
     home = tmp_path / "child-home"
     home.mkdir()
     shutil.copy(users.path, home / "api_users.json")  # after the tokens were issued
-    env = {**os.environ, "ARXIU_HOME": str(home), "ARXIU_EMBEDDING_MODEL": "hashing"}
-    command = [sys.executable, "-m", "app", "serve", "--allow-writes", "--port", "0"]
+    args = ["--allow-writes", "--port", "0", "--archive", str(oh_archive.folder)]
     errors = (tmp_path / "serve.err").open("w")
-    child = subprocess.Popen(
-        [*command, "--archive", str(oh_archive.folder)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=errors,
-        text=True,
-    )
+    child = start_serve(args, serve_env(home), stderr=errors)
     try:
         assert child.stdout is not None
         first_line = child.stdout.readline()
@@ -378,11 +373,8 @@ def test_resolutions_in_two_processes_take_effect_once(
     models: dict[str, ScriptedModel],
     oh_archive: Archive,
 ) -> None:
-    pending, _ = propose(clients["writer"], models)
     other = Client(Live(serve_process, None, None), tokens["writer"])  # type: ignore[arg-type]
-    answers = resolve_together([(clients["writer"], pending), (other, pending)])
-    assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
-    assert len(find_matches(oh_archive, "rsc197", {"rsc85": "Anna Pujol"})) == 1
+    assert_applied_once(clients, other, models, oh_archive)
 
 
 def test_another_users_plan_cannot_be_declined_from_another_server(

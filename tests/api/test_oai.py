@@ -8,11 +8,8 @@ flag or its own).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,9 +33,9 @@ from app.core.archive.importers.oai_pmh import (
 )
 from app.core.archive.model import RecordKey
 from tests.api.conftest import Live, start_server, stop_server
+from tests.api.serving import serve_env, serve_url, start_serve
 from tests.conftest import shared_data
 
-REPO = Path(__file__).resolve().parents[2]
 NS = {"o": "http://www.openarchives.org/OAI/2.0/", "dc": "http://purl.org/dc/elements/1.1/"}
 OLD = "2025-01-01T00:00:00+00:00"
 FLAGGED = RecordKey("tp1", 30)
@@ -336,16 +333,9 @@ def test_another_process_harvests_the_open_records_and_nothing_restricted(
         expected = {identifier(served, k) for k in open_keys(archive)}
         secrets = restricted_strings(archive)
     assert len(secrets) > 40  # every oral history holds text of its own
-    env = {**os.environ, "ARXIU_HOME": str(arxiu_home), "ARXIU_EMBEDDING_MODEL": "hashing"}
-    command = [sys.executable, "-m", "app", "serve", "--port", "0", "--archive", str(served)]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO
-    )
+    process = start_serve(["--port", "0", "--archive", str(served)], serve_env(arxiu_home))
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("Arxiu API at http://127.0.0.1:"), line
-        base = line.split(" at ", 1)[1].strip().split("/dedalo/", 1)[0] + "/oai"
+        base = serve_url(process).split("/dedalo/", 1)[0] + "/oai"
         with open_archive(tmp_path / "harvester", create=True) as mine:
             first = harvest(mine, base, retry=RetryPolicy(attempts=2, timeout_s=30))
             assert first.error is None

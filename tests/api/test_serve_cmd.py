@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -15,10 +12,9 @@ import pytest
 from app.api.users import UserStore
 from app.cli import main
 from app.commands.serve_cmd import allowed_hosts, check_host
+from tests.api.serving import login_body, serve_env, serve_url, start_serve
 from tests.commands.test_ask_cmd import CATALOG
 from tests.core.agent.conftest import build_archive
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_non_loopback_host_needs_allow_remote(capsys: pytest.CaptureFixture[str]) -> None:
@@ -39,34 +35,11 @@ def test_serve_prints_its_url_and_answers_until_interrupted(
     build_archive(tmp_path / "oh").close()
     (arxiu_home / "models.json").write_text(json.dumps(CATALOG), encoding="utf-8")
     UserStore(arxiu_home / "api_users.json").add("anna", "pw-anna")
-    env = {**os.environ, "ARXIU_HOME": str(arxiu_home), "ARXIU_EMBEDDING_MODEL": "hashing"}
-    command = [
-        sys.executable,
-        "-m",
-        "app",
-        "serve",
-        "--port",
-        "0",
-        "--archive",
-        str(tmp_path / "oh"),
-    ]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO
-    )
+    process = start_serve(["--port", "0", "--archive", str(tmp_path / "oh")], serve_env(arxiu_home))
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("Arxiu API at http://127.0.0.1:"), line
-        url = line.split(" at ", 1)[1].strip()
+        url = serve_url(process)
         with httpx.Client(timeout=30) as http:
-            login = http.post(
-                url,
-                json={
-                    "action": "login",
-                    "dd_api": "dd_utils_api",
-                    "options": {"username": "anna", "auth": "pw-anna"},
-                },
-            )
+            login = http.post(url, json=login_body("anna", "pw-anna"))
             assert login.status_code == 200
             models = http.post(
                 url,

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,8 +14,8 @@ import pytest
 from app.api.context import ApiContext
 from app.api.users import UserStore
 from app.core.index.service import Index
+from tests.api.serving import login_body, serve_env, serve_url, start_serve
 
-REPO = Path(__file__).resolve().parents[2]
 READY = "index up to date"
 
 
@@ -38,35 +35,18 @@ def test_serve_accepts_and_answers_before_the_index_is_complete(arxiu_home: Path
     UserStore(arxiu_home / "api_users.json").add("anna", "pw-anna")
     # USE alone (numpy): indexing the demo's 1,128 chunks takes minutes here, so the index is
     # certainly incomplete while the server already answers
-    env = {**os.environ, "ARXIU_HOME": str(arxiu_home), "ARXIU_EMBEDDING_MODEL": "use"}
     started = time.monotonic()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=REPO,
-    )
+    process = start_serve(["--port", "0"], serve_env(arxiu_home, "use"))
     err: list[tuple[float, str]] = []
     try:
         assert process.stdout is not None and process.stderr is not None
         read_lines(process.stderr, err)
-        line = process.stdout.readline()
-        assert line.startswith("Arxiu API at http://127.0.0.1:"), (line, err)
-        url = line.split(" at ", 1)[1].strip()
+        url = serve_url(process, err)
         port = int(url.split(":")[2].split("/")[0])
         with socket.create_connection(("127.0.0.1", port), timeout=30):
             accepted = time.monotonic()
         with httpx.Client(timeout=60) as http:
-            login = http.post(
-                url,
-                json={
-                    "action": "login",
-                    "dd_api": "dd_utils_api",
-                    "options": {"username": "anna", "auth": "pw-anna"},
-                },
-            )
+            login = http.post(url, json=login_body("anna", "pw-anna"))
             answered = time.monotonic()
         assert login.status_code == 200, login.text
         assert not any(READY in text for _, text in err), err  # still indexing

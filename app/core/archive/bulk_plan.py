@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.core.archive.model import RecordKey
 from app.core.archive.records import (
@@ -247,14 +247,14 @@ def external_keys(conn: sqlite3.Connection, source: str, ids: list[str]) -> dict
     """The keys ``ids`` are mapped to under ``source`` (those that are), in a few queries."""
     found: dict[str, RecordKey] = {}
     wanted = list(dict.fromkeys(ids))
-    for start in range(0, len(wanted), IN_CHUNK):
-        part = wanted[start : start + IN_CHUNK]
-        rows = conn.execute(
-            "SELECT external_id, section_tipo, section_id FROM external_ids WHERE source = ? "
-            f"AND external_id IN ({','.join('?' * len(part))})",
-            (source, *part),
-        ).fetchall()
-        found.update((str(r[0]), RecordKey(str(r[1]), int(r[2]))) for r in rows)
+    rows = rows_in(
+        conn,
+        "SELECT external_id, section_tipo, section_id FROM external_ids WHERE source = ? "
+        "AND external_id IN ({})",
+        source,
+        wanted,
+    )
+    found.update((str(r[0]), RecordKey(str(r[1]), int(r[2]))) for r in rows)
     return found
 
 
@@ -268,16 +268,26 @@ def stored_rows(
     found: dict[RecordKey, tuple[str, int, int | None]] = {}
     for tipo, ids in by_section.items():
         ids.sort()
-        for start in range(0, len(ids), IN_CHUNK):
-            part = ids[start : start + IN_CHUNK]
-            rows = conn.execute(
-                "SELECT section_id, data, version, restricted FROM records WHERE section_tipo = ? "
-                f"AND section_id IN ({','.join('?' * len(part))})",
-                (tipo, *part),
-            ).fetchall()
-            for r in rows:
-                found[RecordKey(tipo, int(r[0]))] = (str(r[1]), int(r[2]), r[3])
+        rows = rows_in(
+            conn,
+            "SELECT section_id, data, version, restricted FROM records WHERE section_tipo = ? "
+            "AND section_id IN ({})",
+            tipo,
+            ids,
+        )
+        for r in rows:
+            found[RecordKey(tipo, int(r[0]))] = (str(r[1]), int(r[2]), r[3])
     return found
+
+
+def rows_in(
+    conn: sqlite3.Connection, sql: str, first: object, values: Sequence[object]
+) -> Iterator[Any]:
+    """The rows of ``sql`` (its one parameter ``first``, then ``IN ({})``) for every value of
+    ``values``, asked ``IN_CHUNK`` values at a time."""
+    for start in range(0, len(values), IN_CHUNK):
+        part = values[start : start + IN_CHUNK]
+        yield from conn.execute(sql.format(",".join("?" * len(part))), (first, *part)).fetchall()
 
 
 def _kept(restricted: bool | None, before: bool | None) -> bool | None:

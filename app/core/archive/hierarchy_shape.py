@@ -98,3 +98,12 @@ def shape_of(section: Section, fields: list[Field], roles: dict[str, str]) -> Hi
         level_field=find("level", LEVEL_WORDS, ("text",)),
         label_field=section.label_field,
     )
+
+
+def lead_with_code(title: str, code: str | None) -> str:
+    """A unit's label as archivists cite it: ``572AP/1 · Copie de 157 lettres…`` (the title
+    alone when there is no code or the title already holds it; the code when there is no
+    title)."""
+    if title and code and code not in title:
+        return f"{code} · {title}"
+    return title or code or ""

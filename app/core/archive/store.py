@@ -18,7 +18,7 @@ from typing import Any
 from app.core.archive.bulk import BulkWriter
 from app.core.archive.conversations import ConversationStore
 from app.core.archive.database import Database
-from app.core.archive.hierarchy_shape import TABLE_LAYOUTS, layout_roles, shape_of
+from app.core.archive.hierarchy_shape import TABLE_LAYOUTS, layout_roles, lead_with_code, shape_of
 from app.core.archive.migrations import MIGRATIONS
 from app.core.archive.model import Field, Link, Record, RecordKey, Section
 from app.core.archive.records import RecordWriter, row_to_record
@@ -232,12 +232,9 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         EAD's ``ead1``) the label leads with the reference code, as archivists cite a unit:
         ``572AP/1 · Copie de 157 lettres de Ludovic Vitet``.
         """
-        text = self.title_of(record, lang, fallback=False)
-        code_field = self._code_field(record.section_tipo)
+        code_field = self.code_field(record.section_tipo)
         code = record.text(code_field, lang) if code_field else None
-        if text and code and code not in text:
-            return f"{code} · {text}"
-        return text or code or str(record.key)
+        return lead_with_code(self.title_of(record, lang, fallback=False), code) or str(record.key)
 
     def title_of(self, record: Record, lang: str = "lg-eng", *, fallback: bool = True) -> str:
         """The record's title alone (its label field; the key when it has none and
@@ -246,7 +243,9 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         text = record.text(section.label_field, lang) if section.label_field else None
         return text or (str(record.key) if fallback else "")
 
-    def _code_field(self, tipo: str) -> str | None:
+    def code_field(self, tipo: str) -> str | None:
+        """The reference-code field of section ``tipo`` when it is an archival hierarchy
+        (labels and chunk labels lead with it), else ``None``."""
         if tipo not in self._code_fields:
             shape = None
             if self.has_section(tipo):

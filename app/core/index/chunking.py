@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from app.core.archive.hierarchy_shape import lead_with_code
 from app.core.archive.model import Field, Record, RecordKey
 
 TEXT_KINDS = ("text", "rich_text", "transcription")
@@ -135,7 +136,9 @@ def _join(segments: list[Segment]) -> Segment:
     return Segment(" ".join(s.text for s in segments), first.timecode, first.page)
 
 
-def chunk_record(record: Record, fields: list[Field], label_field: str | None) -> list[Chunk]:
+def chunk_record(
+    record: Record, fields: list[Field], label_field: str | None, code_field: str | None = None
+) -> list[Chunk]:
     """Every chunk of ``record``.
 
     Long values (and any transcription or marked-up value) are cut into passages; short text
@@ -150,19 +153,12 @@ def chunk_record(record: Record, fields: list[Field], label_field: str | None) -
         record: the record to cut.
         fields: its section's fields (only the text-like kinds are read).
         label_field: the section's label field (its values head the chunks).
+        code_field: in an archival hierarchy, the reference-code field the label leads with.
     """
     chunks: list[Chunk] = []
     short: dict[str, tuple[str, list[str]]] = {}
-    labels: dict[str, str] = {}
+    label = _labeller(record, label_field, code_field)
     key, values = record.key, record.values
-
-    def label(lang: str) -> str:
-        found = labels.get(lang)
-        if found is None:
-            value = record.text(label_field, lang) if label_field else None
-            found = labels[lang] = clean(value) if value else ""
-        return found
-
     for field in fields:
         if field.kind not in TEXT_KINDS or field.tipo == label_field or field.tipo not in values:
             continue
@@ -191,17 +187,38 @@ def chunk_record(record: Record, fields: list[Field], label_field: str | None) -
         head = "" if passages else label(lang)  # passages already carry the label
         chunks.append(_chunk(key, tipo, lang, len(chunks), segment, head))
     if label_field:
-        _label_chunks(record, label_field, chunks)
+        _label_chunks(record, label_field, chunks, label)
     return chunks
 
 
-def _label_chunks(record: Record, label_field: str, chunks: list[Chunk]) -> None:
-    """Add a chunk holding just the label for each language of it that no chunk has."""
+def _labeller(
+    record: Record, label_field: str | None, code_field: str | None
+) -> Callable[[str], str]:
+    """``label(lang)``: the record's label in ``lang`` (cached), led by its reference code."""
+    labels: dict[str, str] = {}
+
+    def label(lang: str) -> str:
+        found = labels.get(lang)
+        if found is None:
+            value = record.text(label_field, lang) if label_field else None
+            code = record.text(code_field, lang) if code_field else None
+            found = labels[lang] = lead_with_code(clean(value) if value else "", code)
+        return found
+
+    return label
+
+
+def _label_chunks(
+    record: Record, label_field: str, chunks: list[Chunk], label: Callable[[str], str]
+) -> None:
+    """Add a chunk holding just the label for each language of it that no chunk has
+    (``label(lang)`` names it, with the reference code where the section has one)."""
     covered = {c.lang for c in chunks}
     for item in record.values.get(label_field, []):
         lang, value = str(item.get("lang") or "lg-nolan"), item.get("value")
         if isinstance(value, str) and lang not in covered and (text := clean(value)):
-            chunks.append(_chunk(record.key, label_field, lang, len(chunks), Segment(text), text))
+            segment = Segment(text)
+            chunks.append(_chunk(record.key, label_field, lang, len(chunks), segment, label(lang)))
             covered.add(lang)
 
 

@@ -122,7 +122,7 @@ def chunk_batch(archive: Archive, keys: list[RecordKey], orphans: list[RecordKey
 
 def chunk_work(archive: Archive, keys: list[RecordKey]) -> list[RecordWork]:
     """The chunks of the records of ``keys`` that need them (read in bulk, not written)."""
-    fields: dict[str, tuple[list[Field], str | None]] = {}
+    fields: dict[str, tuple[list[Field], str | None, str | None]] = {}
     work: list[RecordWork] = []
     for start in range(0, len(keys), SYNC_BATCH):
         with archive.db.reading() as conn:
@@ -130,7 +130,11 @@ def chunk_work(archive: Archive, keys: list[RecordKey]) -> list[RecordWork]:
         for key, record in records.items():
             if key.section_tipo not in fields:
                 section = archive.section(key.section_tipo)
-                fields[key.section_tipo] = (archive.fields(key.section_tipo), section.label_field)
+                fields[key.section_tipo] = (
+                    archive.fields(key.section_tipo),
+                    section.label_field,
+                    archive.code_field(key.section_tipo),
+                )
             chunks = chunk_record(record, *fields[key.section_tipo])
             work.append(RecordWork(key, record.version, record.restricted, chunks))
     return work

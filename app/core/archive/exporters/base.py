@@ -44,6 +44,16 @@ class ExportSummary:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
+    def admit(self, restricted: bool, include_restricted: bool) -> bool:
+        """Count one record an export meets; ``False`` when it is left out (with its subtree)."""
+        if restricted:
+            if not include_restricted:
+                self.restricted_left_out += 1
+                return False
+            self.restricted_included += 1
+        self.records += 1
+        return True
+
     def to_dict(self) -> dict[str, Any]:
         """The summary as JSON-ready data."""
         return {
@@ -116,12 +126,8 @@ def _walk(
     stack = [record]
     while stack:
         current = stack.pop()
-        if archive.is_restricted(current.key):
-            if not request.include_restricted:
-                summary.restricted_left_out += 1
-                continue
-            summary.restricted_included += 1
-        summary.records += 1
+        if not summary.admit(archive.is_restricted(current.key), request.include_restricted):
+            continue
         yield current
         if children is not None and request.record is not None:
             below = [archive.find_record(k) for k in children(current.key)]
@@ -134,9 +140,14 @@ def writable(out: Path) -> Path:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ArxiuError(
-            "export.unwritable",
-            f"Cannot write to {out}: {exc.strerror or exc}.",
-            category="environment",
-        ) from exc
+        raise unwritable(out, exc) from exc
     return out
+
+
+def unwritable(out: Path, exc: OSError) -> ArxiuError:
+    """The ``export.unwritable`` error for ``out``, which ``exc`` kept from being written."""
+    return ArxiuError(
+        "export.unwritable",
+        f"Cannot write to {out}: {exc.strerror or exc}.",
+        category="environment",
+    )

@@ -41,6 +41,7 @@ from app.core.archive.exporters.base import (
     ExportRequest,
     ExportSummary,
     selected,
+    unwritable,
     writable,
 )
 from app.core.archive.importers.authorities import AGENTS, PLACES, SUBJECTS
@@ -48,7 +49,6 @@ from app.core.archive.importers.dublin_core import DC, ELEMENT_FIELDS, OAI, OAI_
 from app.core.archive.importers.languages import iso_lang
 from app.core.archive.model import NEUTRAL_LANG, Field, Record, RecordKey
 from app.core.archive.store import now
-from app.core.errors import ArxiuError
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -126,11 +126,7 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
     try:
         out.write_bytes(head + body)
     except OSError as exc:
-        raise ArxiuError(
-            "export.unwritable",
-            f"Cannot write to {out}: {exc.strerror or exc}.",
-            category="environment",
-        ) from exc
+        raise unwritable(out, exc) from exc
     return summary
 
 

@@ -39,6 +39,7 @@ from app.core.archive.exporters.base import (
     ExportRequest,
     ExportSummary,
     selected,
+    unwritable,
     writable,
 )
 from app.core.archive.importers.authorities import AGENTS, SOURCE
@@ -130,11 +131,7 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
             target = out if single else folder / _file_name(record, used)
             target.write_bytes(document_bytes(record, context, restricted))
     except OSError as exc:
-        raise ArxiuError(
-            "export.unwritable",
-            f"Cannot write to {out}: {exc.strerror or exc}.",
-            category="environment",
-        ) from exc
+        raise unwritable(out, exc) from exc
     if summary.restricted_included:
         summary.notes.append(RESTRICTED_NOTICE)
     return summary

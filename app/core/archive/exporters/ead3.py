@@ -53,6 +53,7 @@ from app.core.archive.exporters.base import (
     ExportSummary,
     require_record,
     require_section,
+    unwritable,
     writable,
 )
 from app.core.archive.importers import ead as crosswalk
@@ -184,12 +185,8 @@ def _walk(
         key = stack.pop()
         if key not in tree.records:
             continue
-        if tree.restricted(key):
-            if not request.include_restricted:
-                summary.restricted_left_out += 1
-                continue
-            summary.restricted_included += 1
-        summary.records += 1
+        if not summary.admit(tree.restricted(key), request.include_restricted):
+            continue
         yield key
         stack.extend(reversed(tree.children.get(key, [])))
 
@@ -446,8 +443,4 @@ def _save(document: etree._ElementTree, path: Path) -> None:
     try:
         document.write(str(path), xml_declaration=True, encoding="UTF-8", pretty_print=True)
     except OSError as exc:
-        raise ArxiuError(
-            "export.unwritable",
-            f"Cannot write to {path}: {exc.strerror or exc}.",
-            category="environment",
-        ) from exc
+        raise unwritable(path, exc) from exc

@@ -313,6 +313,22 @@ def labels(en: str, ca: str, es: str) -> dict[str, str]:
     return {"lg-eng": en, "lg-cat": ca, "lg-spa": es}
 
 
+def section_schema(
+    section: str,
+    names: tuple[str, str, str],
+    description: str,
+    *,
+    label_field: str,
+    fields: tuple[Field, ...],
+) -> Schema:
+    """The schema of an importer that fills one section: ``section`` labelled ``names``
+    (en, ca, es), its records named by ``label_field``, with ``fields``."""
+    return Schema(
+        sections=(Section(section, labels(*names), description, label_field=label_field),),
+        fields=fields,
+    )
+
+
 def schema_field(
     section: str, tipo: str, names: tuple[str, str, str], kind: str = "text", **extra: Any
 ) -> Field:

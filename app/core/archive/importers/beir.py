@@ -22,17 +22,16 @@ from app.core.archive.importers.base import (
     Built,
     ImportSummary,
     ProgressFn,
-    Schema,
     Values,
     ensure_schema,
     external_keys,
     import_file,
-    labels,
     put,
     schema_field,
+    section_schema,
 )
 from app.core.archive.importers.reading import BadRow, dataset_file, opt_str, require_id
-from app.core.archive.model import RecordKey, Section
+from app.core.archive.model import RecordKey
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -46,19 +45,15 @@ TEXT_FIELDS = ("beir2", "beir3")
 _f = functools.partial(schema_field, SECTION)
 
 
-SCHEMA = Schema(
-    sections=(
-        Section(
-            SECTION,
-            labels(
-                "Retrieval benchmark documents",
-                "Documents de proves de cerca",
-                "Documentos de pruebas de búsqueda",
-            ),
-            "Documents of BEIR-format retrieval corpora, for evaluating search (not content).",
-            label_field="beir2",
-        ),
+SCHEMA = section_schema(
+    SECTION,
+    (
+        "Retrieval benchmark documents",
+        "Documents de proves de cerca",
+        "Documentos de pruebas de búsqueda",
     ),
+    "Documents of BEIR-format retrieval corpora, for evaluating search (not content).",
+    label_field="beir2",
     fields=(
         _f("beir2", ("Title", "Títol", "Título"), multilingual=True),
         _f("beir3", ("Text", "Text", "Texto"), multilingual=True),

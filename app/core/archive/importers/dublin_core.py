@@ -71,13 +71,12 @@ from app.core.archive.importers.base import (
     ImportRun,
     ImportSummary,
     ProgressFn,
-    Schema,
     Skip,
     Values,
     ensure_schema,
-    labels,
     put,
     schema_field,
+    section_schema,
 )
 from app.core.archive.importers.eac_cpf import line_of
 from app.core.archive.importers.ead import closes_access
@@ -86,7 +85,7 @@ from app.core.archive.importers.reading import BadRow
 from app.core.archive.importers.safe_xml import Element, child, children, local, text_of, xml_lang
 from app.core.archive.importers.xml_input import read_xml, xml_files
 from app.core.archive.language import guess_import_lang
-from app.core.archive.model import NEUTRAL_LANG, RecordKey, Section
+from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ImportFailed
 
 if TYPE_CHECKING:
@@ -166,19 +165,15 @@ LANG_CODE = re.compile(r"^[a-zA-Z]{2,3}(?:[-_][a-zA-Z0-9]+)?$")
 
 _f = functools.partial(schema_field, SECTION)
 
-SCHEMA = Schema(
-    sections=(
-        Section(
-            SECTION,
-            labels(
-                "Digital objects (Dublin Core)",
-                "Objectes digitals (Dublin Core)",
-                "Objetos digitales (Dublin Core)",
-            ),
-            "Records imported from Dublin Core (oai_dc) files and OAI-PMH repositories.",
-            label_field="dc2",
-        ),
+SCHEMA = section_schema(
+    SECTION,
+    (
+        "Digital objects (Dublin Core)",
+        "Objectes digitals (Dublin Core)",
+        "Objetos digitales (Dublin Core)",
     ),
+    "Records imported from Dublin Core (oai_dc) files and OAI-PMH repositories.",
+    label_field="dc2",
     fields=(
         _f("dc2", ("Title", "Títol", "Título"), multilingual=True),
         _f("dc3", ("Creator", "Autor", "Autor")),

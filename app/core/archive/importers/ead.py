@@ -90,19 +90,18 @@ from app.core.archive.importers.base import (
     ImportRun,
     ImportSummary,
     ProgressFn,
-    Schema,
     Skip,
     Values,
     ensure_schema,
     external_keys,
-    labels,
     put,
     schema_field,
+    section_schema,
 )
 from app.core.archive.importers.languages import archive_lang
 from app.core.archive.importers.safe_xml import Element, attr, child, children, local, text_of
 from app.core.archive.language import guess_import_lang
-from app.core.archive.model import NEUTRAL_LANG, RecordKey, Section
+from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ImportFailed
 
 if TYPE_CHECKING:
@@ -156,19 +155,15 @@ SUBJECT_KINDS = ("subject", "genreform", "function", "occupation")
 
 _f = functools.partial(schema_field, SECTION)
 
-SCHEMA = Schema(
-    sections=(
-        Section(
-            SECTION,
-            labels(
-                "Archival descriptions",
-                "Descripcions arxivístiques",
-                "Descripciones archivísticas",
-            ),
-            "Finding aids (EAD): fonds, series, files and items, each part of its parent.",
-            label_field=TITLE,
-        ),
+SCHEMA = section_schema(
+    SECTION,
+    (
+        "Archival descriptions",
+        "Descripcions arxivístiques",
+        "Descripciones archivísticas",
     ),
+    "Finding aids (EAD): fonds, series, files and items, each part of its parent.",
+    label_field=TITLE,
     fields=(
         _f(TITLE, ("Title", "Títol", "Título"), multilingual=True),
         _f(UNITID, ("Reference code", "Codi de referència", "Código de referencia")),

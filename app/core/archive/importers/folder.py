@@ -71,15 +71,14 @@ from app.core.archive.importers.base import (
     ImportRun,
     ImportSummary,
     ProgressFn,
-    Schema,
     Skip,
     Values,
     ensure_schema,
     external_keys,
     geo,
-    labels,
     put,
     schema_field,
+    section_schema,
 )
 from app.core.archive.importers.image_meta import read_image
 from app.core.archive.importers.languages import archive_lang
@@ -89,7 +88,7 @@ from app.core.archive.importers.text_files import read_text_file
 from app.core.archive.importers.transcripts import parse_transcript, timecoded
 from app.core.archive.language import guess_import_lang
 from app.core.archive.media import add_media, file_sha256, media_of
-from app.core.archive.model import NEUTRAL_LANG, RecordKey, Section
+from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ArchiveError, ImportFailed
 
 if TYPE_CHECKING:
@@ -127,15 +126,11 @@ MTIME = "file modified (mtime)"
 
 _f = functools.partial(schema_field, SECTION)
 
-SCHEMA = Schema(
-    sections=(
-        Section(
-            SECTION,
-            labels("Files", "Fitxers", "Archivos"),
-            "Documents, images, recordings and texts imported from a folder of files.",
-            label_field="files2",
-        ),
-    ),
+SCHEMA = section_schema(
+    SECTION,
+    ("Files", "Fitxers", "Archivos"),
+    "Documents, images, recordings and texts imported from a folder of files.",
+    label_field="files2",
     fields=(
         _f("files2", ("Title", "Títol", "Título"), multilingual=True),
         _f("files3", ("Relative path", "Camí relatiu", "Ruta relativa")),

@@ -38,15 +38,14 @@ from app.core.archive.importers.base import (
     Built,
     ImportSummary,
     ProgressFn,
-    Schema,
     Values,
     ensure_schema,
     external_keys,
     geo,
     import_file,
-    labels,
     put,
     schema_field,
+    section_schema,
 )
 from app.core.archive.importers.nomisma import SECTION as NOMISMA_SECTION
 from app.core.archive.importers.nomisma import SOURCE as NOMISMA_SOURCE
@@ -59,7 +58,7 @@ from app.core.archive.importers.reading import (
     require_id,
     str_list,
 )
-from app.core.archive.model import RecordKey, Section
+from app.core.archive.model import RecordKey
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -73,20 +72,16 @@ URI_PREFIX = "http://coinhoards.org/id/"
 _f = functools.partial(schema_field, SECTION)
 
 
-SCHEMA = Schema(
-    sections=(
-        Section(
-            SECTION,
-            labels(
-                "Greek coin hoards (IGCH)",
-                "Tresors de monedes gregues (IGCH)",
-                "Tesoros de monedas griegas (IGCH)",
-            ),
-            "Inventory of Greek Coin Hoards (IGCH), American Numismatic Society, "
-            "coinhoards.org, CC BY-NC 3.0: internal tests and benchmarks only.",
-            label_field="igch3",
-        ),
+SCHEMA = section_schema(
+    SECTION,
+    (
+        "Greek coin hoards (IGCH)",
+        "Tresors de monedes gregues (IGCH)",
+        "Tesoros de monedas griegas (IGCH)",
     ),
+    "Inventory of Greek Coin Hoards (IGCH), American Numismatic Society, "
+    "coinhoards.org, CC BY-NC 3.0: internal tests and benchmarks only.",
+    label_field="igch3",
     fields=(
         _f("igch2", ("IGCH number", "Número IGCH", "Número IGCH")),
         _f("igch3", ("Title", "Títol", "Título"), multilingual=True),

@@ -43,16 +43,15 @@ from app.core.archive.importers.base import (
     Built,
     ImportSummary,
     ProgressFn,
-    Schema,
     Values,
     ensure_schema,
     geo,
     import_file,
-    labels,
     put,
     put_many,
     reserve_keys,
     schema_field,
+    section_schema,
 )
 from app.core.archive.importers.languages import archive_lang
 from app.core.archive.importers.reading import (
@@ -66,7 +65,7 @@ from app.core.archive.importers.reading import (
     opt_str,
     require_id,
 )
-from app.core.archive.model import RecordKey, Section
+from app.core.archive.model import RecordKey
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -82,16 +81,12 @@ MATCH_FIELDS = {"exact_match": "nomisma18", "close_match": "nomisma19"}
 _f = functools.partial(schema_field, SECTION)
 
 
-SCHEMA = Schema(
-    sections=(
-        Section(
-            SECTION,
-            labels("Nomisma concepts", "Conceptes de Nomisma", "Conceptos de Nomisma"),
-            "Numismatic concepts from nomisma.org (people, mints, regions, denominations, ...). "
-            "Contains data from nomisma.org, CC BY.",
-            label_field="nomisma2",
-        ),
-    ),
+SCHEMA = section_schema(
+    SECTION,
+    ("Nomisma concepts", "Conceptes de Nomisma", "Conceptos de Nomisma"),
+    "Numismatic concepts from nomisma.org (people, mints, regions, denominations, ...). "
+    "Contains data from nomisma.org, CC BY.",
+    label_field="nomisma2",
     fields=(
         _f("nomisma2", ("Label", "Etiqueta", "Etiqueta"), multilingual=True),
         _f("nomisma3", ("Alternative labels", "Altres noms", "Otros nombres"), multilingual=True),

@@ -78,20 +78,19 @@ from app.core.archive.importers.base import (
     ImportRun,
     ImportSummary,
     ProgressFn,
-    Schema,
     Skip,
     Values,
     ensure_schema,
     geo,
-    labels,
     put,
     schema_field,
+    section_schema,
 )
 from app.core.archive.importers.languages import archive_lang
 from app.core.archive.importers.safe_xml import Element, child, children, local, parse_file
 from app.core.archive.importers.transcripts import parse_vtt, timecode, timecoded
 from app.core.archive.language import guess_import_lang
-from app.core.archive.model import NEUTRAL_LANG, RecordKey, Section
+from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ImportFailed
 
 if TYPE_CHECKING:
@@ -132,20 +131,16 @@ _SPACE = re.compile(r"[ \t]+")
 
 _f = functools.partial(schema_field, SECTION)
 
-SCHEMA = Schema(
-    sections=(
-        Section(
-            SECTION,
-            labels(
-                "Oral-history interviews (OHMS)",
-                "Entrevistes d'història oral (OHMS)",
-                "Entrevistas de historia oral (OHMS)",
-            ),
-            "Oral-history interviews imported from OHMS XML: timecoded index segments, "
-            "transcripts synchronised with the recording, interviewees and subjects.",
-            label_field="ohms2",
-        ),
+SCHEMA = section_schema(
+    SECTION,
+    (
+        "Oral-history interviews (OHMS)",
+        "Entrevistes d'història oral (OHMS)",
+        "Entrevistas de historia oral (OHMS)",
     ),
+    "Oral-history interviews imported from OHMS XML: timecoded index segments, "
+    "transcripts synchronised with the recording, interviewees and subjects.",
+    label_field="ohms2",
     fields=(
         _f("ohms2", ("Title", "Títol", "Título"), multilingual=True),
         _f("ohms3", ("Accession", "Número d'entrada", "Número de entrada")),

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core.archive.importers.text_files import read_limited
 from app.core.errors import ImportFailed
 
 MAX_PDF_BYTES = 512 << 20
@@ -80,7 +81,7 @@ def read_pdf(path: Path) -> PdfContent:
     Raises:
         ImportFailed: ``import.pdf_broken``, ``import.too_large``, ``import.unreadable``.
     """
-    data = _bytes(path)
+    data = read_limited(path, MAX_PDF_BYTES, "PDF")
     content = PdfContent()
     content.notes.extend(_scan(data))
     with pypdf_messages() as messages:
@@ -130,25 +131,6 @@ def _read(data: bytes, path: Path, content: PdfContent) -> None:
     _pages(reader, content, path)
     if not content.has_text:
         content.notes.append(PdfNote(NO_TEXT, "scanned, no text layer"))
-
-
-def _bytes(path: Path) -> bytes:
-    try:
-        size = path.stat().st_size
-        if size > MAX_PDF_BYTES:
-            raise ImportFailed(
-                "import.too_large",
-                f"{path.name} is {size:,} bytes; the largest PDF read is {MAX_PDF_BYTES:,}.",
-                details={"path": str(path), "size": size},
-            )
-        return path.read_bytes()
-    except OSError as exc:
-        raise ImportFailed(
-            "import.unreadable",
-            f"The file {path} cannot be read: {exc.strerror or exc}.",
-            category="environment",
-            details={"path": str(path)},
-        ) from exc
 
 
 def _scan(data: bytes) -> list[PdfNote]:

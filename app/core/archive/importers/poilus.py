@@ -40,13 +40,12 @@ from app.core.archive.importers.base import (
     Built,
     ImportSummary,
     ProgressFn,
-    Schema,
     Values,
     ensure_schema,
     import_file,
-    labels,
     put,
     schema_field,
+    section_schema,
 )
 from app.core.archive.importers.reading import (
     BadRow,
@@ -57,7 +56,7 @@ from app.core.archive.importers.reading import (
     str_list,
 )
 from app.core.archive.media import add_media
-from app.core.archive.model import RecordKey, Section
+from app.core.archive.model import RecordKey
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -73,21 +72,17 @@ LANG = "lg-fra"
 _f = functools.partial(schema_field, SECTION)
 
 
-SCHEMA = Schema(
-    sections=(
-        Section(
-            SECTION,
-            labels(
-                "Wills of French WWI soldiers (Testaments de Poilus)",
-                "Testaments de soldats francesos (Testaments de Poilus)",
-                "Testamentos de soldados franceses (Testaments de Poilus)",
-            ),
-            "Handwritten wills of French soldiers of the First World War, transcribed by the "
-            "Testaments de Poilus project. CREMMA-AN-TestamentsDePoilus (HTR-United, 2023), "
-            "doi:10.5281/zenodo.10177106, CC BY 4.0.",
-            label_field="poilus2",
-        ),
+SCHEMA = section_schema(
+    SECTION,
+    (
+        "Wills of French WWI soldiers (Testaments de Poilus)",
+        "Testaments de soldats francesos (Testaments de Poilus)",
+        "Testamentos de soldados franceses (Testaments de Poilus)",
     ),
+    "Handwritten wills of French soldiers of the First World War, transcribed by the "
+    "Testaments de Poilus project. CREMMA-AN-TestamentsDePoilus (HTR-United, 2023), "
+    "doi:10.5281/zenodo.10177106, CC BY 4.0.",
+    label_field="poilus2",
     fields=(
         _f("poilus2", ("Title", "Títol", "Título")),
         _f("poilus3", ("Document id", "Identificador", "Identificador")),

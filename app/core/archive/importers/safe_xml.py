@@ -31,6 +31,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from app.core.archive.importers.text_files import unreadable
 from app.core.errors import ImportFailed
 
 MAX_BYTES = 200 << 20
@@ -75,13 +76,13 @@ def parse_file(path: Path) -> Element:
             details={"path": str(path)},
         ) from exc
     except OSError as exc:
-        raise _unreadable(path, exc) from exc
+        raise unreadable(path, exc) from exc
     if size > MAX_BYTES:
         raise too_large(str(path), size)
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise _unreadable(path, exc) from exc
+        raise unreadable(path, exc) from exc
     return parse_bytes(data, str(path))
 
 
@@ -146,15 +147,6 @@ def too_large(where: str, size: int) -> ImportFailed:
         f"{where} is {size:,} bytes; the largest XML document Arxiu reads is {MAX_BYTES:,}.",
         hint="Split the export into several files.",
         details={"where": where, "size": size},
-    )
-
-
-def _unreadable(path: Path, exc: OSError) -> ImportFailed:
-    return ImportFailed(
-        "import.unreadable",
-        f"The file {path} cannot be read: {exc.strerror or exc}.",
-        category="environment",
-        details={"path": str(path)},
     )
 
 

@@ -82,21 +82,39 @@ def read_text_file(path: Path, limit: int = MAX_TEXT_BYTES) -> DecodedText:
     Raises:
         ImportFailed: ``import.too_large`` over ``limit`` bytes; ``import.unreadable``.
     """
+    data = read_limited(path, limit, "text file", hint="Split the file into smaller ones.")
+    return decode_text(data)
+
+
+def read_limited(path: Path, limit: int, kind: str, hint: str | None = None) -> bytes:
+    """The bytes of the file at ``path``, which must be at most ``limit`` bytes long.
+
+    ``kind`` names the sort of file in the message ("PDF", "text file"); ``hint`` goes with
+    ``import.too_large``.
+
+    Raises:
+        ImportFailed: ``import.too_large`` over ``limit`` bytes; ``import.unreadable``.
+    """
     try:
         size = path.stat().st_size
         if size > limit:
             raise ImportFailed(
                 "import.too_large",
-                f"{path.name} is {size:,} bytes; the largest text file read is {limit:,}.",
-                hint="Split the file into smaller ones.",
+                f"{path.name} is {size:,} bytes; the largest {kind} read is {limit:,}.",
+                hint=hint,
                 details={"path": str(path), "size": size},
             )
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
-        raise ImportFailed(
-            "import.unreadable",
-            f"The file {path} cannot be read: {exc.strerror or exc}.",
-            category="environment",
-            details={"path": str(path)},
-        ) from exc
-    return decode_text(data)
+        raise unreadable(path, exc) from exc
+
+
+def unreadable(path: Path, exc: OSError) -> ImportFailed:
+    """The ``import.unreadable`` error for the file at ``path``, which ``exc`` kept from being
+    read."""
+    return ImportFailed(
+        "import.unreadable",
+        f"The file {path} cannot be read: {exc.strerror or exc}.",
+        category="environment",
+        details={"path": str(path)},
+    )

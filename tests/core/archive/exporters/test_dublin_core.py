@@ -4,7 +4,6 @@ restricted records are left out unless asked for, and then the file says so firs
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ from lxml import etree
 
 from app.core.archive import Archive, open_archive
 from app.core.archive.exporters import RESTRICTED_NOTICE, ExportRequest, run_export
-from app.core.archive.exporters.base import ExportSummary
 from app.core.archive.exporters.dublin_core import element_for
 from app.core.archive.importers import run_import
 from app.core.archive.importers.authorities import AGENTS
@@ -20,51 +18,25 @@ from app.core.archive.importers.authorities import SOURCE as AUTHORITY
 from app.core.archive.importers.base import external_keys
 from app.core.archive.importers.dublin_core import SECTION, SOURCE
 from tests.conftest import shared_data
+from tests.core.archive.exporters.round_trip import Exported, round_trip
+from tests.core.archive.xml_query import XPath
 
 NS = {
     "oai": "http://www.openarchives.org/OAI/2.0/",
     "oai_dc": "http://www.openarchives.org/OAI/2.0/oai_dc/",
     "dc": "http://purl.org/dc/elements/1.1/",
 }
-
-
-def nodes(tree: etree._ElementTree | etree._Element, path: str) -> list[etree._Element]:
-    """The elements ``path`` selects (an independent XPath count of the file)."""
-    found = tree.xpath(path, namespaces=NS)
-    assert isinstance(found, list)
-    return [n for n in found if isinstance(n, etree._Element)]
-
-
-def strings(tree: etree._ElementTree | etree._Element, path: str) -> list[str]:
-    """The text or attribute values ``path`` selects."""
-    found = tree.xpath(path, namespaces=NS)
-    assert isinstance(found, list)
-    return [str(n) for n in found]
-
-
-@dataclass
-class Exported:
-    """Caltech imported, exported as oai_dc, and the export imported into a new archive."""
-
-    archive: Archive
-    out: Path
-    summary: ExportSummary
-    again: Archive
+XML = XPath(NS)
+nodes, strings = XML.nodes, XML.strings
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
     """The real Caltech set through import → export → import."""
     work = tmp_path_factory.mktemp("dc")
-    archive = open_archive(work / "archive", create=True)
-    run_import(archive, "dc", shared_data("oai-dc", "caltech"))
-    out = work / "caltech.xml"
-    summary = run_export(archive, "dc", ExportRequest(SECTION, out))
-    again = open_archive(work / "again", create=True)
-    run_import(again, "dc", out)
-    yield Exported(archive, out, summary, again)
-    archive.close()
-    again.close()
+    request = ExportRequest(SECTION, work / "caltech.xml")
+    with round_trip(work, ("dc", "dc"), [shared_data("oai-dc", "caltech")], request) as done:
+        yield done
 
 
 def test_the_real_set_round_trips_record_by_record(exported: Exported) -> None:

@@ -9,42 +9,29 @@ it imports by URL (XLink, the XML namespace) resolve to the small local copies i
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lxml import etree
 
-from app.core.archive import Archive, RecordKey, open_archive
+from app.core.archive import Archive, RecordKey
 from app.core.archive.bulk import NewRecord
 from app.core.archive.exporters import RESTRICTED_NOTICE, ExportRequest, run_export
-from app.core.archive.exporters.base import ExportSummary
-from app.core.archive.importers import run_import
 from app.core.archive.importers.authorities import AGENTS, SOURCE
 from app.core.archive.importers.base import external_keys
 from app.core.errors import ArxiuError
 from tests.conftest import REPO, shared_data
+from tests.core.archive.exporters.round_trip import Exported, round_trip
+from tests.core.archive.xml_query import XPath
 
 NS = {"e": "urn:isbn:1-931666-33-4", "x": "http://www.w3.org/1999/xlink"}
 LOCAL_SCHEMAS = {
     "http://www.loc.gov/standards/xlink/xlink.xsd": REPO / "tests/data/schemas/xlink.xsd",
     "http://www.w3.org/2007/08/xml.xsd": REPO / "tests/data/schemas/xml.xsd",
 }
-
-
-def nodes(tree: etree._ElementTree | etree._Element, path: str) -> list[etree._Element]:
-    """The elements ``path`` selects (an independent XPath count of the file)."""
-    found = tree.xpath(path, namespaces=NS)
-    assert isinstance(found, list)
-    return [n for n in found if isinstance(n, etree._Element)]
-
-
-def strings(tree: etree._ElementTree | etree._Element, path: str) -> list[str]:
-    """The text or attribute values ``path`` selects."""
-    found = tree.xpath(path, namespaces=NS)
-    assert isinstance(found, list)
-    return [str(n) for n in found]
+XML = XPath(NS)
+nodes, strings = XML.nodes, XML.strings
 
 
 class LocalSchemas(etree.Resolver):
@@ -68,38 +55,27 @@ def schema() -> etree.XMLSchema:
     return etree.XMLSchema(etree.parse(str(shared_data("schemas", "eac-cpf-2010.xsd")), parser))
 
 
-@dataclass
-class Exported:
-    """The ANF set imported, exported (one restricted record included), imported again."""
-
-    archive: Archive
-    out: Path
-    summary: ExportSummary
-    again: Archive
-
-
 RESTRICTED = "FRAN_NP_050312"
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
-    """ANF imported, one record made restricted, all exported, the export imported anew."""
-    work = tmp_path_factory.mktemp("eac")
-    archive = open_archive(work / "archive", create=True)
-    run_import(archive, "eac-cpf", shared_data("eac-cpf", "anf"))
+def restrict_one(archive: Archive) -> None:
+    """Make the record ``RESTRICTED`` restricted."""
     key = archive.external_key(SOURCE, RESTRICTED)
     assert key is not None
     values = archive.get_record(key).values
     archive.upsert_records(
         [NewRecord(AGENTS, values, external_id=RESTRICTED, restricted=True)], source=SOURCE
     )
-    out = work / "out"
-    summary = run_export(archive, "eac-cpf", ExportRequest(AGENTS, out, include_restricted=True))
-    again = open_archive(work / "again", create=True)
-    run_import(again, "eac-cpf", out)
-    yield Exported(archive, out, summary, again)
-    archive.close()
-    again.close()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
+    """ANF imported, one record made restricted, all exported, the export imported anew."""
+    work = tmp_path_factory.mktemp("eac")
+    request = ExportRequest(AGENTS, work / "out", include_restricted=True)
+    sources = [shared_data("eac-cpf", "anf")]
+    with round_trip(work, ("eac-cpf", "eac-cpf"), sources, request, restrict_one) as done:
+        yield done
 
 
 def test_every_file_validates_against_the_schema(

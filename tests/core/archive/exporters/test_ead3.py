@@ -8,52 +8,36 @@ other schema, so nothing is fetched or copied).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lxml import etree
 
-from app.core.archive import Archive, open_archive
+from app.core.archive import Archive
 from app.core.archive.exporters import RESTRICTED_NOTICE, ExportRequest, run_export
-from app.core.archive.exporters.base import ExportSummary
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
 from app.core.archive.importers.ead import EAD3_NS, SOURCE_FILE
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError
 from tests.conftest import shared_data
+from tests.core.archive.exporters.round_trip import Exported, round_trip
+from tests.core.archive.xml_query import XPath
 
 NS = {"e": EAD3_NS}
 SETS = ("anf", "uw-labor-archives")
-
-
-@dataclass
-class Exported:
-    """The archive the real sets were imported into, its export, and that export imported."""
-
-    archive: Archive
-    out: Path
-    summary: ExportSummary
-    again: Archive
+elements = XPath(NS).nodes
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exported]:
     """ANF + UW imported, exported as EAD3 with restricted records, imported into a new archive."""
     work = tmp_path_factory.mktemp("ead3")
-    archive = open_archive(work / "archive", create=True)
-    for name in SETS:
-        run_import(archive, "ead", shared_data("ead", name))
-    out = work / "out"
-    request = ExportRequest("ead1", out, include_restricted=True)
-    summary = run_export(archive, "ead3", request)
-    again = open_archive(work / "again", create=True)
-    run_import(again, "ead", out)
-    yield Exported(archive, out, summary, again)
-    archive.close()
-    again.close()
+    request = ExportRequest("ead1", work / "out", include_restricted=True)
+    sources = [shared_data("ead", name) for name in SETS]
+    with round_trip(work, ("ead", "ead3"), sources, request) as done:
+        yield done
 
 
 @pytest.fixture(scope="module")
@@ -65,13 +49,6 @@ def schema() -> etree.XMLSchema:
 def parse(path: Path) -> etree._Element:
     """The root element of an exported file."""
     return etree.parse(str(path)).getroot()
-
-
-def elements(node: etree._Element, path: str) -> list[etree._Element]:
-    """The elements ``path`` selects (EAD3 namespace as ``e:``)."""
-    found = node.xpath(path, namespaces=NS)
-    assert isinstance(found, list)
-    return [item for item in found if isinstance(item, etree._Element)]
 
 
 def source_units() -> int:

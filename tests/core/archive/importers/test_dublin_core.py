@@ -22,8 +22,9 @@ from app.core.archive.importers.dublin_core import (
 )
 from app.core.archive.importers.safe_xml import parse_bytes
 from app.core.importing import import_dataset
-from app.core.index import lexical
 from tests.conftest import shared_data
+from tests.core.archive.importers.lookups import BySource, lexical_records
+from tests.core.archive.xml_query import XPath
 
 NS = {
     "oai": "http://www.openarchives.org/OAI/2.0/",
@@ -32,35 +33,15 @@ NS = {
 }
 GLASER = "caltecharchives-repositories-2-resources-34.xml"
 MACCREADY = "caltecharchives-repositories-2-resources-197.xml"
+XML = XPath(NS)
+nodes, strings = XML.nodes, XML.strings
+IMPORTED = BySource(SOURCE)
+_key, _texts = IMPORTED.key, IMPORTED.texts
 
 
 def caltech() -> Path:
     """The real Caltech OAI static-repository folder."""
     return shared_data("oai-dc", "caltech")
-
-
-def _key(archive: Archive, identifier: str) -> RecordKey:
-    key = archive.external_key(SOURCE, identifier)
-    assert key is not None, identifier
-    return key
-
-
-def nodes(tree: etree._ElementTree | etree._Element, path: str) -> list[etree._Element]:
-    """The elements ``path`` selects (an independent XPath count of the file)."""
-    found = tree.xpath(path, namespaces=NS)
-    assert isinstance(found, list)
-    return [n for n in found if isinstance(n, etree._Element)]
-
-
-def strings(tree: etree._ElementTree | etree._Element, path: str) -> list[str]:
-    """The text or attribute values ``path`` selects."""
-    found = tree.xpath(path, namespaces=NS)
-    assert isinstance(found, list)
-    return [str(n) for n in found]
-
-
-def _texts(archive: Archive, identifier: str, tipo: str) -> list[str]:
-    return [str(i["value"]) for i in archive.get_record(_key(archive, identifier)).items(tipo)]
 
 
 def test_the_caltech_set_imports_with_counts_from_the_files(archive: Archive) -> None:
@@ -283,26 +264,14 @@ QUESTIONS = (
 )
 
 
-def _found(archive: Archive, question: str, k: int) -> list[RecordKey]:
-    with archive.db.reading() as conn:
-        found: list[RecordKey] = []
-        for chunk_id, _ in lexical.search(conn, question, k):
-            row = conn.execute(
-                "SELECT section_tipo, section_id FROM index_chunks WHERE id = ?", (chunk_id,)
-            ).fetchone()
-            if RecordKey(row[0], row[1]) not in found:
-                found.append(RecordKey(row[0], row[1]))
-    return found
-
-
 def test_the_readme_questions_find_their_records(archive: Archive) -> None:
     import_dataset(archive, "dc", caltech())
 
     for question, identifier in QUESTIONS:
-        assert _key(archive, identifier) in _found(archive, question, 20)[:3], question
+        assert _key(archive, identifier) in lexical_records(archive, question, 20)[:3], question
     # the dates (language-neutral) and the titles (guessed English) are separate metadata
     # chunks, so the best hits match the year; they are Glaser's digitised files of 1964
-    found = _found(archive, "Quins documents digitalitzats de Glaser són de 1964?", 10)
+    found = lexical_records(archive, "Quins documents digitalitzats de Glaser són de 1964?", 10)
     for key in found[:2]:
         assert "1964" in _texts_of(archive, key, "dc10")
         assert any(i.startswith("GlaserDA_") for i in _texts_of(archive, key, "dc14"))

@@ -17,11 +17,15 @@ from app.core.archive.importers.base import Schema, ensure_schema, external_keys
 from app.core.archive.importers.eac_cpf import EAD_SOURCE, agent_target
 from app.core.archive.model import Section
 from app.core.importing import import_dataset
-from app.core.index import lexical
 from tests.conftest import shared_data
+from tests.core.archive.importers.lookups import BySource, lexical_records
+from tests.core.archive.xml_query import XPath
 
 NS = {"e": "urn:isbn:1-931666-33-4", "x": "http://www.w3.org/1999/xlink"}
 HREF = "{http://www.w3.org/1999/xlink}href"
+nodes = XPath(NS).nodes
+IMPORTED = BySource(SOURCE)
+_key, _texts = IMPORTED.key, IMPORTED.texts
 
 
 def anf() -> Path:
@@ -33,26 +37,9 @@ def _docs() -> dict[str, etree._ElementTree]:
     return {f.name: etree.parse(str(f)) for f in sorted(anf().glob("*.xml"))}
 
 
-def nodes(doc: etree._ElementTree, path: str) -> list[etree._Element]:
-    """The elements ``path`` selects in ``doc`` (an independent XPath count of the file)."""
-    found = doc.xpath(path, namespaces=NS)
-    assert isinstance(found, list)
-    return [n for n in found if isinstance(n, etree._Element)]
-
-
 def record_id(doc: etree._ElementTree) -> str:
     """The document's ``control/recordId``."""
     return str(doc.findtext("e:control/e:recordId", namespaces=NS))
-
-
-def _key(archive: Archive, record_id: str) -> RecordKey:
-    key = archive.external_key(SOURCE, record_id)
-    assert key is not None, record_id
-    return key
-
-
-def _texts(archive: Archive, record_id: str, tipo: str) -> list[str]:
-    return [str(i["value"]) for i in archive.get_record(_key(archive, record_id)).items(tipo)]
 
 
 def test_the_anf_set_imports_with_counts_from_the_files(archive: Archive) -> None:
@@ -263,14 +250,5 @@ QUESTIONS = (
 def test_the_readme_questions_find_their_records(archive: Archive) -> None:
     import_dataset(archive, "eac-cpf", anf())
 
-    with archive.db.reading() as conn:
-        for question, record_id in QUESTIONS:
-            hits = lexical.search(conn, question, 20)
-            found: list[RecordKey] = []
-            for chunk_id, _ in hits:
-                row = conn.execute(
-                    "SELECT section_tipo, section_id FROM index_chunks WHERE id = ?", (chunk_id,)
-                ).fetchone()
-                if RecordKey(row[0], row[1]) not in found:
-                    found.append(RecordKey(row[0], row[1]))
-            assert _key(archive, record_id) in found[:5], question
+    for question, record_id in QUESTIONS:
+        assert _key(archive, record_id) in lexical_records(archive, question, 20)[:5], question

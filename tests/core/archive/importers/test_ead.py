@@ -33,11 +33,12 @@ from app.core.archive.importers.ead import (
     closes_access,
     iso_range,
 )
-from app.core.archive.model import Record, RecordKey
+from app.core.archive.model import Record
 from app.core.archive.records import locators
 from app.core.importing import import_dataset
-from app.core.index import lexical
 from tests.conftest import shared_data
+from tests.core.archive.importers.lookups import lexical_records
+from tests.core.archive.xml_query import XPath
 
 SETS = ("anf", "uw-labor-archives", "caltech-aspace-oai")
 COMPONENTS = (
@@ -51,6 +52,7 @@ KNOWN_SKIPS = {"import.date_unreadable"}
 """The only skips these real sets give: ``unitdate/@normal`` such as ``1989 October``."""
 
 _PARSER = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+elements = XPath().nodes
 
 
 def xml_files(name: str) -> list[Path]:
@@ -61,13 +63,6 @@ def xml_files(name: str) -> list[Path]:
 def parse(path: Path) -> etree._Element:
     """The root of an XML file, parsed with no DTD and no network."""
     return etree.parse(str(path), _PARSER).getroot()
-
-
-def elements(node: etree._Element, path: str) -> list[etree._Element]:
-    """The elements ``path`` selects from ``node``."""
-    found = node.xpath(path)
-    assert isinstance(found, list)
-    return [item for item in found if isinstance(item, etree._Element)]
 
 
 def xpath_units(name: str) -> list[etree._Element]:
@@ -403,20 +398,6 @@ TOP = 25
 """How many records a lexical search may return before the answer (of 2,500–7,700 per set)."""
 
 
-def lexical_records(archive: Archive, question: str, lang: str) -> list[RecordKey]:
-    """The records of the best lexical hits for ``question``, best first, each once."""
-    found: list[RecordKey] = []
-    with archive.db.reading() as conn:
-        for chunk_id, _ in lexical.search(conn, question, 200, lang=lang):
-            row = conn.execute(
-                "SELECT section_tipo, section_id FROM index_chunks WHERE id = ?", (chunk_id,)
-            ).fetchone()
-            key = RecordKey(row[0], row[1])
-            if key not in found:
-                found.append(key)
-    return found
-
-
 @pytest.mark.parametrize(("name", "question", "lang", "answer"), QUESTIONS)
 def test_lexical_search_finds_the_answer_after_import(
     imported: dict[str, Archive], name: str, question: str, lang: str, answer: str
@@ -424,7 +405,7 @@ def test_lexical_search_finds_the_answer_after_import(
     archive = imported[name]
     key = external_keys(archive, "ead")[answer]
 
-    assert key in lexical_records(archive, question, lang)[:TOP]
+    assert key in lexical_records(archive, question, 200, lang)[:TOP]
 
 
 EAD3_SAMPLE = """<?xml version="1.0" encoding="UTF-8"?>

@@ -17,8 +17,8 @@ from app.core.archive.importers.tabular import agent_kind, normal_date, preview,
 from app.core.archive.model import RecordKey
 from app.core.errors import ImportFailed
 from app.core.importing import import_dataset
-from app.core.index import lexical
 from tests.conftest import shared_data
+from tests.core.archive.importers.lookups import lexical_records
 
 AGENTS_FILE = "uw-archivesspace/aSpace_agents_20200917.csv"
 RECONCILED_FILE = "uw-archivesspace/reconciledValuesWithQNumbers-2021-01-20-cec.csv"
@@ -92,20 +92,6 @@ def real_archive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Archive]:
     archive.close()
 
 
-def found(archive: Archive, query: str, lang: str, k: int = 10) -> list[RecordKey]:
-    """The records of the ``k`` best lexical chunks for ``query``, best first."""
-    keys: list[RecordKey] = []
-    with archive.db.reading() as conn:
-        for chunk_id, _ in lexical.search(conn, query, 50, lang=lang):
-            row = conn.execute(
-                "SELECT section_tipo, section_id FROM index_chunks WHERE id = ?", (chunk_id,)
-            ).fetchone()
-            key = RecordKey(row[0], row[1])
-            if key not in keys:
-                keys.append(key)
-    return keys[:k]
-
-
 def record_text(archive: Archive, key: RecordKey) -> str:
     record = archive.get_record(key)
     return " ".join(str(i["value"]) for items in record.values.values() for i in items)
@@ -127,7 +113,7 @@ def record_text(archive: Archive, key: RecordKey) -> str:
 def test_the_readme_questions_find_their_records(
     real_archive: Archive, query: str, lang: str, answer: str
 ) -> None:
-    keys = found(real_archive, query, lang)
+    keys = lexical_records(real_archive, query, 50, lang)[:10]
 
     assert any(answer in record_text(real_archive, key) for key in keys), [
         real_archive.record_label(k) for k in keys

@@ -1,0 +1,44 @@
+"""Finding what an importer wrote: a record by the id its source gave it, and the records a
+lexical search finds (how the importer tests check that a set answers its README questions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.archive import Archive, RecordKey
+from app.core.index import lexical
+
+
+def lexical_records(
+    archive: Archive, query: str, chunks: int, lang: str | None = None
+) -> list[RecordKey]:
+    """The records of the ``chunks`` best lexical chunks for ``query``, best first, each once."""
+    found: list[RecordKey] = []
+    with archive.db.reading() as conn:
+        for chunk_id, _ in lexical.search(conn, query, chunks, lang=lang):
+            row = conn.execute(
+                "SELECT section_tipo, section_id FROM index_chunks WHERE id = ?", (chunk_id,)
+            ).fetchone()
+            key = RecordKey(row[0], row[1])
+            if key not in found:
+                found.append(key)
+    return found
+
+
+@dataclass(frozen=True)
+class BySource:
+    """The records one import source wrote, found by their external ids."""
+
+    source: str
+
+    def key(self, archive: Archive, external_id: str) -> RecordKey:
+        """The record imported as ``external_id`` (it must be there)."""
+        key = archive.external_key(self.source, external_id)
+        assert key is not None, external_id
+        return key
+
+    def texts(self, archive: Archive, external_id: str, tipo: str) -> list[str]:
+        """The values of field ``tipo`` of the record imported as ``external_id``, as text."""
+        return [
+            str(i["value"]) for i in archive.get_record(self.key(archive, external_id)).items(tipo)
+        ]
