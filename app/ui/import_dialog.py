@@ -305,13 +305,7 @@ class ImportRunner:
         self, kind: str, path: Path | str, options: ImportOptions | None = None
     ) -> ImportSummary | None:
         """Import; ``None`` when cancelled. Raises ArxiuError when the file cannot be imported."""
-        loop = asyncio.get_running_loop()
-
-        def progress(done: int, total: int) -> None:
-            if self._cancel.is_set():
-                raise ImportCancelled
-            loop.call_soon_threadsafe(self._show, done, total)
-
+        progress = _Progress(self, asyncio.get_running_loop())
         archive = self.services.archive
         try:
             return await self.services.run_blocking(
@@ -324,6 +318,30 @@ class ImportRunner:
         if not self._cancel.is_set():
             self.dialog.setMaximum(max(total, 1))
             self.dialog.setValue(min(done, max(total, 1)))
+
+    def _show_file(self, name: str) -> None:
+        if not self._cancel.is_set():
+            self.dialog.setLabelText(self.dialog.tr("Reading {name}…").format(name=name))
+
+
+class _Progress:
+    """The importer's progress callback (a ``FileProgress``): posts each figure and file name
+    to the GUI thread, and stops the import once the person cancelled."""
+
+    def __init__(self, runner: ImportRunner, loop: asyncio.AbstractEventLoop) -> None:
+        self.runner = runner
+        self.loop = loop
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.runner._cancel.is_set():
+            raise ImportCancelled
+        self.loop.call_soon_threadsafe(self.runner._show, done, total)
+
+    def reading(self, name: str) -> None:
+        """Show ``name`` as the file being read."""
+        if self.runner._cancel.is_set():
+            raise ImportCancelled
+        self.loop.call_soon_threadsafe(self.runner._show_file, name)
 
 
 def progress_dialog(parent: QWidget, kind: str, path: Path | str) -> QProgressDialog:

@@ -8,6 +8,7 @@ are created on first use, off the GUI thread, through the factories the composit
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -61,7 +62,15 @@ class Services:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arxiu-ui-work")
 
     async def run_blocking(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` on the worker thread and await its result."""
+        """Run ``fn`` on the worker thread and await its result.
+
+        The GUI thread's garbage is collected first: a long job (an import) allocates enough
+        to trigger Python's collector on the worker thread, and a Qt object freed there (a
+        dialog left in a reference cycle) makes Qt warn "Timers cannot be stopped from another
+        thread" and may crash. Jobs here are few and started by a person, so the pause is not
+        felt.
+        """
+        gc.collect()
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
     async def read(self, fn: Callable[[], T]) -> T:

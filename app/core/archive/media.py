@@ -67,11 +67,15 @@ def add_media(
     *,
     duration_s: float | None = None,
     audit: dict[str, Any] | None = None,
+    replace: bool = False,
 ) -> Media:
     """Copy ``source`` into the archive and attach it to ``key``'s media field.
 
     The media row, the new item in the record's field (``{"media_id", "path", "mime"}``), the
-    record's version bump and the optional audit row are one transaction.
+    record's version bump and the optional audit row are one transaction. With ``replace``
+    (a re-imported file that changed), the field's other media rows are removed in that
+    transaction, so the record lists the new file only (stored files are kept: they are shared
+    by content hash).
 
     Raises:
         ArchiveError: ``archive.media_missing``, ``archive.media_too_large``, or the record's
@@ -100,7 +104,7 @@ def add_media(
         "duration_s": duration_s,
         "thumbnail": thumb,
     }
-    media_id = archive.db.write(lambda conn: _insert_media(conn, key, row, audit))
+    media_id = archive.db.write(lambda conn: _insert_media(conn, key, row, audit, replace))
     archive.notify_changed([key])
     return Media(
         id=media_id,
@@ -150,10 +154,17 @@ def _insert_media(
     key: RecordKey,
     row: dict[str, Any],
     audit: dict[str, Any] | None,
+    replace: bool = False,
 ) -> int:
     """The media row's id: the existing one for the same file in the same field, or a new row
-    attached to the record's field."""
+    attached to the record's field (the field's other rows removed first with ``replace``)."""
     field_tipo = row["field_tipo"]
+    if replace:
+        conn.execute(
+            "DELETE FROM media WHERE section_tipo = ? AND section_id = ? AND field_tipo = ? "
+            "AND sha256 != ?",
+            (key.section_tipo, key.section_id, field_tipo, row["sha256"]),
+        )
     existing = conn.execute(
         "SELECT id FROM media WHERE section_tipo = ? AND section_id = ? AND field_tipo = ? "
         "AND sha256 = ?",

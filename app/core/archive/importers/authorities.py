@@ -237,15 +237,21 @@ def stub_record(mention: Mention, source_file: str = "") -> NewRecord:
 
 
 def ensure_authorities(
-    archive: Archive, mentions: Iterable[Mention], source_file: str = ""
+    archive: Archive,
+    mentions: Iterable[Mention],
+    source_file: str = "",
+    known: dict[str, RecordKey] | None = None,
 ) -> dict[str, RecordKey]:
     """The record of every mention (by external id), creating only the missing ones.
 
     Existing authority records are never rewritten here: a full EAC-CPF record stays as it is
-    when a finding aid mentions its agent again.
+    when a finding aid mentions its agent again. An import of many files passes the dict this
+    returned for the previous file as ``known`` (updated in place), so that the authority ids
+    are read once per import, not once per file.
     """
-    ensure_authority_schema(archive)
-    known = external_keys(archive, SOURCE)
+    if known is None:
+        ensure_authority_schema(archive)
+        known = external_keys(archive, SOURCE)
     new: dict[str, NewRecord] = {}
     for mention in mentions:
         if mention.name.strip() and mention.external_id not in known:

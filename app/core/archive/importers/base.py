@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from app.core.archive import records
 from app.core.archive.bulk import NewRecord, UpsertResult
@@ -27,6 +27,25 @@ if TYPE_CHECKING:
 
 ProgressFn = Callable[[int, int], None]
 """``progress(done, total)``: lines handled so far and lines in the file(s)."""
+
+
+@runtime_checkable
+class FileProgress(Protocol):
+    """A progress callback that also wants the name of each file as its reading starts (the
+    app's progress dialog shows it); importers of many files tell it through
+    :func:`report_file`."""
+
+    def __call__(self, done: int, total: int) -> None: ...
+
+    def reading(self, name: str) -> None:
+        """``name`` (a file of the import) is being read now."""
+
+
+def report_file(progress: ProgressFn | None, name: str) -> None:
+    """Tell ``progress`` that ``name`` is being read, when it is a :class:`FileProgress`."""
+    if isinstance(progress, FileProgress):
+        progress.reading(name)
+
 
 BATCH_SIZE = 500
 MAX_UNRESOLVED_SHOWN = 10

@@ -75,6 +75,7 @@ from app.core.archive.importers.base import (
     Values,
     ensure_schema,
     put,
+    report_file,
     schema_field,
     section_schema,
 )
@@ -245,6 +246,7 @@ def import_dublin_core(
     run = ImportRun(archive, summary, SOURCE)
     seen: dict[str, str] = {}
     for number, file in enumerate(files, start=1):
+        report_file(progress, file.name)
         root = read_xml(file, summary)
         if root is not None:
             _import_root(archive, run, root, file.name, seen)

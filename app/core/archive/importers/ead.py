@@ -95,6 +95,7 @@ from app.core.archive.importers.base import (
     ensure_schema,
     external_keys,
     put,
+    report_file,
     schema_field,
     section_schema,
 )
@@ -121,6 +122,28 @@ read back as no level."""
 COMPONENT = re.compile(r"^c(?:0[1-9]|1[0-2])?$")
 """Local names of EAD components: ``c`` and ``c01`` … ``c12``."""
 _ISO = re.compile(r"^(\d{4})(?:-?(\d{2})(?:-?(\d{2}))?)?$")
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            "january jan janvier gener enero",
+            "february feb février fevrier febrer febrero",
+            "march mar mars març marzo",
+            "april apr avril abril",
+            "may mai maig mayo",
+            "june jun juin juny junio",
+            "july jul juillet juliol julio",
+            "august aug août aout agost agosto",
+            "september sep sept septembre setembre septiembre",
+            "october oct octobre octubre",
+            "november nov novembre noviembre",
+            "december dec décembre decembre desembre diciembre",
+        ),
+        start=1,
+    )
+    for name in names.split()
+}
+"""Month names (en, fr, ca, es; common abbreviations) in written ``@normal`` dates."""
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
 _BIBLIOGRAPHIC = {
@@ -364,6 +387,7 @@ def import_ead(archive: Archive, path: Path, progress: ProgressFn | None = None)
     keys = Keys.of(archive)
     seen: dict[str, str] = {}
     for number, file in enumerate(files, start=1):
+        report_file(progress, file.name)
         for ead in _documents(file, summary):
             _import_document(archive, run, ead, file, seen, keys)
         if progress is not None:
@@ -382,6 +406,8 @@ class Keys:
 
     known: dict[str, RecordKey]
     next_id: int
+    authorities: dict[str, RecordKey] | None = None
+    """The authority records met so far in this import (see ``ensure_authorities``)."""
 
     @classmethod
     def of(cls, archive: Archive) -> Keys:
@@ -458,7 +484,9 @@ def _import_document(
     if link is not None and link[0] in keys.known and link[0] not in {u.external_id for u in units}:
         units[0].parent, units[0].order = link  # an exported subtree, back under its parent
     mentions = [m for d in described for _, m in d.mentions]
-    authorities = ensure_authorities(archive, mentions, file.name)
+    authorities = keys.authorities = ensure_authorities(
+        archive, mentions, file.name, keys.authorities
+    )
     reserved = keys.reserve([u.external_id for u in units])
     restricted: dict[str, bool] = {}
     for unit, info in zip(units, described, strict=True):
@@ -680,7 +708,7 @@ def _unitid(item: Element, values: Values) -> None:
 def _unitdate(item: Element, values: Values, ranges: list[tuple[str, str]], doc: Doc) -> None:
     put(values, DATES, text_of(item) or None)
     normal = (item.get("normal") or "").strip()
-    if not normal:
+    if not normal.strip("/0 "):  # "/", "0", "0/0": a converter's placeholder for no date
         return
     parsed = iso_range(normal)
     if parsed is None:
@@ -691,11 +719,25 @@ def _unitdate(item: Element, values: Values, ranges: list[tuple[str, str]], doc:
 
 
 def iso_date(text: str) -> str | None:
-    """``1914``, ``1914-08``, ``1914-08-23`` (also written ``19140823``), else ``None``."""
+    """``1914``, ``1914-08``, ``1914-08-23`` (also written ``19140823``), else ``None``.
+
+    A year with a month name, as converters from MARC often write ``@normal`` (``1989
+    October``, ``October 1989``, ``1990 Feb. 3``), is read too.
+    """
     match = _ISO.match(text.strip())
-    if match is None:
+    if match is not None:
+        return "-".join(part for part in match.groups() if part)
+    return _written_date(text)
+
+
+def _written_date(text: str) -> str | None:
+    words = text.replace(".", " ").replace(",", " ").split()
+    years = [w for w in words if len(w) == 4 and w.isdigit()]
+    months = [_MONTHS[w.casefold()] for w in words if w.casefold() in _MONTHS]
+    days = [w for w in words if w.isdigit() and len(w) <= 2 and 1 <= int(w) <= 31]
+    if len(years) != 1 or len(months) != 1 or len(words) != 2 + len(days) or len(days) > 1:
         return None
-    return "-".join(part for part in match.groups() if part)
+    return "-".join([years[0], f"{months[0]:02d}", *(f"{int(d):02d}" for d in days)])
 
 
 def iso_range(normal: str) -> tuple[str, str] | None:

@@ -77,6 +77,7 @@ from app.core.archive.importers.base import (
     external_keys,
     geo,
     put,
+    report_file,
     schema_field,
     section_schema,
 )
@@ -461,6 +462,7 @@ def import_folder(
     )
     run = ImportRun(archive, summary, source, batch_size=100, after_flush=ctx_attacher(ctx))
     for number, found in enumerate(scan.files, start=1):
+        report_file(progress, found.rel)
         _import_one(ctx, run, found)
         if progress is not None:
             progress(number, len(scan.files))
@@ -549,7 +551,9 @@ def ctx_attacher(ctx: _Context) -> Any:
             if found.kind not in ATTACHED:
                 continue
             try:
-                add_media(ctx.archive, key, MEDIA_FIELD, found.path, duration_s=duration)
+                add_media(
+                    ctx.archive, key, MEDIA_FIELD, found.path, duration_s=duration, replace=True
+                )
                 ctx.summary.media += 1
             except ArchiveError as exc:
                 ctx.summary.media_missing += 1

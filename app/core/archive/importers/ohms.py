@@ -83,6 +83,7 @@ from app.core.archive.importers.base import (
     ensure_schema,
     geo,
     put,
+    report_file,
     schema_field,
     section_schema,
 )
@@ -625,6 +626,7 @@ def _read_all(
     """Every interview of ``files``; files that cannot be parsed are reported and left out."""
     interviews: list[Interview] = []
     for number, file in enumerate(files, start=1):
+        report_file(progress, file.name)
         try:
             root = parse_file(file)
         except ImportFailed as exc:

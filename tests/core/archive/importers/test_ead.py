@@ -307,7 +307,39 @@ def test_iso_ranges() -> None:
     )
     assert iso_range("19970823") == ("1997-08-23", "1997-08-23")
     assert iso_range("1914/1976") == ("1914", "1976")
-    assert iso_range("1989 October") is None
+    assert iso_range("circa 1900") is None
+    assert iso_range("1989 1990 October") is None
+
+
+def test_a_placeholder_normal_is_no_date_and_no_skip(archive: Archive, tmp_path: Path) -> None:
+    units = "".join(
+        f'<c01 id="c{i}"><did><unittitle>Box {i}</unittitle>'
+        f'<unitdate normal="{normal}">undated</unitdate></did></c01>'
+        for i, normal in enumerate(["/", "0", "0/0", "c. 1980s"])
+    )
+    path = tmp_path / "placeholders.xml"
+    path.write_text(
+        "<ead><eadheader><eadid>PH1</eadid></eadheader><archdesc level='fonds'><did>"
+        f"<unittitle>Placeholders</unittitle></did><dsc>{units}</dsc></archdesc></ead>"
+    )
+    summary = run_import(archive, "ead", path)
+    assert summary.created == 5
+    assert [s.code for s in summary.skipped] == ["import.date_unreadable"]  # c. 1980s only
+    assert "c. 1980s" in summary.skipped[0].reason
+
+
+@pytest.mark.parametrize(
+    ("normal", "expected"),
+    [
+        ("1989 October", ("1989-10", "1989-10")),  # as the UW converter writes @normal
+        ("October 1989", ("1989-10", "1989-10")),
+        ("1990 Feb. 3", ("1990-02-03", "1990-02-03")),
+        ("1989 October/1990 May", ("1989-10", "1990-05")),
+        ("août 1887", ("1887-08", "1887-08")),
+    ],
+)
+def test_a_year_with_a_month_name_is_read(normal: str, expected: tuple[str, str]) -> None:
+    assert iso_range(normal) == expected
 
 
 def test_a_second_import_creates_nothing(

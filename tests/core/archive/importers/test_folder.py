@@ -236,6 +236,24 @@ def test_a_second_import_reads_only_what_changed(archive: Archive, papers: Layou
     assert archive.count_records(SECTION) == first.created
 
 
+def test_a_changed_image_is_the_only_file_of_its_record(archive: Archive, papers: Layout) -> None:
+    run_import(archive, "folder", papers.root)
+    images = sorted((papers.root / "coins").glob("*.jpg"))
+    target, other = images[0], images[1]
+    rel = target.relative_to(papers.root).as_posix()
+    before = media_of(archive, records(archive)[rel].key)
+    target.write_bytes(other.read_bytes())  # the archivist replaced the photo
+
+    again = run_import(archive, "folder", papers.root)
+
+    assert again.updated == 1
+    photo = records(archive)[rel]
+    stored = media_of(archive, photo.key)
+    assert len(stored) == 1 == len(photo.items(MEDIA_FIELD))
+    assert stored[0].sha256 != before[0].sha256
+    assert stored[0].id == photo.items(MEDIA_FIELD)[0]["value"]["media_id"]
+
+
 def test_a_changed_transcript_updates_its_recording_and_keeps_its_file(
     archive: Archive, papers: Layout
 ) -> None:
