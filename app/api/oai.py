@@ -53,8 +53,8 @@ from app.core.archive.exporters.dublin_core import dc_element, dc_values
 from app.core.archive.exporters.ead3 import NS as EAD3_NS
 from app.core.archive.exporters.ead3 import Tree, load_tree
 from app.core.archive.ids import SQLITE_MAX
-from app.core.archive.importers.ead import PART_OF
-from app.core.archive.importers.ead import SECTION as EAD_SECTION
+from app.core.archive.importers.ead_fields import PART_OF
+from app.core.archive.importers.ead_fields import SECTION as EAD_SECTION
 from app.core.archive.importers.safe_xml import parse_file
 from app.core.archive.model import Field, Record, RecordKey, Section
 from app.core.archive.records import row_to_record

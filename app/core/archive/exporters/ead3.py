@@ -56,7 +56,7 @@ from app.core.archive.exporters.base import (
     unwritable,
     writable,
 )
-from app.core.archive.importers import ead as crosswalk
+from app.core.archive.importers import ead_fields as crosswalk
 from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
 from app.core.archive.records import locators
 from app.core.errors import ArxiuError

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive.bulk import NewRecord
+from app.core.archive.importers.access import closes_access
 from app.core.archive.importers.authorities import (
     AGENTS,
     SUBJECTS,
@@ -79,8 +80,8 @@ from app.core.archive.importers.base import (
     schema_field,
     section_schema,
 )
+from app.core.archive.importers.dates import iso_date
 from app.core.archive.importers.eac_cpf import line_of
-from app.core.archive.importers.ead import closes_access
 from app.core.archive.importers.languages import archive_lang
 from app.core.archive.importers.reading import BadRow
 from app.core.archive.importers.safe_xml import Element, child, children, local, text_of, xml_lang
@@ -440,7 +441,7 @@ COPYRIGHT = re.compile(
 
 def rights_close(text: str) -> bool:
     """Whether a ``dc:rights``/``dcterms:accessRights`` statement closes the material: the EAD
-    importer's :func:`~.ead.closes_access`, copyright notices ("tous droits réservés") aside."""
+    importer's :func:`~.access.closes_access`, copyright notices ("tous droits réservés") aside."""
     return closes_access(COPYRIGHT.sub(" ", text))
 
 
@@ -482,90 +483,3 @@ def _put_links(values: Values, items: list[Item], authorities: Mapping[str, Reco
             put(values, tipo, key.to_locator())
             linked.add(key)
     return len(linked)
-
-
-# -- dates ---------------------------------------------------------------------------------------
-
-MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            "january jan gener enero janvier",
-            "february feb febrer febrero fevrier février",
-            "march mar març marzo mars",
-            "april apr abril avril",
-            "may maig mayo mai",
-            "june jun juny junio juin",
-            "july jul juliol julio juillet",
-            "august aug agost agosto aout août",
-            "september sep sept setembre septiembre septembre",
-            "october oct octubre octobre",
-            "november nov novembre noviembre",
-            "december dec desembre diciembre decembre décembre",
-        ),
-        start=1,
-    )
-    for name in names.split()
-}
-_IGNORED = "ca c circa approximately about de of the spring summer fall autumn winter"
-IGNORED_WORDS = frozenset(_IGNORED.split())
-ISO = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?(?:T[\d:.]+Z?)?$")
-RANGE = re.compile(r"\s*(?:[-–/]|\bto\b)\s*")
-
-Point = tuple[int | None, int | None, int | None]
-
-
-def iso_date(text: str) -> str | None:
-    """``text`` as an ISO 8601 date or interval when it can be read, else ``None``.
-
-    Example:
-        >>> iso_date("1997 August 23"), iso_date("ca. 1943-1983"), iso_date("undated")
-        ('1997-08-23', '1943/1983', None)
-        >>> iso_date("April 12-July 5, 1997")
-        '1997-04-12/1997-07-05'
-    """
-    text = text.strip()
-    if match := ISO.match(text):
-        return "-".join(p for p in match.groups() if p)
-    sides = RANGE.split(text)
-    if len(sides) > 2:
-        return None
-    points = [_point(side) for side in sides]
-    if any(p is None for p in points):
-        return None
-    if len(points) == 1:
-        return _format(points[0])
-    start, end = points
-    assert start is not None and end is not None
-    end = (end[0] or start[0], end[1] or (start[1] if end[0] is None else None), end[2])
-    start = (start[0] or end[0], start[1], start[2])
-    if start[0] is None or (start[2] is not None and start[1] is None):
-        return None
-    return f"{_format(start)}/{_format(end)}"
-
-
-def _point(text: str) -> Point | None:
-    year = month = day = None
-    for token in re.findall(r"[^\W\d_]+|\d+", text.casefold()):
-        if token.isdigit() and len(token) == 4 and year is None:
-            year = int(token)
-        elif token.isdigit() and len(token) <= 2 and day is None and 1 <= int(token) <= 31:
-            day = int(token)
-        elif token in MONTHS and month is None:
-            month = MONTHS[token]
-        elif token not in IGNORED_WORDS:
-            return None
-    if year is None and month is None and day is None:
-        return None
-    return year, month, day
-
-
-def _format(point: Point | None) -> str | None:
-    if point is None or point[0] is None:
-        return None
-    year, month, day = point
-    if month is None:
-        return f"{year:04d}"
-    if day is None:
-        return f"{year:04d}-{month:02d}"
-    return f"{year:04d}-{month:02d}-{day:02d}"

@@ -63,20 +63,18 @@ its titles and scope notes (:func:`~app.core.archive.language.guess_import_lang`
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive import records
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers import safe_xml
+from app.core.archive.importers.access import closes_access
 from app.core.archive.importers.authorities import (
     AGENTS,
-    DESCRIPTIONS,
     PLACES,
     SUBJECTS,
     Mention,
@@ -96,8 +94,36 @@ from app.core.archive.importers.base import (
     external_keys,
     put,
     report_file,
-    schema_field,
-    section_schema,
+)
+from app.core.archive.importers.dates import format_point, written_point
+from app.core.archive.importers.ead_fields import (
+    ABSTRACT,
+    AGENT_KINDS,
+    CONTAINER,
+    CREATORS,
+    DAO,
+    DATES,
+    EXTENT,
+    FINDING_AID,
+    FROM,
+    IDENTIFIER,
+    LEVEL,
+    NAMES,
+    NO_LEVEL,
+    NOTES,
+    ORDER,
+    PART_OF,
+    PLACES_FIELD,
+    SCHEMA,
+    SECTION,
+    SOURCE,
+    SOURCE_FILE,
+    SUBJECT_KINDS,
+    SUBJECTS_FIELD,
+    TITLE,
+    TO,
+    TYPED_UNITID,
+    UNITID,
 )
 from app.core.archive.importers.languages import archive_lang
 from app.core.archive.importers.safe_xml import Element, attr, child, children, local, text_of
@@ -108,199 +134,14 @@ from app.core.errors import ImportFailed
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
-SOURCE = "ead"
-SECTION = DESCRIPTIONS
-EAD3_NS = "http://ead3.archivists.org/schema/"
 NOT_EAD = "import.not_ead"
 """A well-formed XML file with no ``<ead>`` element in it."""
 DATE_UNREADABLE = "import.date_unreadable"
 """A ``unitdate/@normal`` that is not an ISO 8601 date or range (the text is still kept)."""
-
-NO_LEVEL = "unspecified"
-"""The ``@otherlevel`` an EAD3 export gives an archdesc that has no level (EAD3 requires one);
-read back as no level."""
 COMPONENT = re.compile(r"^c(?:0[1-9]|1[0-2])?$")
 """Local names of EAD components: ``c`` and ``c01`` … ``c12``."""
 _ISO = re.compile(r"^(\d{4})(?:-?(\d{2})(?:-?(\d{2}))?)?$")
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            "january jan janvier gener enero",
-            "february feb février fevrier febrer febrero",
-            "march mar mars març marzo",
-            "april apr avril abril",
-            "may mai maig mayo",
-            "june jun juin juny junio",
-            "july jul juillet juliol julio",
-            "august aug août aout agost agosto",
-            "september sep sept septembre setembre septiembre",
-            "october oct octobre octubre",
-            "november nov novembre noviembre",
-            "december dec décembre decembre desembre diciembre",
-        ),
-        start=1,
-    )
-    for name in names.split()
-}
-"""Month names (en, fr, ca, es; common abbreviations) in written ``@normal`` dates."""
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
-
-_BIBLIOGRAPHIC = {
-    "alb": "sqi", "arm": "hye", "baq": "eus", "bur": "mya", "chi": "zho", "cze": "ces",
-    "dut": "nld", "fre": "fra", "geo": "kat", "ger": "deu", "gre": "ell", "ice": "isl",
-    "mac": "mkd", "mao": "mri", "may": "msa", "per": "fas", "rum": "ron", "slo": "slk",
-    "tib": "bod", "wel": "cym",
-}  # fmt: skip
-"""ISO 639-2/B codes (what EAD headers use: ``fre``) → the 639-2/T codes the archive uses."""
-
-TITLE, UNITID, TYPED_UNITID, LEVEL, DATES, FROM, TO, EXTENT, CONTAINER = (
-    "ead2", "ead3", "ead4", "ead5", "ead6", "ead7", "ead8", "ead9", "ead10",
-)  # fmt: skip
-PART_OF, ORDER, FINDING_AID, CREATORS, NAMES, PLACES_FIELD, SUBJECTS_FIELD, DAO = (
-    "ead18", "ead19", "ead20", "ead21", "ead22", "ead23", "ead24", "ead25",
-)  # fmt: skip
-IDENTIFIER, ABSTRACT, SOURCE_FILE, ACCESS = "ead26", "ead27", "ead28", "ead17"
-
-NOTES = {
-    "scopecontent": "ead11",
-    "bioghist": "ead12",
-    "arrangement": "ead13",
-    "acqinfo": "ead14",
-    "custodhist": "ead15",
-    "relatedmaterial": "ead16",
-    "accessrestrict": ACCESS,
-}
-"""Note elements → their field (paragraphs kept as separate lines)."""
-
-AGENT_KINDS = {"persname": "person", "famname": "family", "corpname": "corporateBody"}
-SUBJECT_KINDS = ("subject", "genreform", "function", "occupation")
-
-_f = functools.partial(schema_field, SECTION)
-
-SCHEMA = section_schema(
-    SECTION,
-    (
-        "Archival descriptions",
-        "Descripcions arxivístiques",
-        "Descripciones archivísticas",
-    ),
-    "Finding aids (EAD): fonds, series, files and items, each part of its parent.",
-    label_field=TITLE,
-    fields=(
-        _f(TITLE, ("Title", "Títol", "Título"), multilingual=True),
-        _f(UNITID, ("Reference code", "Codi de referència", "Código de referencia")),
-        _f(TYPED_UNITID, ("Typed reference code", "Codi tipificat", "Código tipificado")),
-        _f(LEVEL, ("Level", "Nivell", "Nivel")),
-        _f(DATES, ("Dates", "Dates", "Fechas")),
-        _f(FROM, ("From", "Des de", "Desde"), "date"),
-        _f(TO, ("To", "Fins a", "Hasta"), "date"),
-        _f(EXTENT, ("Extent", "Volum", "Volumen"), multilingual=True),
-        _f(CONTAINER, ("Container", "Contenidor", "Contenedor")),
-        _f(
-            "ead11",
-            ("Scope and content", "Abast i contingut", "Alcance y contenido"),
-            multilingual=True,
-        ),
-        _f("ead12", ("History", "Història", "Historia"), multilingual=True),
-        _f("ead13", ("Arrangement", "Organització", "Organización"), multilingual=True),
-        _f("ead14", ("Acquisition", "Ingrés", "Ingreso"), multilingual=True),
-        _f(
-            "ead15",
-            ("Custodial history", "Història arxivística", "Historia archivística"),
-            multilingual=True,
-        ),
-        _f(
-            "ead16",
-            ("Related material", "Documentació relacionada", "Documentación relacionada"),
-            multilingual=True,
-        ),
-        _f(
-            ACCESS,
-            ("Conditions of access", "Condicions d'accés", "Condiciones de acceso"),
-            multilingual=True,
-        ),
-        _f(PART_OF, ("Part of", "Part de", "Parte de"), "relation", target_section=SECTION),
-        _f(ORDER, ("Order", "Ordre", "Orden"), "number"),
-        _f(
-            FINDING_AID,
-            ("Finding aid", "Instrument de descripció", "Instrumento de descripción"),
-            multilingual=True,
-        ),
-        _f(CREATORS, ("Creators", "Productors", "Productores"), "relation", target_section=AGENTS),
-        _f(
-            NAMES,
-            ("Subject names", "Noms (matèria)", "Nombres (materia)"),
-            "relation",
-            target_section=AGENTS,
-        ),
-        _f(PLACES_FIELD, ("Places", "Llocs", "Lugares"), "relation", target_section=PLACES),
-        _f(
-            SUBJECTS_FIELD,
-            ("Subjects", "Matèries", "Materias"),
-            "relation",
-            target_section=SUBJECTS,
-        ),
-        _f(DAO, ("Digital objects", "Objectes digitals", "Objetos digitales"), "iri"),
-        _f(IDENTIFIER, ("Identifier", "Identificador", "Identificador")),
-        _f(ABSTRACT, ("Abstract", "Resum", "Resumen"), multilingual=True),
-        _f(SOURCE_FILE, ("Source file", "Fitxer d'origen", "Fichero de origen")),
-    ),
-)
-
-
-# -- access -------------------------------------------------------------------------------------
-
-_CLOSED = re.compile(
-    r"\bclosed\b|\brestricted\b|\bembargo|\bconfidential\b|\bnot (?:yet )?open\b"
-    r"|\bnon[- ]communicables?\b|\bincommunicables?\b|\bnon consultables?\b"
-    r"|\bfermée?s?\b|\bréservée?s?\b"
-    r"|\bno (?:es )?consultables?\b|\btanca(?:t|ts|da|des)\b|\bcerrad[oa]s?\b|\brestringid[oa]s?\b"
-    r"|\brestringit\b|\bconfidencial"
-)
-_OPENED = re.compile(
-    r"\bno (?:access )?restrictions?\b|\bnot restricted\b|\bwithout restrictions?\b"
-    r"|\bsin restricci\w*|\bsense restricci\w*|\bnot closed\b"
-)
-_PARTIAL = re.compile(
-    r"\bportions?\b|\bparts? of\b|\bsome\b|\bcertain\w*\b|\bpartie\b|\bexcept|\bexcept\w*"
-    r"|\bà l.exception\b|\balgun\w*|\bexcepto\b|\bexcepte\b"
-)
-_DELAY = re.compile(r"d[ée]lai de (\d{1,3}) ans")
-_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
-
-
-def closes_access(text: str, today: date | None = None) -> bool:
-    """Whether an ``accessrestrict`` text closes the material it describes.
-
-    Closing words in English, French, Spanish and Catalan ("closed", "restricted", "fermé",
-    "non communicable", "réservé", "no consultable", "tancat"…) close it, unless the sentence
-    negates them ("no restrictions") or restricts only part of the material ("access to
-    portions of the papers is restricted", "à l'exception des articles…": those parts are
-    described, and closed, further down). A French legal delay ("communicable au terme d'un
-    délai de 50 ans à compter de 1986") closes the material until it has run out (``today``,
-    by default the date of the import).
-
-    Example:
-        >>> closes_access("Open to all users.")
-        False
-        >>> closes_access("Access restricted: contact Special Collections.")
-        True
-    """
-    year = (today or date.today()).year
-    for sentence in _SENTENCE.split(text.replace("’", "'").lower()):
-        delay = _DELAY.search(sentence)
-        if delay is not None:
-            start = _YEAR.search(sentence, delay.end())
-            if start is None or int(start.group(1)) + int(delay.group(1)) > year:
-                return True
-            continue
-        if _PARTIAL.search(sentence):
-            continue
-        if _CLOSED.search(_OPENED.sub(" ", sentence)):
-            return True
-    return False
 
 
 # -- languages ----------------------------------------------------------------------------------
@@ -316,8 +157,7 @@ class Lang:
 
 def ead_lang(code: str) -> str:
     """The archive's code for an EAD language code (``fre`` → ``lg-fra``, ``en`` → ``lg-eng``)."""
-    base = code.strip().lower()
-    return archive_lang(_BIBLIOGRAPHIC.get(base, base))
+    return archive_lang(code)
 
 
 def own_lang(node: Element, inherited: Lang) -> Lang:
@@ -731,13 +571,10 @@ def iso_date(text: str) -> str | None:
 
 
 def _written_date(text: str) -> str | None:
-    words = text.replace(".", " ").replace(",", " ").split()
-    years = [w for w in words if len(w) == 4 and w.isdigit()]
-    months = [_MONTHS[w.casefold()] for w in words if w.casefold() in _MONTHS]
-    days = [w for w in words if w.isdigit() and len(w) <= 2 and 1 <= int(w) <= 31]
-    if len(years) != 1 or len(months) != 1 or len(words) != 2 + len(days) or len(days) > 1:
-        return None
-    return "-".join([years[0], f"{months[0]:02d}", *(f"{int(d):02d}" for d in days)])
+    """A year with a month name and perhaps a day; no other word (``circa 1900`` is not
+    an ``@normal``)."""
+    point = written_point(text, ignored=frozenset())
+    return format_point(point)
 
 
 def iso_range(normal: str) -> tuple[str, str] | None:

@@ -18,7 +18,7 @@ from app.core.archive import Archive
 from app.core.archive.exporters import RESTRICTED_NOTICE, ExportRequest, run_export
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
-from app.core.archive.importers.ead import EAD3_NS, SOURCE_FILE
+from app.core.archive.importers.ead_fields import EAD3_NS, SOURCE_FILE
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError
 from tests.conftest import shared_data

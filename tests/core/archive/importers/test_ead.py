@@ -17,8 +17,10 @@ from lxml import etree
 
 from app.core.archive import Archive, open_archive
 from app.core.archive.importers import run_import
+from app.core.archive.importers.access import closes_access
 from app.core.archive.importers.base import ImportSummary, external_keys
-from app.core.archive.importers.ead import (
+from app.core.archive.importers.ead import iso_range
+from app.core.archive.importers.ead_fields import (
     CONTAINER,
     DAO,
     DATES,
@@ -30,8 +32,6 @@ from app.core.archive.importers.ead import (
     TITLE,
     TO,
     UNITID,
-    closes_access,
-    iso_range,
 )
 from app.core.archive.model import Record
 from app.core.archive.records import locators
