@@ -2,23 +2,25 @@
 
 Subcommands live in :mod:`app.commands`, one module per family; each registers itself on the
 parser. Known errors (:class:`~app.core.errors.ArxiuError`) print their code, message and hint
-and exit with a non-zero code; anything else is a bug and shows its traceback.
+and exit with 2 (input) or 3 (anything else); anything else is a bug: its traceback is logged
+(once: :func:`~app.core.errors.log_bug`) and the exit code is 1. The table is
+:mod:`app.commands.exits`.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
 
 from app import __version__
 from app.commands import COMMAND_MODULES
-from app.core.errors import ArxiuError
+from app.commands.exits import EXIT_BUG, EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, exit_code
+from app.core.errors import ArxiuError, log_bug
 
-EXIT_OK = 0
-EXIT_INPUT = 2
-EXIT_ENVIRONMENT = 3
+log = logging.getLogger("arxiu")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
             "record-hierarchy",
             "import",
             "import-csv-mapping",
+            "search",
         ],
         default="main",
         help="with --screenshot: the state to render",
@@ -75,15 +78,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except ArxiuError as error:
         print_error(error)
-        return EXIT_INPUT if error.category == "input" else EXIT_ENVIRONMENT
+        return exit_code(error.category)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``arxiu … | head``): stop quietly, as Unix tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 141
+        return EXIT_PIPE_CLOSED
+    except Exception as error:  # a bug: logged with its traceback, a non-zero exit
+        log_bug(log, error, f"arxiu {args.command or ''}".strip())
+        print(f"arxiu hit a bug ({type(error).__name__}); please report it.", file=sys.stderr)
+        return EXIT_BUG
 
 
 if __name__ == "__main__":

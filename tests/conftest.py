@@ -1,12 +1,16 @@
-"""Shared fixtures: offline hubs, a private ARXIU_HOME, fresh and demo archives; and the check
-every test gets: a WARNING (or worse) log record it did not declare fails it."""
+"""Shared fixtures: offline hubs, a private ARXIU_HOME, fresh and demo archives; and the checks
+every test gets: a WARNING (or worse) log record it did not declare fails it, and a connection
+to anything but this machine's loopback (or a unix socket) raises :class:`NetworkBlocked`."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,6 +70,75 @@ def no_unexpected_warnings(
         if r.levelno >= logging.WARNING and not _allowed(r, allowances)
     ]
     assert not bad, f"unexpected log records (fix them, or mark the test allow_log): {bad}"
+
+
+class NetworkBlocked(RuntimeError):
+    """A test tried to connect to an address off this machine (see :func:`loopback_only`).
+
+    Not an ``OSError``: code that handles a refused connection must not turn the guard's
+    refusal into an ordinary "server unreachable" path and pass."""
+
+
+LOOPBACK_NAMES = frozenset({"localhost"})
+
+
+def is_loopback(family: int, address: Any) -> bool:
+    """Whether a ``connect`` to ``address`` (of socket ``family``) stays on this machine: a
+    unix socket, ``localhost``, or a loopback IP (127.0.0.0/8, ``::1``, ``::ffff:127.0.0.1``)."""
+    if family == getattr(socket, "AF_UNIX", None) or isinstance(address, str | bytes):
+        return True  # a unix socket's address is a path
+    if not isinstance(address, tuple) or not address:
+        return False
+    host = address[0].decode() if isinstance(address[0], bytes) else str(address[0])
+    host = host.strip("[]").split("%")[0]  # "[::1]", "fe80::1%eth0"
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # a host name: never resolved here, never allowed
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
+
+
+def _refuse(address: Any) -> NetworkBlocked:
+    return NetworkBlocked(
+        f"tests may not connect to {address!r}: only loopback (127.0.0.1, ::1, localhost) and "
+        "unix sockets are allowed (the loopback_only guard in tests/conftest.py)"
+    )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def loopback_only() -> Iterator[None]:
+    """Every test, and every fixture, may connect only to this machine: ``socket.connect``,
+    ``connect_ex`` and ``socket.create_connection`` (hence asyncio, httpx, urllib) raise
+    :class:`NetworkBlocked` for any other address, before any packet or DNS lookup. Servers
+    on loopback (the API's, llama.cpp's, a local PostgreSQL) stay reachable. Child processes
+    a test starts are not covered."""
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+    create_connection = socket.create_connection
+
+    def guarded_connect(self: socket.socket, address: Any) -> None:
+        if not is_loopback(self.family, address):
+            raise _refuse(address)
+        connect(self, address)
+
+    def guarded_connect_ex(self: socket.socket, address: Any) -> int:
+        if not is_loopback(self.family, address):
+            raise _refuse(address)
+        return connect_ex(self, address)
+
+    def guarded_create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
+        if not is_loopback(socket.AF_INET, address):
+            raise _refuse(address)
+        return create_connection(address, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(socket.socket, "connect", guarded_connect)
+        patch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+        patch.setattr(socket, "create_connection", guarded_create_connection)
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,6 @@ kept); a server that cannot be reached raises ``api.unreachable``.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -22,50 +21,27 @@ from typing import Any
 
 import httpx
 
-from app.core.agent.events import (
-    ErrorEvent,
-    Event,
-    FinalEvent,
-    IterationEvent,
-    StartEvent,
-    TextEvent,
-    ThinkingEvent,
-    ToolResultEvent,
-    ToolUseEvent,
-)
+from app.core.agent.events import EVENT_NAMES, Event, from_wire
 from app.core.errors import ArxiuError
 
 API_PATH = "/dedalo/core/api/v1/json/"
 CSRF_HEADER = "X-Dedalo-Csrf-Token"
-EVENT_TYPES: dict[str, type[Any]] = {
-    "start": StartEvent,
-    "thinking": ThinkingEvent,
-    "text": TextEvent,
-    "tool_use": ToolUseEvent,
-    "tool_result": ToolResultEvent,
-    "iteration": IterationEvent,
-    "final": FinalEvent,
-    "error": ErrorEvent,
-}
 
 
-def event_from_wire(name: str, data: dict[str, Any]) -> Event:
+def event_from_wire(name: str, data: Any) -> Event:
     """The core event for one SSE record (``api.protocol`` for an unknown or bad one).
 
     Keys the event type does not know (a newer server's) are dropped."""
-    kind = EVENT_TYPES.get(name)
-    if kind is None or not isinstance(data, dict):
+    if name not in EVENT_NAMES or not isinstance(data, dict):
         raise ArxiuError(
             "api.protocol", f"The server sent an unknown event {name!r}.", category="provider"
         )
-    names = {f.name for f in dataclasses.fields(kind) if f.init}
     try:
-        event: Event = kind(**{k: v for k, v in data.items() if k in names})
-    except TypeError as error:
+        return from_wire(name, data)
+    except (KeyError, TypeError, ValueError) as error:
         raise ArxiuError(
             "api.protocol", f"The server sent a malformed {name} event.", category="provider"
         ) from error
-    return event
 
 
 def error_from_envelope(body: Any, status: int) -> ArxiuError:

@@ -36,9 +36,11 @@ from app.api.envelopes import failure, failure_body, invalid, new_request_id, st
 from app.api.hardening import LoginThrottle
 from app.api.logins import COOKIE_NAME, CSRF_HEADER, LoginTable, csrf_matches
 from app.api.permissions import check_apply, write_refused
+from app.api.run_bugs import coded_bugs
 from app.api.sse import PING, SSE_HEADERS, frame, with_heartbeats
 from app.api.users import User
 from app.core.agent.events import ErrorEvent, Event, FinalEvent, ThinkingEvent
+from app.core.agent.request import ChatRequest
 from app.core.errors import ArxiuError
 
 PATH = "/dedalo/core/api/v1/json/"
@@ -188,9 +190,12 @@ class DedaloApi:
             raise invalid(f"The question is over {limit} characters.", "question")
         if call.options.get("mode") == "write" and not self.ctx.write_allowed(call.user):
             raise write_refused()  # the server's or the user's wall, named as such
-        request = {k: v for k, v in call.options.items() if k != "supersedes"}
+        request = ChatRequest.from_dict(
+            {k: v for k, v in call.options.items() if k != "supersedes"}
+        )
         # the history is the client's copy: its taint is judged from the server's own ledger
-        return await self.ctx.session_for(call.user).chat(request, history_owner=call.user.id)
+        session = self.ctx.session_for(call.user)
+        return coded_bugs(await session.chat(request, history_owner=call.user.id))
 
     async def _sse(self, events: AsyncIterator[Event]) -> AsyncIterator[bytes]:
         async for event in with_heartbeats(events, self.ctx.limits.heartbeat_s):
@@ -249,14 +254,7 @@ async def _chat_answer(request: Request, events: AsyncIterator[Event], request_i
         return Response(status_code=499)  # nobody is listening any more
     last = collecting.result()
     if isinstance(last, ErrorEvent):
-        error = ArxiuError(
-            last.code,
-            last.message,
-            hint=last.hint,
-            category=last.category,
-            retryable=last.retryable,
-            details=last.details,
-        )
+        error = last.error()
         return JSONResponse(failure_body(error, request_id), status_code=status_for(error))
     if not isinstance(last, FinalEvent):  # pragma: no cover - runs end with final or error
         raise ArxiuError("api.internal", "The run ended without an answer.", category="internal")

@@ -34,8 +34,10 @@ from app.api.dezfil_runs import Choice, DezfilRefusal, Run, RunBook, check_choic
 from app.api.permissions import check_apply
 from app.api.refusals import refusal_response
 from app.api.reports import plain
+from app.api.run_bugs import coded_bugs
 from app.api.users import User
 from app.core.agent.events import Event, FinalEvent, StartEvent, to_wire
+from app.core.agent.request import ChatRequest
 from app.core.errors import ArxiuError
 from app.core.session import AssistantSession
 
@@ -139,10 +141,12 @@ class DezfilDialect:
         if isinstance(catalog, ArxiuError):
             raise catalog
         choice = check_choice(raw.get("choice"), catalog)
-        events = await session.chat(
-            self._core_request(raw, choice, session),
-            supersedes=_supersedes(raw),
-            history_owner=user.id,  # the client's history is judged from the server's ledger
+        events = coded_bugs(
+            await session.chat(
+                self._core_request(raw, choice, session),
+                supersedes=_supersedes(raw),
+                history_owner=user.id,  # the client's history is judged from the server's ledger
+            )
         )
         if not self.runs.bind(run, choice):
             await _drain(events)
@@ -153,7 +157,7 @@ class DezfilDialect:
 
     def _core_request(
         self, raw: dict[str, Any], choice: Choice, session: AssistantSession
-    ) -> dict[str, Any]:
+    ) -> ChatRequest:
         catalog = session.catalog
         assert not isinstance(catalog, ArxiuError)
         entry = catalog.get(choice.model)
@@ -168,7 +172,7 @@ class DezfilDialect:
                 request[key] = raw[key]
         if choice.effort is not None:
             request["effort"] = choice.effort
-        return request
+        return ChatRequest.from_dict(request)
 
     async def _lines(
         self, run: Run, choice: Choice, events: AsyncIterator[Event]
@@ -179,10 +183,10 @@ class DezfilDialect:
                 wire = to_wire(event)
                 if isinstance(event, StartEvent | FinalEvent):
                     wire["data"] = {**wire["data"], **extra}
-                if isinstance(event, FinalEvent) and event.change_plan is not None:
-                    pending = str(event.change_plan["pending_id"])
-                    run.pending.add(pending)
-                    confirm = {"pending": pending, "runId": run.id, "plan": event.change_plan}
+                plan = event.change_plan if isinstance(event, FinalEvent) else None
+                if plan is not None:
+                    run.pending.add(plan.pending_id)
+                    confirm = {"pending": plan.pending_id, "runId": run.id, "plan": plan.to_dict()}
                     yield _line({"event": "confirm_required", "data": confirm})
                 yield _line(wire)
         finally:  # a client gone mid-stream: stop the run now, not at garbage collection
@@ -214,12 +218,13 @@ class DezfilDialect:
                 category="input",
             )
         session = self.ctx.session_for(user)
-        record = plain(session.plans.get(pending))
-        if approved and record is not None:
-            check_apply(user, self.ctx.write_allowed(user), record["plan"], self.ctx.open_archive())
+        found = await session.plans.get(pending)
+        if approved and found is not None:
+            plan = found.plan.to_dict()
+            check_apply(user, self.ctx.write_allowed(user), plan, self.ctx.open_archive())
         report = plain(await session.plans.resolve(pending, approved))
-        record = plain(session.plans.get(pending)) or {}
-        status = record.get("status", "applied" if approved else "declined")
+        after = await session.plans.get(pending)
+        status = after.status if after else "applied" if approved else "declined"
         body = {
             "ok": True,
             "pending": pending,

@@ -12,7 +12,9 @@ does.
   ``GetRecord``; GET or POST (form-encoded).
 * Identifiers: ``oai:arxiu:{archive folder}:{section_tipo}/{section_id}``.
 * Datestamps: ``records.updated_at`` in UTC, seconds granularity; ``from``/``until`` take
-  ``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ssZ``.
+  ``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ssZ``. In ``ead`` a description's datestamp is the
+  latest change of its hierarchy (itself and every record "part of" it, to any depth), so an
+  incremental harvest gets a finding aid again when any of its components changed.
 * Resumption tokens are stateless: base64 of the query, the last key served, the cursor and
   the list's ``until`` bound (the first page's response date), so records changed during a
   harvest wait for the next incremental one and ``completeListSize`` holds still.
@@ -312,6 +314,17 @@ WHERE s.restricted = 0 AND coalesce(r.restricted, 0) = 0
 then decides on each one served)."""
 
 
+_HIERARCHY = f"""(WITH RECURSIVE tree(tipo, id, depth) AS (
+    SELECT r.section_tipo, r.section_id, 0
+    UNION
+    SELECT l.from_section, l.from_id, t.depth + 1 FROM links l
+    JOIN tree t ON l.to_section = t.tipo AND l.to_id = t.id
+    WHERE l.field_tipo = '{PART_OF}' AND t.depth < 64)
+  SELECT max(x.updated_at) FROM tree t
+  JOIN records x ON x.section_tipo = t.tipo AND x.section_id = t.id)"""
+"""The latest ``updated_at`` of record ``r``'s hierarchy (``r`` and all "part of" it)."""
+
+
 @functools.cache
 def read_tool() -> Tool:
     """The ``dedalo_read_record`` tool, whose results the gate is asked about."""
@@ -371,6 +384,15 @@ class OpenRecords:
             ).fetchall()
         return [row_to_record(r) for r in rows], int(total)
 
+    def hierarchy_changed(self, key: RecordKey) -> str:
+        """The latest ``updated_at`` of ``key`` and every record "part of" it."""
+        with self.archive.db.reading() as conn:
+            row = conn.execute(
+                f"SELECT {_HIERARCHY} FROM records r WHERE r.section_tipo = ? AND r.section_id = ?",
+                (key.section_tipo, key.section_id),
+            ).fetchone()
+        return str(row[0]) if row is not None and row[0] is not None else ""
+
     def earliest(self) -> str | None:
         """The oldest ``updated_at`` of an open record."""
         with self.archive.db.reading() as conn:
@@ -391,10 +413,11 @@ def _filters(query: ListQuery) -> tuple[str, list[Any]]:
     if query.set_spec is not None:
         where += " AND r.section_tipo = ?"
         args.append(query.set_spec)
+    changed = _HIERARCHY if query.prefix == EAD_PREFIX else "r.updated_at"
     if query.since is not None:
-        where += " AND substr(r.updated_at, 1, 19) >= ?"
+        where += f" AND substr({changed}, 1, 19) >= ?"
         args.append(query.since)
-    where += " AND substr(r.updated_at, 1, 19) <= ?"
+    where += f" AND substr({changed}, 1, 19) <= ?"
     args.append(query.until)
     return where, args
 
@@ -511,7 +534,7 @@ class Provider:
             if verb == "ListRecords":
                 self.record(_sub(node, "record"), record, query.prefix)
             else:
-                self.header(node, record)
+                self.header(node, record, query.prefix)
         served = query.cursor + len(records)
         if query.after is None and served >= total:
             if not shown:
@@ -556,16 +579,19 @@ class Provider:
         return record
 
     # -- records ---------------------------------------------------------------------------
-    def header(self, parent: etree._Element, record: Record) -> None:
-        """A record's ``<header>``."""
+    def header(self, parent: etree._Element, record: Record, prefix: str = DC_PREFIX) -> None:
+        """A record's ``<header>`` (in ``ead``, dated by its hierarchy's latest change)."""
         node = _sub(parent, "header")
+        changed = record.updated_at
+        if prefix == EAD_PREFIX:
+            changed = self.open.hierarchy_changed(record.key) or changed
         _sub(node, "identifier", self.identifier(record.key))
-        _sub(node, "datestamp", datestamp(record.updated_at))
+        _sub(node, "datestamp", datestamp(changed))
         _sub(node, "setSpec", record.section_tipo)
 
     def record(self, node: etree._Element, record: Record, prefix: str) -> None:
         """Fill a ``<record>`` with its header and its metadata in ``prefix``."""
-        self.header(node, record)
+        self.header(node, record, prefix)
         metadata = _sub(node, "metadata")
         if prefix == EAD_PREFIX:
             metadata.append(self.finding_aid(record))

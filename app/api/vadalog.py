@@ -34,6 +34,7 @@ from app.api.context import ApiContext
 from app.api.permissions import check_apply
 from app.api.refusals import invalid, refusal_response
 from app.api.reports import plain
+from app.api.run_bugs import coded_bugs
 from app.api.users import User
 from app.api.vadalog_sessions import (
     DEFAULT_SESSION_ID,
@@ -43,6 +44,8 @@ from app.api.vadalog_sessions import (
 )
 from app.core.agent.conversations import make_title
 from app.core.agent.events import Event, FinalEvent
+from app.core.agent.plan_types import PendingPlan
+from app.core.agent.request import ChatRequest, Mode
 from app.core.errors import ArxiuError
 
 NDJSON = "application/x-ndjson"
@@ -68,7 +71,7 @@ class ChatBody:
     session_id: str
     message: str | None
     model: str | None
-    mode: str | None
+    mode: Mode | None
     approved_calls: frozenset[str] | None
     authorized_tools: frozenset[str] | None
     confirm_restricted: bool = False
@@ -137,15 +140,18 @@ class VadalogDialect:
             self.quota.give_back(user.id)
             return refusal_response(busy())
         assistant = self.ctx.session_for(user)
-        request: dict[str, Any] = {"question": body.message, "history": session.history}
         model = body.model or session.model
-        if model:
-            request["model"] = model
-        if body.mode is not None:
-            request["mode"] = body.mode
-        waiting = session.pending["pending_id"] if session.pending else None
+        request = ChatRequest(
+            str(body.message),
+            model=model or None,
+            history=tuple(session.history),
+            mode=body.mode or "read",
+        )
+        waiting = session.pending.pending_id if session.pending else None
         try:
-            events = await assistant.chat(request, supersedes=waiting, history_owner=user.id)
+            events = coded_bugs(
+                await assistant.chat(request, supersedes=waiting, history_owner=user.id)
+            )
         except ArxiuError as error:
             self.quota.give_back(user.id)
             return refusal_response(error)
@@ -203,7 +209,7 @@ class VadalogDialect:
         if pending is None:
             return
         with contextlib.suppress(ArxiuError):  # resolved elsewhere: nothing left to decline
-            await self.ctx.session_for(user).plans.resolve(str(pending["pending_id"]), False)
+            await self.ctx.session_for(user).plans.resolve(pending.pending_id, False)
 
     def _default_model(self, assistant: Any) -> str:
         catalog = assistant.catalog
@@ -268,7 +274,7 @@ class Turn:
         if plan is None:
             return
         yield wire.proposal_line(plan)
-        tools = {op["tool"] for op in plan["ops"]}
+        tools = {op.tool for op in plan.plan.ops}
         if tools <= self.session.authorized_tools:
             async for shown in self._apply(plan):
                 yield shown
@@ -276,7 +282,7 @@ class Turn:
         self.session.pending = plan
         yield wire.authorization_line(plan)
 
-    async def resolution_lines(self, plan: dict[str, Any], approved: bool) -> AsyncIterator[bytes]:
+    async def resolution_lines(self, plan: PendingPlan, approved: bool) -> AsyncIterator[bytes]:
         """The NDJSON lines answering an authorization reply."""
         self.session.busy = True
         try:
@@ -287,7 +293,7 @@ class Turn:
             else:
                 assistant = self.dialect.ctx.session_for(self.user)
                 try:
-                    await assistant.plans.resolve(str(plan["pending_id"]), False)
+                    await assistant.plans.resolve(plan.pending_id, False)
                 except ArxiuError as error:
                     yield wire.arxiu_error_line(error)
                 yield wire.line("content", {"chunk": wire.report_text(None, False)})
@@ -295,15 +301,15 @@ class Turn:
         finally:
             self.session.busy = False
 
-    async def _apply(self, plan: dict[str, Any]) -> AsyncIterator[bytes]:
+    async def _apply(self, plan: PendingPlan) -> AsyncIterator[bytes]:
         assistant = self.dialect.ctx.session_for(self.user)
-        for op in plan["ops"]:
-            yield wire.line("tool_start", {"tool": op["tool"], "input": op["args"]})
+        for op in plan.plan.ops:
+            yield wire.line("tool_start", {"tool": op.tool, "input": op.args})
         ctx = self.dialect.ctx
         try:
-            check_apply(self.user, ctx.write_allowed(self.user), plan, ctx.open_archive())
+            check_apply(self.user, ctx.write_allowed(self.user), plan.to_dict(), ctx.open_archive())
             resolved = await assistant.plans.resolve(
-                str(plan["pending_id"]), True, confirm_restricted=self.body.confirm_restricted
+                plan.pending_id, True, confirm_restricted=self.body.confirm_restricted
             )
         except ArxiuError as error:
             if error.code == "mcp.plan_needs_confirmation":
@@ -311,9 +317,9 @@ class Turn:
             yield wire.arxiu_error_line(error)
             return
         report = plain(resolved) or {}
-        for op in plan["ops"]:
+        for op in plan.plan.ops:
             yield wire.line(
-                "tool_result", {"tool": op["tool"], "result": wire.op_result(report, op["op_id"])}
+                "tool_result", {"tool": op.tool, "result": wire.op_result(report, op.op_id)}
             )
         yield wire.line("content", {"chunk": wire.report_text(report, True)})
 
@@ -328,9 +334,9 @@ def context_notes(history: list[dict[str, Any]]) -> dict[str, Any]:
     return {"count": len(history), "notes": notes}
 
 
-def authorized(plan: dict[str, Any], approved_calls: frozenset[str], tools: set[str]) -> bool:
+def authorized(plan: PendingPlan, approved_calls: frozenset[str], tools: set[str]) -> bool:
     """Whether every operation of ``plan`` is approved by id or by an authorized tool."""
-    return all(op["op_id"] in approved_calls or op["tool"] in tools for op in plan["ops"])
+    return all(op.op_id in approved_calls or op.tool in tools for op in plan.plan.ops)
 
 
 def busy() -> ArxiuError:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from app.core.agent.plan_types import PendingPlan
+
 DEFAULT_SESSION_ID = "default"
 DEFAULT_CAPACITY = 256
 LIMIT_CODE = "AGENT_MESSAGE_LIMIT_REACHED"
@@ -34,8 +36,8 @@ class AgentSession:
     history: list[dict[str, Any]] = field(default_factory=list)
     title: str = ""
     model: str | None = None
-    pending: dict[str, Any] | None = None
-    """The change plan awaiting the client's authorization (``pending_id`` included)."""
+    pending: PendingPlan | None = None
+    """The change plan awaiting the client's authorization."""
     authorized_tools: set[str] = field(default_factory=set)
     busy: bool = False
 

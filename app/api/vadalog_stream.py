@@ -32,6 +32,7 @@ from app.core.agent.events import (
     ToolResultEvent,
     ToolUseEvent,
 )
+from app.core.agent.plan_types import PendingPlan
 from app.core.errors import ArxiuError
 
 PROPOSE_TOOL = "propose_change_plan"
@@ -90,34 +91,34 @@ def arxiu_error_line(error: ArxiuError) -> bytes:
     return error_line(error.to_dict())
 
 
-def proposal_line(plan: dict[str, Any]) -> bytes:
+def proposal_line(pending: PendingPlan) -> bytes:
     """The ``proposal`` line for a change plan (the whole plan is its ``definition``)."""
     return line(
         "proposal",
         {
             "tool": PROPOSE_TOOL,
-            "concept_name": plan.get("pending_id"),
-            "definition": plan,
-            "description": plan.get("summary", ""),
+            "concept_name": pending.pending_id,
+            "definition": pending.to_dict(),
+            "description": pending.plan.summary,
         },
     )
 
 
-def authorization_line(plan: dict[str, Any]) -> bytes:
+def authorization_line(pending: PendingPlan) -> bytes:
     """The ``authorization_request`` line: the plan's operations, waiting for the client."""
     calls = [
-        {"call_id": op["op_id"], "tool": op["tool"], "input": op["args"], "summary": op["summary"]}
-        for op in plan["ops"]
+        {"call_id": op.op_id, "tool": op.tool, "input": op.args, "summary": op.summary}
+        for op in pending.plan.ops
     ]
     return line(
         "authorization_request",
         {
-            "pending_id": plan.get("pending_id"),
-            "plan_hash": plan.get("plan_hash"),
-            "summary": plan.get("summary", ""),
+            "pending_id": pending.pending_id,
+            "plan_hash": pending.plan.plan_hash,
+            "summary": pending.plan.summary,
             "calls": calls,
             "reply_with": ["approved_calls", "authorized_tools"],
-            "restricted_text": bool(plan.get("restricted_text")),
+            "restricted_text": pending.restricted_text,
         },
     )
 

@@ -15,6 +15,7 @@ from app.commands import (
     mcp_cmd,
     models_cmd,
     records_cmd,
+    search_cmd,
     serve_cmd,
     users_cmd,
 )
@@ -32,6 +33,7 @@ COMMAND_MODULES: list[ModuleType] = [
     import_cmd,
     export_cmd,
     index_cmd,
+    search_cmd,
     models_cmd,
     ask_cmd,
     serve_cmd,

@@ -8,29 +8,27 @@ never as a record to open, and the count of unverified citations is said.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from app.core.agent.citations import langs_text
+from app.core.agent.citations import Citation, langs_text
 
 WARNING = "⚠"
 
 
-def citation_lines(citations: Sequence[dict[str, Any]]) -> list[str]:
+def citation_lines(citations: Sequence[Citation]) -> list[str]:
     """The "Citations" block for a person (empty when the answer cites nothing)."""
     if not citations:
         return []
     lines = ["Citations:"]
     for item in citations:
-        key = str(item["key"])
-        label = str(item.get("label") or "")
-        if item.get("verified"):
-            langs = langs_text(str(lang) for lang in item.get("langs") or [])
-            shown = f"{label} ({key})" + (f" [{langs}]" if langs else "")
+        key = str(item.key)
+        if item.verified:
+            langs = langs_text(item.langs)
+            shown = f"{item.label} ({key})" + (f" [{langs}]" if langs else "")
             lines.append(f"  ✓ {shown} — arxiu records show {key.replace('/', ' ')}")
         else:
-            shown = f"{label} ({key})" if label else f"({key})"
+            shown = f"{item.label} ({key})" if item.label else f"({key})"
             lines.append(f"  {WARNING} {shown} — unverified: no tool in this run returned it")
-    bad = sum(1 for item in citations if not item.get("verified"))
+    bad = sum(1 for item in citations if not item.verified)
     if bad:
         lines.append(f"{WARNING} {bad} of {len(citations)} citations are unverified.")
     return lines

@@ -21,10 +21,13 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from app.commands.ask_events import EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, print_events
+from app.commands.ask_events import print_events
 from app.commands.ask_plans import apply_summary, confirm_card, confirmed
 from app.commands.common import open_current
+from app.commands.exits import EXIT_ENVIRONMENT, EXIT_OK, exit_code
 from app.core import paths
+from app.core.agent.plan_types import PendingPlan
+from app.core.agent.request import ChatRequest, RecordContext, check_request
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError
 
@@ -68,14 +71,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_ask(args: argparse.Namespace) -> int:
-    """Run one question; the exit code is 0 for an answer, 2/3 for an error."""
-    request: dict[str, Any] = {"question": args.question}
-    if args.model:
-        request["model"] = args.model
-    if args.write:
-        request["mode"] = "write"
-    if args.context:
-        request["context"] = parse_context(args.context)
+    """Run one question; the exit code is 0 for an answer, 2/3 for a known error (see
+    :mod:`app.commands.exits`); a bug in the run is raised on, after its partial answer is kept."""
+    request = ChatRequest(
+        args.question,
+        model=args.model or None,
+        context=parse_context(args.context) if args.context else None,
+        mode="write" if args.write else "read",
+    )
     surrogate_safe_output()
     if getattr(args, "server", None):
         from app.commands.ask_remote import ask_remote
@@ -87,7 +90,7 @@ def run_ask(args: argparse.Namespace) -> int:
         return asyncio.run(ask_locally(archive, request, json_events=args.json_events))
 
 
-async def ask_locally(archive: Archive, request: dict[str, Any], *, json_events: bool) -> int:
+async def ask_locally(archive: Archive, request: ChatRequest, *, json_events: bool) -> int:
     """Open the index on a thread while the request's model loads, then ask.
 
     A cold ``arxiu ask`` pays for the index (its embedding models load on the first search)
@@ -120,7 +123,7 @@ def surrogate_safe_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
-def parse_context(text: str) -> dict[str, Any]:
+def parse_context(text: str) -> RecordContext:
     """``SECTION/ID`` as a request context."""
     try:
         key = RecordKey.parse(text)
@@ -128,7 +131,7 @@ def parse_context(text: str) -> dict[str, Any]:
         raise ArxiuError(
             "request.invalid", str(error), hint="Write it as oh1/3.", category="input"
         ) from error
-    return {"section_tipo": key.section_tipo, "section_id": key.section_id}
+    return RecordContext(key.section_tipo, key.section_id)
 
 
 def open_index(archive: Archive, *, quiet: bool) -> Index:
@@ -152,17 +155,11 @@ def new_session(archive: Archive) -> AssistantSession:
     return AssistantSession(archive, settings=settings)
 
 
-def start_model_load(
-    session: AssistantSession, request: dict[str, Any]
-) -> asyncio.Task[None] | None:
+def start_model_load(session: AssistantSession, request: ChatRequest) -> asyncio.Task[None] | None:
     """Start loading the model ``request`` will use, as a task (``None``: nothing to load,
     or the request is invalid: the run itself then reports why)."""
-    from app.core.agent.request import validate_request
-
     try:
-        entry = validate_request(
-            request, session.catalog, write_allowed=session.write_allowed
-        ).entry
+        entry = check_request(request, session.catalog, write_allowed=session.write_allowed).entry
     except ArxiuError:
         return None
     load = getattr(session.model(entry), "load", None)
@@ -177,9 +174,7 @@ async def _quiet_load(load: Any) -> None:
         await load()
 
 
-async def ask_session(
-    session: AssistantSession, request: dict[str, Any], *, json_events: bool
-) -> int:
+async def ask_session(session: AssistantSession, request: ChatRequest, *, json_events: bool) -> int:
     """Stream one run of ``session``; confirm and apply a change plan if one is proposed
     (the caller closes the session)."""
     final, code = await print_events(await session.chat(request), json_events=json_events)
@@ -201,7 +196,7 @@ def app_write_mode() -> bool:
 
 
 async def confirm_and_apply(
-    session: AssistantSession, plan: dict[str, Any], *, json_events: bool
+    session: AssistantSession, plan: PendingPlan, *, json_events: bool
 ) -> int:
     """Show the confirm card; apply only when the person types ``yes``; the exit code.
 
@@ -214,15 +209,13 @@ async def confirm_and_apply(
     print(confirm_card(plan), file=sys.stderr, flush=True)
     approved, second = confirmed(plan)
     try:
-        report = await session.plans.resolve(
-            plan["pending_id"], approved, confirm_restricted=second
-        )
+        report = await session.plans.resolve(plan.pending_id, approved, confirm_restricted=second)
     except ArxiuError as error:
         if not json_events:
             raise
         envelope = {"ok": False, "error": error.to_dict()}
         print(json.dumps(envelope, ensure_ascii=False, default=str), file=sys.stderr, flush=True)
-        return EXIT_INPUT if error.category == "input" else EXIT_ENVIRONMENT
+        return exit_code(error.category)
     if report is None:
         print("Cancelled: nothing was written.", file=sys.stderr, flush=True)
     elif json_events:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import TextIO, assert_never
 
 from app.commands.ask_citations import citation_lines
+from app.commands.exits import EXIT_OK, exit_code
 from app.core.agent.events import (
     ErrorEvent,
     Event,
@@ -24,8 +25,6 @@ from app.core.agent.events import (
     ToolUseEvent,
     to_wire,
 )
-
-EXIT_OK, EXIT_INPUT, EXIT_ENVIRONMENT = 0, 2, 3
 
 
 async def print_events(
@@ -42,7 +41,7 @@ async def print_events(
         if isinstance(event, FinalEvent):
             final = event
         if isinstance(event, ErrorEvent):
-            code = EXIT_INPUT if event.category == "input" else EXIT_ENVIRONMENT
+            code = exit_code(event.category)
     return final, code
 
 

@@ -3,7 +3,7 @@
 Shared by the local ``ask`` and ``ask --server``. A plan that a tainted run proposed and that
 writes into an open section carries the warning "contains text from restricted records" and
 needs a second, explicit ``yes``. What the person sees comes from the typed
-:class:`~app.core.agent.plan_types.ChangePlan` and
+:class:`~app.core.agent.plan_types.PendingPlan` and
 :class:`~app.core.agent.plan_types.ApplyReport`, so a failed op always shows its code, reason
 and hint (and, for an ambiguous match, the candidates).
 """
@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
-from app.core.agent.plan_types import ApplyReport, ChangePlan, unlinked_text
+from app.core.agent.plan_types import ApplyReport, PendingPlan, unlinked_text
 
 RESTRICTED_WARNING = (
     "WARNING: this plan contains text from restricted records and writes it into an open section."
 )
 
 
-def confirm_card(plan: dict[str, Any] | ChangePlan) -> str:
+def confirm_card(pending: PendingPlan) -> str:
     """The plan as a person reviews it: summary, then each op's tool and real arguments."""
-    typed = plan if isinstance(plan, ChangePlan) else ChangePlan.from_dict(plan)
+    typed = pending.plan
     lines = ["", f"Change plan: {typed.summary}", f"  plan_hash {typed.plan_hash[:16]}…"]
-    if isinstance(plan, dict) and plan.get("restricted_text"):
+    if pending.restricted_text:
         lines.append(RESTRICTED_WARNING)
     for number, op in enumerate(typed.ops, start=1):
         lines.append(f"  {number}. [{op.op_id}] {op.tool} — {op.summary}")
@@ -43,20 +42,20 @@ def read_answer(prompt: str) -> str:
     return answer
 
 
-def confirmed(plan: dict[str, Any]) -> tuple[bool, bool]:
+def confirmed(pending: PendingPlan) -> tuple[bool, bool]:
     """Ask for ``yes`` (and, for a flagged plan, a second ``yes``): ``(approved, second)``."""
     if read_answer("Type yes to apply it: ") != "yes":
         return False, False
-    if not plan.get("restricted_text"):
+    if not pending.restricted_text:
         return True, False
     print(RESTRICTED_WARNING, file=sys.stderr, flush=True)
     second = read_answer("Type yes again to copy it into the open section: ") == "yes"
     return second, second
 
 
-def apply_summary(report: ApplyReport | dict[str, Any]) -> str:
+def apply_summary(report: ApplyReport) -> str:
     """The apply report for a person."""
-    typed = report if isinstance(report, ApplyReport) else ApplyReport.from_dict(report)
+    typed = report
     lines = []
     for item in typed.applied:
         extra = unlinked_text(item.result)

@@ -14,11 +14,13 @@ import getpass
 import json
 import os
 import sys
-from typing import Any
 
 from app.api.client import DedaloClient
-from app.commands.ask_events import EXIT_ENVIRONMENT, EXIT_INPUT, EXIT_OK, print_events
+from app.commands.ask_events import print_events
 from app.commands.ask_plans import apply_summary, confirm_card, confirmed
+from app.commands.exits import EXIT_OK, exit_code
+from app.core.agent.plan_types import ApplyReport, PendingPlan
+from app.core.agent.request import ChatRequest
 from app.core.errors import ArxiuError
 
 
@@ -46,19 +48,19 @@ def credentials(user: str | None) -> tuple[str, str]:
 
 
 async def ask_remote(
-    server: str, user: str | None, request: dict[str, Any], *, json_events: bool
+    server: str, user: str | None, request: ChatRequest, *, json_events: bool
 ) -> int:
     """Stream one run from ``server``; confirm and apply a change plan if one is proposed."""
     name, password = credentials(user)
     async with DedaloClient(server) as client:
         await client.login(name, password)
-        final, code = await print_events(client.stream(request), json_events=json_events)
+        final, code = await print_events(client.stream(request.to_dict()), json_events=json_events)
         if final is not None and final.change_plan is not None:
             code = await confirm_remote(client, final.change_plan, json_events=json_events)
         return code
 
 
-async def confirm_remote(client: DedaloClient, plan: dict[str, Any], *, json_events: bool) -> int:
+async def confirm_remote(client: DedaloClient, plan: PendingPlan, *, json_events: bool) -> int:
     """The confirm card; apply on the server only after ``yes`` (as local ``ask`` does)."""
     print(confirm_card(plan), file=sys.stderr, flush=True)
     approved, second = confirmed(plan)
@@ -66,16 +68,16 @@ async def confirm_remote(client: DedaloClient, plan: dict[str, Any], *, json_eve
         print("Cancelled: nothing was written.", file=sys.stderr, flush=True)
         return EXIT_OK
     try:
-        report = await client.apply(plan, plan["plan_hash"], confirm_restricted=second)
+        report = await client.apply(plan.to_dict(), plan.plan.plan_hash, confirm_restricted=second)
     except ArxiuError as error:
         if not json_events:
             raise
         envelope = {"ok": False, "error": error.to_dict()}
         print(json.dumps(envelope, ensure_ascii=False, default=str), file=sys.stderr, flush=True)
-        return EXIT_INPUT if error.category == "input" else EXIT_ENVIRONMENT
+        return exit_code(error.category)
     if json_events:
         envelope = {"ok": True, "data": report}
         print(json.dumps(envelope, ensure_ascii=False, default=str), file=sys.stderr, flush=True)
     else:
-        print(apply_summary(report), flush=True)
+        print(apply_summary(ApplyReport.from_dict(report)), flush=True)
     return EXIT_OK

@@ -39,7 +39,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="oai: records changed since DATE (YYYY-MM-DD; default: since the last harvest)",
     )
     parser.add_argument(
-        "--metadata-prefix", metavar="P", help="oai: the metadata format (default oai_dc)"
+        "--metadata-prefix",
+        metavar="P",
+        help="oai: the metadata format: oai_dc (default), oai_ead or ead (finding aids)",
     )
     parser.add_argument("--mapping", metavar="FILE", help="csv: a JSON column mapping to apply")
     parser.add_argument("--sheet", metavar="NAME", help="csv: the XLSX sheet (default: the first)")

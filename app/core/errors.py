@@ -9,7 +9,9 @@ The tree::
     ├── ModelError              ai.* — catalog, providers, model files
     └── ToolError               mcp.* — a tool call the registry refuses or that fails
 
-Anything that is not an ``ArxiuError`` is a bug and reaches the crash handler.
+Anything that is not an ``ArxiuError`` is a bug: it is logged once with its traceback
+(:func:`log_bug`) and goes on up, to the crash dialog (the app), a non-zero exit (the CLI) or a
+500-class ``api.internal`` answer (the server). Only known errors become banners.
 
 Bad input has its codes too: a model stream past its bounds is ``ai.stream_timeout`` (the
 turn's wall-clock limit), ``ai.stream_idle`` (nothing but keep-alives) or ``ai.stream_too_large``
@@ -20,7 +22,11 @@ turn's wall-clock limit), ``ai.stream_idle`` (nothing but keep-alives) or ``ai.s
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from typing import Any
+
+_LOGGED = "_arxiu_bug_logged"
 
 
 class ArxiuError(Exception):
@@ -37,7 +43,6 @@ class ArxiuError(Exception):
     """
 
     default_category = "environment"
-    exit_code = 2
 
     def __init__(
         self,
@@ -106,3 +111,13 @@ class ToolError(ArxiuError):
     """A tool call refused or failed; becomes a ``tool_result`` with ``ok: false``."""
 
     default_category = "input"
+
+
+def log_bug(logger: logging.Logger, error: BaseException, where: str) -> None:
+    """Log ``error`` (a bug) with its traceback, once: the first handler on its way up (the
+    closest to the bug) logs it; the ones above it (crash dialog, CLI, server) do not again."""
+    if getattr(error, _LOGGED, False):
+        return
+    logger.error("bug in %s: %s: %s", where, type(error).__name__, error, exc_info=error)
+    with contextlib.suppress(AttributeError):  # an exception type without a __dict__
+        setattr(error, _LOGGED, True)

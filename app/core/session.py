@@ -2,33 +2,39 @@
 (created lazily, cached per id); its state owners hold the rest: ``session.conversations`` (a
 :class:`~app.core.agent.conversation_book.ConversationBook`) and ``session.plans`` (a
 :class:`~app.core.agent.plan_resolution.PlanDesk`). A new run in a conversation stops the one
-still running there and supersedes its pending plan."""
+still running there and supersedes its pending plan. A run streams from its own loop thread
+(:mod:`app.core.agent.run_thread`), so its work never holds the caller's loop."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.apply import ApplyContext
 from app.core.agent.assistant_settings import AssistantSettings as AssistantSettings
 from app.core.agent.conversation_book import ConversationBook
-from app.core.agent.events import ErrorEvent, Event, FinalEvent
+from app.core.agent.events import ErrorEvent, Event, FinalEvent, StartEvent
 from app.core.agent.loop import AgentRun, RunSetup
 from app.core.agent.plan_book import LOCAL_PERSON
 from app.core.agent.plan_resolution import PlanDesk
-from app.core.agent.request import validate_request
+from app.core.agent.request import check_request
+from app.core.agent.run_thread import RUNS
 from app.core.archive.write_switch import writes_allowed
-from app.core.errors import ArxiuError
+from app.core.errors import ArxiuError, log_bug
 
 if TYPE_CHECKING:
+    from app.core.agent.request import ChatRequest, CheckedRequest
     from app.core.archive.store import Archive
     from app.core.index.hits import Searcher
     from app.core.models.base import ChatModel
     from app.core.models.catalog import Catalog, ModelEntry
     from app.core.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
 
 ModelFactory = Callable[["ModelEntry"], "ChatModel"]
 
@@ -113,10 +119,10 @@ class AssistantSession:
         return self._models[entry.id]
 
     async def aclose(self) -> None:
-        """Stop every run and release the models."""
+        """Stop every run and release the models (on the loop their runs used)."""
         self.stop()
         for model in self._models.values():
-            await model.aclose()
+            await (RUNS.call(model.aclose()) if RUNS.started else model.aclose())
         self._models.clear()
 
     def _apply_env(self, model_id: str, egress: str) -> ApplyContext:
@@ -133,17 +139,19 @@ class AssistantSession:
     # -- runs --------------------------------------------------------------------------------
     async def chat(
         self,
-        request: Mapping[str, Any],
+        request: ChatRequest,
         *,
         conversation_id: str | None = None,
+        stored: bool = False,
         supersedes: str | None = None,
         history_owner: str | None = None,
     ) -> AsyncIterator[Event]:
-        """Validate ``request`` and return the run's event stream.
+        """Check ``request`` and return the run's event stream.
 
-        With ``conversation_id`` the history is the stored conversation's (the request's own
-        ``history`` is ignored; the latest exchanges that fit are sent), the conversation's
-        pending plan is superseded, and the finished turn is saved back to it. ``supersedes``
+        A run of a stored conversation — ``conversation_id``'s, or with ``stored`` a new one,
+        made once the request is accepted — names it on its ``start`` frame, is sent its
+        history (the request's own ``history`` is ignored; the latest exchanges that fit the
+        model are sent), supersedes its pending plan, and is saved back to it. ``supersedes``
         names a pending plan this message abandons (an implicit decline, for stateless front
         ends); an unknown id is ignored. ``history_owner`` (an API user's id) makes the
         request's own history that owner's stateless conversation: each entry's taint comes
@@ -154,21 +162,22 @@ class AssistantSession:
             ArxiuError: the request is refused before anything streams (``request.invalid``,
                 ``ai.model_unknown``, ``conversation.unknown``...); nothing is changed then.
         """
-        raw = dict(request)
-        conversation = await self.conversations.aopen(conversation_id)
-        if conversation is not None:
-            raw["history"] = self.conversations.window(conversation)
-        checked = validate_request(raw, self.catalog, write_allowed=self.write_allowed)
+        conversation = await self.conversations.open(conversation_id)
+        writes_on = await self.archive.db.aread(lambda _: self.write_allowed)
+        checked = check_request(request, self.catalog, write_allowed=writes_on)
         model = self.model(checked.entry)
-        if conversation is None and history_owner is not None:
-            judged = await self.conversations.ajudge_history(history_owner, checked.history)
-            checked = dataclasses.replace(checked, history=judged)
+        if conversation is None and stored:
+            conversation = await self.conversations.new()
         if conversation is not None:
-            checked = self.conversations.fit(checked)
-            await self.plans.asupersede_conversation(conversation.id)
+            history = self.conversations.window(conversation, checked.entry)
+            checked = dataclasses.replace(checked, history=history)
+            await self.plans.supersede_conversation(conversation.id)
+        elif history_owner is not None:
+            judged = await self.conversations.judge_history(history_owner, checked.history)
+            checked = dataclasses.replace(checked, history=judged)
         if supersedes is not None:
-            await self.plans.asupersede(supersedes)
-        key = conversation_id or f"run-{next(self._run_numbers)}"
+            await self.plans.supersede(supersedes)
+        key = conversation.id if conversation else f"run-{next(self._run_numbers)}"
         self.stop(key)  # the run still going in this conversation
         stop_event = self._runs[key] = threading.Event()
         setup = RunSetup(
@@ -183,14 +192,18 @@ class AssistantSession:
             can_read_restricted=self.settings.can_read_restricted,
             tainted_history=conversation.tainted if conversation else False,
         )
-        return self._stream(setup, conversation_id, key, history_owner)
+        stream = self._stream(setup, conversation.id if conversation else None, key, history_owner)
+        return RUNS.relay(stream)  # the run works on its own loop, never on the caller's
 
     async def _stream(
         self, setup: RunSetup, conversation_id: str | None, key: str, owner: str | None = None
     ) -> AsyncIterator[Event]:
         request = setup.request
+        run = AgentRun(setup)
         try:
-            async for event in AgentRun(setup).events():
+            async for event in run.events():
+                if isinstance(event, StartEvent):  # the conversation it continues (or began)
+                    event = dataclasses.replace(event, conversation_id=conversation_id)
                 if isinstance(event, FinalEvent):
                     try:  # the plan into the book, the turn into the conversation
                         event = await self.plans.propose(
@@ -199,19 +212,41 @@ class AssistantSession:
                             model_id=request.entry.id,
                             egress=request.entry.egress,
                         )
-                        if conversation_id is not None:
-                            await self.conversations.record(conversation_id, request, event)
-                        elif owner is not None:
-                            await self.conversations.arecord_exchange(
-                                owner, request.question, event
-                            )
+                        await self._keep(event, request, conversation_id, owner)
                     except ArxiuError as error:  # e.g. the disk is full: still a terminal frame
                         yield ErrorEvent.from_error(error)
                         return
                 yield event
+        except Exception:  # a bug ended the run: what streamed is kept, the bug goes on up
+            await self._keep_partial(run, conversation_id, owner)
+            raise
         finally:
             if self._runs.get(key) is setup.stop_event:
                 del self._runs[key]
+
+    async def _keep(
+        self,
+        final: FinalEvent,
+        request: CheckedRequest,
+        conversation_id: str | None,
+        owner: str | None,
+    ) -> None:
+        """A finished turn into its conversation (or a stateless owner's answer ledger)."""
+        if conversation_id is not None:
+            await self.conversations.record(conversation_id, request, final)
+        elif owner is not None:
+            await self.conversations.record_exchange(owner, request.question, final)
+
+    async def _keep_partial(
+        self, run: AgentRun, conversation_id: str | None, owner: str | None
+    ) -> None:
+        """Keep what a run a bug ended streamed (the bug itself is raised on by the caller)."""
+        try:
+            await self._keep(run.partial(), run.request, conversation_id, owner)
+        except ArxiuError as error:
+            log.warning("the partial answer of a failed run was not kept: %s", error)
+        except Exception as error:  # a second bug: logged; the first one is the one raised
+            log_bug(log, error, "keeping a failed run's partial answer")
 
     def stop(self, conversation_id: str | None = None) -> None:
         """Stop the run of one conversation (``None``: every run); the partial answer is kept."""

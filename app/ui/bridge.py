@@ -10,7 +10,6 @@ order of what the widgets see is the order of the stream. Widgets never see prov
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import assert_never
@@ -98,10 +97,10 @@ class RunBridge(QObject):
         self._thinking.clear()
 
     async def wait(self) -> None:
-        """Wait for the current stream to end."""
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        """Wait for the current stream to end (its outcome is not raised here: a bug goes to
+        the crash handler through the task that awaited :meth:`start`)."""
+        if self._task is not None and not self._task.done():
+            await asyncio.wait([self._task])
 
     async def _consume(self, events: AsyncIterator[Event]) -> None:
         try:

@@ -25,6 +25,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -93,6 +94,7 @@ class ImportChoiceDialog(QDialog):
         self.url = QLineEdit(self)
         self.set_spec = QLineEdit(self)
         self.from_date = QLineEdit(self)
+        self.metadata = QComboBox(self)
         self.error = QLabel(self)
         self.error.setWordWrap(True)
         self.mapping = MappingPage(self)
@@ -141,10 +143,17 @@ class ImportChoiceDialog(QDialog):
         self.path_row = row
         self.url.setPlaceholderText("https://example.org/oai")
         self.set_spec.setPlaceholderText(self.tr("optional"))
+        for label, prefix in (
+            (self.tr("Dublin Core (oai_dc)"), "oai_dc"),
+            (self.tr("EAD finding aids (oai_ead)"), "oai_ead"),
+            (self.tr("EAD finding aids (ead)"), "ead"),
+        ):
+            self.metadata.addItem(label, prefix)
         self.from_date.setPlaceholderText(self.tr("YYYY-MM-DD (default: since the last harvest)"))
         self.form = QFormLayout()
         self.form.addRow(self.tr("From:"), row)
         self.form.addRow(self.tr("Repository URL:"), self.url)
+        self.form.addRow(self.tr("Metadata format:"), self.metadata)
         self.form.addRow(self.tr("Set:"), self.set_spec)
         self.form.addRow(self.tr("Changed since:"), self.from_date)
         layout = QVBoxLayout(page)
@@ -212,7 +221,7 @@ class ImportChoiceDialog(QDialog):
         entry = self.current()
         self.describe.setText(entry.description)
         url = entry.source == formats.URL
-        for widget in (self.url, self.set_spec, self.from_date):
+        for widget in (self.url, self.metadata, self.set_spec, self.from_date):
             widget.setVisible(url)
             label = self.form.labelForField(widget)
             if label is not None:
@@ -271,6 +280,7 @@ class ImportChoiceDialog(QDialog):
             options = ImportOptions(
                 set_spec=self.set_spec.text().strip() or None,
                 from_date=self.from_date.text().strip() or None,
+                metadata_prefix=str(self.metadata.currentData()),
             )
             return ImportChoice(entry.kind, url, options)
         text = self.path.text().strip()
@@ -378,4 +388,5 @@ async def import_with_progress(
                 choice.mapping_file.unlink()
     if summary is None:
         return parent.tr("Import cancelled; the records written so far are kept."), None
-    return summary_text(summary), summary
+    names = {s.tipo: s.label(services.lang) for s in services.archive.sections()}
+    return summary_text(summary, names), summary

@@ -132,14 +132,14 @@ class IndexStatusWidget(QWidget):
 
     def toggle_pause(self) -> None:
         """Pause or resume the indexer."""
-        index: Any = self.services.index_now
+        index = self.services.index_now
         if index is None:
             return
-        if index.indexer.paused:
+        if index.paused:
             index.resume()
         else:
             index.pause()
-        self._paused = index.indexer.paused
+        self._paused = index.paused
         self.pause_button.setText(self.tr("Resume") if self._paused else self.tr("Pause"))
 
     def shutdown(self) -> None:

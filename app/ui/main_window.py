@@ -28,7 +28,9 @@ from PySide6.QtWidgets import (
 
 from app.core.archive import RecordKey
 from app.core.errors import ArxiuError
+from app.core.index.record_hits import search_records
 from app.ui.assistant.panel import AssistantPanel
+from app.ui.browser.pane_widths import keep_record_width
 from app.ui.browser.record_view import RecordView
 from app.ui.browser.records_model import RecordsTableModel
 from app.ui.browser.search_results import SearchResultsView
@@ -44,7 +46,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SEARCH_RESULTS = 30
+SEARCH_RESULTS = 50
+"""Records a search lists (each once; sorted and filtered in the results pane)."""
 COLUMN_MAX = 120
 """The widest a column other than the title may open (pixels); the title stretches."""
 MODELS_OFFERED = "models_offered"
@@ -52,7 +55,12 @@ MODELS_OFFERED = "models_offered"
 
 
 class MainWindow(QMainWindow):
-    """The archive browser with the assistant panel docked on the right."""
+    """The archive browser with the assistant panel docked on the right.
+
+    Signals:
+        archive_chosen: (archive) an :class:`~app.core.archive.Archive` opened by File →
+            New/Open archive… to switch to (the window host swaps windows).
+    """
 
     archive_chosen = Signal(object)
     """An :class:`~app.core.archive.Archive` opened by File → New/Open archive… to switch to."""
@@ -119,6 +127,7 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([220, 560, 460])
+        self.record_width = keep_record_width(self.splitter)
         self.setCentralWidget(self.splitter)
         toolbar = QToolBar(self.tr("Search"), self)
         toolbar.setObjectName("searchBar")
@@ -176,6 +185,10 @@ class MainWindow(QMainWindow):
         conversations = QAction(self.tr("&Conversations"), self)
         conversations.triggered.connect(self.assistant.show_conversations)
         view_menu.addAction(conversations)
+        find = QAction(self.tr("&Search the archive"), self)
+        find.setShortcuts([QKeySequence(QKeySequence.StandardKey.Find), QKeySequence("Ctrl+L")])
+        find.triggered.connect(self.focus_search)
+        view_menu.addAction(find)
 
     def _connect(self) -> None:
         self.sections.section_selected.connect(self.show_section)
@@ -222,9 +235,12 @@ class MainWindow(QMainWindow):
         if not self.services.archive.has_section(key.section_tipo):
             self.show_notice(self.tr("{key} is not in this archive.").format(key=key))
             return
+        searching = self.stack.currentWidget() is self.results
         self.sections.select_tipo(key.section_tipo, notify=False)
         self.show_section(key.section_tipo)
         self._select_row(key)
+        if searching:  # the results stay listed beside the record opened from them
+            self.stack.setCurrentWidget(self.results)
         self.record_view.show_record(key, timecode or None)
 
     def _select_row(self, key: RecordKey) -> None:
@@ -380,11 +396,19 @@ class MainWindow(QMainWindow):
             if index is None:
                 self.results.show_message(self.tr("Search is not available: no index service."))
                 return
-            hits = await self.services.read(lambda: index.search(query, k=SEARCH_RESULTS))
+            archive, lang = self.services.archive, self.services.lang
+            hits = await self.services.read(
+                lambda: search_records(index, archive, query, k=SEARCH_RESULTS, lang=lang)
+            )
         except ArxiuError as error:
             self.results.show_message(f"{error.message} {error.hint or ''}".strip())
             return
         self.results.show_hits(query, hits)
+
+    def focus_search(self) -> None:
+        """Put the cursor in the search box, its text selected (Ctrl+F, Ctrl+L)."""
+        self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_box.selectAll()
 
     def start_background(self) -> None:
         """After the window is shown: load the models, bring the index up to date."""

@@ -5,7 +5,11 @@ through the real session, so what is shown is what the app renders for a real ru
 ``import`` renders File → Import…'s dialog, ``import-csv-mapping`` its mapping page for the
 table in ``ARXIU_SHOT_TABLE`` (else a small sample table written for the shot), and
 ``record-hierarchy`` the record view of a component with a parent and children (the archive
-needs a hierarchical section, e.g. an EAD import).
+needs a hierarchical section, e.g. an EAD import). ``search`` types a query in the search box
+and shows the results by record: ``ARXIU_SHOT_QUERY``, else a question about the flooded
+valley in the UI's language (:data:`SEARCH_QUERIES`).
+
+``ARXIU_SHOT_SIZE`` (``800x600``) renders at another window size than 1600×940.
 """
 
 from __future__ import annotations
@@ -30,6 +34,14 @@ QUESTIONS = {
     "confirm-card": "Create a person record for Anna Pujol, born 1931, and link her as the "
     "informant of this interview.",
 }
+SEARCH_QUERIES = {
+    "lg-cat": "famílies que van haver de marxar pel pantà",
+    "lg-spa": "familias que tuvieron que marcharse por el embalse",
+    "lg-eng": "families who had to leave because of the reservoir",
+}
+SEARCH_TIMEOUT_S = 300.0
+"""A search may first start the index's model process (minutes on a busy machine)."""
+SIZE = (1600, 940)
 DIALOG_STATES = ("import", "import-csv-mapping")
 SAMPLE_TABLE = (
     "Signatura;Títol;Data;Nivell;Forma part de;Abast i contingut\n"
@@ -105,9 +117,31 @@ async def _dialog_shot(window: MainWindow, state: str) -> QWidget:
     return dialog
 
 
+def shot_size() -> tuple[int, int]:
+    """The window size: ``ARXIU_SHOT_SIZE`` (``WIDTHxHEIGHT``), else 1600×940."""
+    width, _, height = os.environ.get("ARXIU_SHOT_SIZE", "").lower().partition("x")
+    if width.isdigit() and height.isdigit():
+        return int(width), int(height)
+    return SIZE
+
+
+async def _search_shot(window: MainWindow) -> None:
+    """Type the query in the search box, press Enter, wait for the results."""
+    query = os.environ.get("ARXIU_SHOT_QUERY") or SEARCH_QUERIES.get(
+        window.services.lang, SEARCH_QUERIES["lg-eng"]
+    )
+    window.search_box.setText(query)
+    window.search_box.returnPressed.emit()
+    await wait_idle(window, SEARCH_TIMEOUT_S)
+    shown = window.results.shown()
+    if shown:  # open the first record, as a click on it does
+        window.open_record(shown[0].key)
+    await wait_idle(window)
+
+
 async def capture(window: MainWindow, state: str, path: Path) -> None:
     """Render ``state`` and save the window (or the dialog it shows) as ``path``."""
-    window.resize(1600, 940)
+    window.resize(*shot_size())
     window.show()
     key = showcase_record(window)
     if state == "record":
@@ -122,6 +156,8 @@ async def capture(window: MainWindow, state: str, path: Path) -> None:
         window.services.set_session(demo_script.demo_session(window.services.archive, []))
         await window.assistant.load_models()
     await wait_idle(window)
+    if state == "search":
+        await _search_shot(window)
     shown: QWidget = await _dialog_shot(window, state) if state in DIALOG_STATES else window
     path.parent.mkdir(parents=True, exist_ok=True)
     if not shown.grab().save(str(path)):

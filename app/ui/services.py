@@ -12,22 +12,59 @@ import gc
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from app.core.archive import Archive
 from app.core.errors import ArxiuError
+from app.core.index.hits import Searcher
 from app.ui.app_settings import AppSettings
 
 if TYPE_CHECKING:  # typed without importing the agent stack at startup
-    from app.core.index.hits import Searcher
+    from app.core.index.indexer import ProgressListener
     from app.core.session import AssistantSession
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-SessionFactory = Callable[[Archive, "Searcher | None", AppSettings, str], "AssistantSession"]
+
+
+class IndexService(Searcher, Protocol):
+    """What the windows use from the index: its search (it is the session's
+    :class:`~app.core.index.hits.Searcher` too) and its background indexing.
+
+    Implemented by :class:`app.core.index.Index`; mypy checks it where :mod:`app.main`
+    passes ``build_index`` as the :data:`IndexFactory`.
+    """
+
+    @property
+    def paused(self) -> bool:
+        """Whether background indexing is paused."""
+        ...
+
+    def start(self) -> None:
+        """Index in the background now and after every record change."""
+        ...
+
+    def pause(self) -> None:
+        """Pause background indexing after the batch in flight."""
+        ...
+
+    def resume(self) -> None:
+        """Resume paused indexing."""
+        ...
+
+    def add_progress_listener(self, listener: ProgressListener) -> None:
+        """Call ``listener(progress)`` on each indexer progress event (indexer thread)."""
+        ...
+
+    def close(self) -> None:
+        """Stop indexing and detach from the archive (the archive stays open)."""
+        ...
+
+
+SessionFactory = Callable[[Archive, Searcher | None, AppSettings, str], "AssistantSession"]
 """``(archive, searcher or None, settings, archive language) -> AssistantSession``."""
-IndexFactory = Callable[[Archive, AppSettings], Any]
+IndexFactory = Callable[[Archive, AppSettings], IndexService]
 """``(archive, settings) -> index service``."""
 
 
@@ -57,7 +94,7 @@ class Services:
         self._session_factory = session_factory
         self._index_factory = index_factory
         self._session: AssistantSession | None = None
-        self._index: Any = None
+        self._index: IndexService | None = None
         self._lock = asyncio.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arxiu-ui-work")
 
@@ -106,9 +143,8 @@ class Services:
             if self._session is None and self._session_factory is not None:
                 factory = self._session_factory
                 index = await self.index()
-                searcher = getattr(index, "searcher", index)
                 self._session = await self.run_blocking(
-                    lambda: factory(self.archive, searcher, self.settings, self.lang)
+                    lambda: factory(self.archive, index, self.settings, self.lang)
                 )
             if self._session is None:
                 raise ArxiuError(
@@ -120,11 +156,11 @@ class Services:
             return self._session
 
     @property
-    def index_now(self) -> Any:
+    def index_now(self) -> IndexService | None:
         """The index service if it was built already, else ``None``."""
         return self._index
 
-    async def index(self) -> Any:
+    async def index(self) -> IndexService | None:
         """The index service, built on first use off the GUI thread (``None`` if unavailable)."""
         if self._index is None and self._index_factory is not None:
             factory = self._index_factory
@@ -132,16 +168,18 @@ class Services:
         return self._index
 
     async def aclose(self) -> None:
-        """Close the session and the index service."""
-        for name in ("_session", "_index"):
-            service = getattr(self, name)
-            setattr(self, name, None)
-            closer = getattr(service, "aclose", None)
-            if closer is not None:
-                try:
-                    await closer()
-                except Exception:
-                    log.exception("closing %s failed", name)
-            elif hasattr(service, "close"):
-                service.close()
+        """Close the session and the index service (a failure is logged: the rest still
+        closes)."""
+        session, self._session = self._session, None
+        index, self._index = self._index, None
+        if session is not None:
+            try:
+                await session.aclose()
+            except Exception:
+                log.exception("closing the session failed")
+        if index is not None:
+            try:
+                index.close()
+            except Exception:
+                log.exception("closing the index failed")
         self._executor.shutdown(wait=True, cancel_futures=True)

@@ -7,7 +7,6 @@ that escapes is a bug and goes to :func:`sys.excepthook`, i.e. the crash dialog.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 from collections.abc import Coroutine
 from typing import Any
@@ -43,11 +42,11 @@ class TaskGroup(QObject):
                 task.cancel()
 
     async def wait(self) -> None:
-        """Wait until every task has finished (after :meth:`cancel_all`)."""
+        """Wait until every task has finished (after :meth:`cancel_all`); a task's bug is not
+        raised here, it goes to :func:`sys.excepthook` as it finishes."""
         pending = [task for task in self._tasks.values() if not task.done()]
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if pending:
+            await asyncio.wait(pending)
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         for name, known in list(self._tasks.items()):

@@ -7,6 +7,7 @@ at most one resolution taking effect — also between two servers on one archive
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import re
@@ -461,7 +462,7 @@ def test_three_identical_plans_one_killed_mid_apply_each_create_once(
         time.sleep(0.002)
     child.kill()  # SIGKILL, mid-apply
     child.wait(timeout=30)
-    killed = book.get(third)
+    killed = asyncio.run(book.get(third))
     assert killed is not None and (killed.status, killed.interrupted) == ("applying", True)
     made_before = twins(oh_archive) - 60
     assert 17 <= made_before < 60

@@ -25,6 +25,7 @@ from app.api.users import UserStore
 from app.core.archive import Archive, open_archive
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
+from app.core.archive.importers.ead_fields import PART_OF, TITLE
 from app.core.archive.importers.oai_pmh import (
     RetryPolicy,
     harvest,
@@ -363,6 +364,8 @@ EAD3 = "http://ead3.archivists.org/schema/"
 EAD_FILES = ("FRAN_IR_054848.xml", "FRAN_IR_055604.xml")
 CLOSED_COMPONENT = "FRAN_IR_055604#c2ndr7pqqhdz-1b9nbz25cnqnr"
 """A component (with five below it) the tests flag restricted."""
+CHANGED = "FRAN_IR_055604#c2ndr7pqqoix--i0lypel8t4il"
+"""An open component the two-process test changes in the served archive."""
 
 
 def source_counts() -> dict[str, int]:
@@ -382,9 +385,8 @@ def source_counts() -> dict[str, int]:
     return counts
 
 
-@pytest.fixture
-def fonds(tmp_path: Path) -> Iterator[tuple[Live, Path]]:
-    """Two ANF finding aids imported, one component flagged restricted, served on loopback."""
+def import_fonds(tmp_path: Path) -> Path:
+    """An archive of the two ANF finding aids with one component flagged restricted."""
     folder = tmp_path / "fonds"
     files = tmp_path / "ead"
     files.mkdir()
@@ -400,6 +402,13 @@ def fonds(tmp_path: Path) -> Iterator[tuple[Live, Path]]:
                 (closed.section_tipo, closed.section_id),
             )
         )
+    return folder
+
+
+@pytest.fixture
+def fonds(tmp_path: Path) -> Iterator[tuple[Live, Path]]:
+    """Two ANF finding aids imported, one component flagged restricted, served on loopback."""
+    folder = import_fonds(tmp_path)
     ctx = ApiContext(archive_dir=folder, users=UserStore(tmp_path / "users.json"))
     live = start_server(create_app(ctx))
     yield live, folder
@@ -460,3 +469,63 @@ def test_a_finding_aid_holding_a_withheld_record_is_offered_in_oai_dc_only(
         "idDoesNotExist"
     )
     assert error_code(ask(live, verb="ListRecords", metadataPrefix="ead")) == "noRecordsMatch"
+
+
+def parents(archive: Archive, source: str) -> dict[str, tuple[str | None, str | None]]:
+    """External id → (its parent's external id, its first title), of the ``ead1`` records
+    imported under ``source``."""
+    keys = external_keys(archive, source)
+    names = {key: name for name, key in keys.items()}
+    found: dict[str, tuple[str | None, str | None]] = {}
+    for name, key in keys.items():
+        up = [link.target for link in archive.links_from(key) if link.field_tipo == PART_OF]
+        record = archive.get_record(key)
+        found[name] = (names.get(up[0]) if up else None, record.text(TITLE, "lg-fra"))
+    return found
+
+
+def test_another_process_serves_finding_aids_in_ead_to_the_harvester_and_nothing_restricted(
+    tmp_path: Path, arxiu_home: Path
+) -> None:
+    folder = import_fonds(tmp_path)
+    with open_archive(folder) as archive:
+        served = parents(archive, "ead")
+        keys = external_keys(archive, "ead")
+    closed = {CLOSED_COMPONENT}
+    while grown := {n for n, (up, _) in served.items() if up in closed} - closed:
+        closed |= grown
+    assert len(closed) == 6  # the flagged component and the five below it
+    expected = {n: v for n, v in served.items() if n not in closed}
+    assert len(expected) == sum(source_counts().values()) + len(EAD_FILES)
+    secrets = {title for n, (_, title) in served.items() if n in closed and title}
+    process = start_serve(["--port", "0", "--archive", str(folder)], serve_env(arxiu_home))
+    policy = RetryPolicy(attempts=2, timeout_s=60)
+    try:
+        base = serve_url(process).split("/dedalo/", 1)[0] + "/oai"
+        with open_archive(tmp_path / "harvester", create=True) as mine:
+            first = harvest(mine, base, metadata_prefix="ead", retry=policy)
+            assert first.error is None and first.skipped == []
+            assert first.created == first.read == len(expected)
+            source = normalise_base_url(base)
+            assert parents(mine, source) == expected  # the same hierarchy, the same titles
+            dump = json.dumps([r.values for r in mine.iter_records()], ensure_ascii=False)
+            second = harvest(mine, base, metadata_prefix="ead", retry=policy)
+            assert second.error is None
+            assert (second.read, second.created, second.updated) == (0, 0, 0)
+
+            with open_archive(folder) as archive:  # a component deep in one finding aid changes
+                title = [{"lang": "lg-fra", "value": "Dossier revu aux Archives nationales"}]
+                archive.update_record(keys[CHANGED], {TITLE: title}, audit={"actor": "anna"})
+            third = harvest(mine, base, metadata_prefix="ead", retry=policy)
+            assert third.error is None
+            base_id = CHANGED.partition("#")[0]
+            units = sum(1 for n in expected if n.partition("#")[0] == base_id)
+            assert (third.read, third.created, third.updated) == (units, 0, 1)
+            changed = mine.get_record(external_keys(mine, source)[CHANGED])
+            assert changed.text(TITLE, "lg-fra") == title[0]["value"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert secrets and not {s for s in secrets if s in dump}
+    assert not any(n.split("#")[-1] in dump for n in closed)

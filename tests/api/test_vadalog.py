@@ -7,6 +7,7 @@ restricted records never reaching a user who may not read them.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import shutil
@@ -252,7 +253,7 @@ def test_a_plan_not_wholly_approved_writes_nothing(
     assert find_matches(demo_archive, "rsc197", {"rsc84": "Anna Pujol"}) == []
     keeper = demo.ctx.users.get("keeper")
     assert keeper is not None
-    record = plain(demo.ctx.session_for(keeper).plans.get(pending))
+    record = plain(asyncio.run(demo.ctx.session_for(keeper).plans.get(pending)))
     assert record is not None and record["status"] == "declined"
 
 

@@ -6,6 +6,7 @@ import asyncio
 import time
 
 from app.commands.ask_cmd import start_model_load
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.models.catalog import ModelEntry
 from app.core.session import AssistantSession
@@ -38,7 +39,7 @@ async def test_the_model_loads_while_the_index_opens(archive: Archive) -> None:
     made: list[SlowLoadingModel] = []
     session = session_with(archive, made)
     began = time.monotonic()
-    task = start_model_load(session, {"question": "Who had to leave the valley?"})
+    task = start_model_load(session, ChatRequest("Who had to leave the valley?"))
     assert task is not None
     await asyncio.to_thread(time.sleep, 0.6)  # the index opening and the search, on a thread
     assert task.done() and len(made) == 1
@@ -50,6 +51,6 @@ async def test_the_model_loads_while_the_index_opens(archive: Archive) -> None:
 async def test_an_invalid_request_loads_nothing(archive: Archive) -> None:
     made: list[SlowLoadingModel] = []
     session = session_with(archive, made)
-    assert start_model_load(session, {"question": "x", "model": "no-such-model"}) is None
+    assert start_model_load(session, ChatRequest("x", model="no-such-model")) is None
     assert made == []
     await session.aclose()

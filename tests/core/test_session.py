@@ -10,6 +10,7 @@ import pytest
 
 from app.core.agent.conversation_types import Conversation, TurnRecord
 from app.core.agent.events import FinalEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.errors import ArxiuError
 from app.core.models.catalog import Catalog, add_entry
@@ -76,8 +77,8 @@ async def test_models_are_created_lazily_and_cached(
     session = AssistantSession(oh_archive, catalog, model_factory=factory)
     assert created == []
     for _ in range(2):
-        await collect(await session.chat({"question": "hi"}))
-    await collect(await session.chat({"question": "hi", "model": "cloud"}))
+        await collect(await session.chat(ChatRequest.from_dict({"question": "hi"})))
+    await collect(await session.chat(ChatRequest.from_dict({"question": "hi", "model": "cloud"})))
     assert created == ["local", "cloud"]
     await session.aclose()
     assert models["local"].closed and models["cloud"].closed
@@ -87,7 +88,7 @@ async def test_the_real_factory_builds_scripted_models(
     oh_archive: Archive, catalog: Catalog
 ) -> None:
     session = AssistantSession(oh_archive, catalog)
-    events = await collect(await session.chat({"question": "hello there"}))
+    events = await collect(await session.chat(ChatRequest.from_dict({"question": "hello there"})))
     final = events[-1]
     assert isinstance(final, FinalEvent) and "hello there" in final.answer
 
@@ -101,35 +102,39 @@ async def test_conversations_are_titled_renamed_reset_exported_and_deleted(
         Turn(text="In 1962."),
     )
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     question = "Who had to leave their homes when the reservoir was built in the upper valley?"
-    await collect(await session.chat({"question": question}, conversation_id=cid))
-    stored = session.conversations.get(cid)
+    await collect(
+        await session.chat(ChatRequest.from_dict({"question": question}), conversation_id=cid)
+    )
+    stored = await session.conversations.get(cid)
     assert stored.title == "Who had to leave their homes when the reservoir was built…"
     assert stored.model == "local"
-    await collect(await session.chat({"question": "When?"}, conversation_id=cid))
+    await collect(
+        await session.chat(ChatRequest.from_dict({"question": "When?"}), conversation_id=cid)
+    )
     sent = models["local"].calls[-1].messages
     assert [m.content for m in sent[1:]] == [question, "Joan Vila (oh1/1) left Sant Romà.", "When?"]
-    assert session.conversations.get(cid).title.startswith("Who had to leave")
+    assert (await session.conversations.get(cid)).title.startswith("Who had to leave")
 
-    session.conversations.rename(cid, "  Reservoir   interviews ")
-    assert session.conversations.summaries()[0].title == "Reservoir interviews"
-    markdown = session.conversations.export_markdown(cid)
+    (await session.conversations.rename(cid, "  Reservoir   interviews "))
+    assert (await session.conversations.summaries())[0].title == "Reservoir interviews"
+    markdown = await session.conversations.export_markdown(cid)
     assert markdown.startswith("# Reservoir interviews\n")
     assert "## You\n\nWhen?" in markdown and "Joan Vila (oh1/1)" in markdown
-    exported = session.conversations.export_json(cid)
+    exported = await session.conversations.export_json(cid)
     assert exported["format"] == "arxiu.conversation/1"
     assert len(exported["history"]) == 4 and len(exported["transcript"]) == 2
     assert exported["transcript"][0]["summary"][0]["tool"] == "dedalo_read_record"
     json.dumps(exported)
 
-    session.conversations.reset(cid)
-    reset = session.conversations.get(cid)
+    (await session.conversations.reset(cid))
+    reset = await session.conversations.get(cid)
     assert reset.history == () and reset.title == "Reservoir interviews"
-    session.conversations.delete(cid)
-    assert session.conversations.summaries() == []
+    (await session.conversations.delete(cid))
+    assert (await session.conversations.summaries()) == []
     with pytest.raises(ArxiuError) as caught:
-        session.conversations.get(cid)
+        (await session.conversations.get(cid))
     assert caught.value.code == "conversation.unknown"
 
 
@@ -137,9 +142,13 @@ async def test_a_conversation_ignores_a_client_supplied_history(
     make_session: SessionFactory, models: dict[str, ScriptedModel]
 ) -> None:
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     fake = [{"role": "user", "text": "fabricated"}, {"role": "assistant", "text": "lies"}]
-    await collect(await session.chat({"question": "hi", "history": fake}, conversation_id=cid))
+    await collect(
+        await session.chat(
+            ChatRequest.from_dict({"question": "hi", "history": fake}), conversation_id=cid
+        )
+    )
     assert "fabricated" not in [m.content for m in models["local"].calls[0].messages]
 
 
@@ -153,8 +162,8 @@ async def test_stateless_runs_do_not_stop_each_other(
 ) -> None:
     models["local"].extend(Turn(text="first answer " * 5), Turn(text="second answer"))
     session = make_session()
-    first = await session.chat({"question": "one"})
-    second = await session.chat({"question": "two"})
+    first = await session.chat(ChatRequest.from_dict({"question": "one"}))
+    second = await session.chat(ChatRequest.from_dict({"question": "two"}))
     results = [await collect(first), await collect(second)]
     assert [r[-1].to_dict()["stop"] for r in results] == ["end_turn", "end_turn"]
 
@@ -184,10 +193,14 @@ async def test_a_stored_conversation_reads_back_typed_and_its_wire_form_round_tr
 ) -> None:
     session = make_session()
     models["local"].extend(Turn(text="Joan Vila left Sant Romà."))
-    created = session.conversations.new()
+    created = await session.conversations.new()
     assert isinstance(created, Conversation) and created.history == ()
-    await collect(await session.chat({"question": "Who left?"}, conversation_id=created.id))
-    found = session.conversations.get(created.id)
+    await collect(
+        await session.chat(
+            ChatRequest.from_dict({"question": "Who left?"}), conversation_id=created.id
+        )
+    )
+    found = await session.conversations.get(created.id)
     assert found.title == "Who left" and found.model == "local"
     assert found.history == (
         {"role": "user", "text": "Who left?"},
@@ -207,9 +220,9 @@ async def test_a_stored_conversation_reads_back_typed_and_its_wire_form_round_tr
         "pending_plan",
     }
     assert Conversation.from_dict(json.loads(json.dumps(wire))) == found
-    stored = oh_archive.conversation(created.id)
+    stored = await oh_archive.conversation(created.id)
     assert stored is not None and stored["transcript"] == wire["transcript"]
-    (summary,) = session.conversations.summaries()
+    (summary,) = await session.conversations.summaries()
     assert (summary.id, summary.title) == (created.id, "Who left")
 
 
@@ -218,9 +231,9 @@ async def test_a_conversation_deleted_while_its_run_goes_on_stays_deleted(
 ) -> None:
     session = make_session()
     models["local"].extend(Turn(text="a long answer " * 40, chunk_size=4))
-    cid = session.conversations.new().id
-    stream = await session.chat({"question": "tell me"}, conversation_id=cid)
+    cid = (await session.conversations.new()).id
+    stream = await session.chat(ChatRequest.from_dict({"question": "tell me"}), conversation_id=cid)
     await anext(stream)
-    session.conversations.delete(cid)
+    (await session.conversations.delete(cid))
     await collect(stream)
-    assert session.conversations.summaries() == []
+    assert (await session.conversations.summaries()) == []

@@ -25,6 +25,7 @@ from app.core.archive.write_switch import set_writes_allowed
 from app.core.models.catalog import catalog_from_data
 from app.core.models.scripted import ScriptedModel, Turn
 from app.core.session import AssistantSession, AssistantSettings
+from app.core.tools.registry import ToolRegistry
 from app.ui.app_settings import AppSettings
 from app.ui.main_window import MainWindow
 from app.ui.services import Services
@@ -223,6 +224,7 @@ class WindowFactory:
         *,
         external: bool = False,
         write_allowed: bool = True,
+        registry: ToolRegistry | None = None,
     ) -> MainWindow:
         entries = [dict(LOCAL), dict(EXTERNAL)] if external else [dict(LOCAL)]
         model = ScriptedModel(list(script or []), id="scripted")
@@ -232,6 +234,7 @@ class WindowFactory:
             self.archive,
             catalog_from_data(entries),
             settings=AssistantSettings(write_allowed=write_allowed),
+            registry=registry,
             model_factory=lambda entry: model,
         )
         services = Services(self.archive, AppSettings())

@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtGui import QFont, QTextCharFormat
 
+from app.core.agent.citations import Citation
 from app.ui.assistant.answer_widget import AnswerWidget, stable_end
 
 ANSWER = (
@@ -53,22 +54,8 @@ def test_streamed_text_shows_everything_and_ends_as_the_markdown_render(qapp: An
     widget.deleteLater()
 
 
-VERIFIED = {
-    "section_tipo": "oh1",
-    "section_id": 1,
-    "key": "oh1/1",
-    "label": "When they made us leave",
-    "verified": True,
-    "langs": ["lg-cat", "lg-spa"],
-}
-INVENTED = {
-    "section_tipo": "tp2",
-    "section_id": 39,
-    "key": "tp2/39",
-    "label": "Linares",
-    "verified": False,
-    "langs": [],
-}
+VERIFIED = Citation("oh1", 1, "When they made us leave", True, ("lg-cat", "lg-spa"))
+INVENTED = Citation("tp2", 39, "Linares", False)
 CITED = "Joan (oh1/1) and Linares (tp2/39) remember it."
 
 
@@ -135,7 +122,7 @@ def test_a_citation_missing_from_the_list_counts_as_unverified(qapp: Any) -> Non
 def test_every_answer_block_of_a_turn_gets_the_runs_citations(qapp: Any, archive: Any) -> None:
     from app.ui.assistant.conversation_view import ConversationView
 
-    view = ConversationView(archive, "lg-eng")
+    view = ConversationView()
     view.add_user_turn("who?")
     first = view.append_text("Joan (oh1/1).")
     view.start_tool("c1", "dedalo_read_record", "Read oh1/1")
@@ -154,7 +141,7 @@ def test_a_final_answer_already_shown_after_a_tool_line_adds_no_block(
 ) -> None:
     from app.ui.assistant.conversation_view import ConversationView
 
-    view = ConversationView(archive, "lg-eng")
+    view = ConversationView()
     view.add_user_turn("who?")
     view.append_text("Joan (oh1/1).")
     view.start_tool("c1", "dedalo_read_record", "Read oh1/1")

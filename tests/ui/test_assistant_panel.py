@@ -11,7 +11,8 @@ from app.core.models.scripted import Turn, call
 from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.assistant.confirm_card import ConfirmCardWidget
 from app.ui.assistant.turn_widgets import ErrorBanner, NoticeLabel, ToolLineWidget
-from tests.ui.conftest import EXTERNAL, LOCAL, emitted, key
+from tests.ui.conftest import EXTERNAL, LOCAL, emitted, key, run
+from tests.ui.signals import not_emitted
 
 PLAN = {
     "summary": "Add Anna Pujol and link her as informant of oh1/3.",
@@ -126,7 +127,7 @@ def propose(make_window: Any) -> tuple[Any, ConfirmCardWidget]:
 def test_apply_changes_the_archive_and_writes_audit_rows(make_window: Any) -> None:
     window, card = propose(make_window)
     archive = make_window.archive
-    assert [row.op["tool"] for row in card.rows] == ["dedalo_find_or_create", "dedalo_portal_link"]
+    assert [row.op.tool for row in card.rows] == ["dedalo_find_or_create", "dedalo_portal_link"]
     args = card.rows[0].findChild(type(card.status), "opArgs")
     assert args is not None and "Anna Pujol" in args.text()
     click_and_wait(make_window, card.apply_button, card.resolved)
@@ -140,8 +141,9 @@ def test_apply_changes_the_archive_and_writes_audit_rows(make_window: Any) -> No
 
 
 def test_cancel_writes_nothing(make_window: Any) -> None:
-    _window, card = propose(make_window)
-    click_and_wait(make_window, card.cancel_button, card.resolved)
+    window, card = propose(make_window)
+    with not_emitted(make_window.qtbot, make_window.loop, window.assistant.archive_changed):
+        click_and_wait(make_window, card.cancel_button, card.resolved)
     assert card.state == "declined"
     assert make_window.archive.count_records("rsc197") == 3
     assert make_window.archive.audit_rows() == []
@@ -151,11 +153,13 @@ def test_cancel_writes_nothing(make_window: Any) -> None:
 def test_a_new_message_supersedes_a_pending_card(make_window: Any) -> None:
     window, card = propose(make_window)
     make_window.models[0].extend(Turn(text="Forget it."))
-    ask(make_window, window, "Actually, never mind.")
+    with not_emitted(make_window.qtbot, make_window.loop, window.assistant.archive_changed):
+        ask(make_window, window, "Actually, never mind.")
     assert card.state == "superseded"
     assert "superseded" in card.status.text()
     session = window.services.session_now
-    assert session.plans.get(card.pending_id).status == "superseded"
+    record = run(make_window.loop, session.plans.get(card.pending_id))
+    assert record is not None and record.status == "superseded"
     assert make_window.archive.audit_rows() == []
 
 
@@ -216,13 +220,13 @@ def test_conversations_are_listed_renamed_and_exported(make_window: Any, tmp_pat
     window = make_window([Turn(text="Three people.")])
     ask(make_window, window, "How many people are there?")
     view = window.assistant.conversations
-    view.refresh()
+    run(make_window.loop, view.reload())
     assert view.list.count() == 1
     cid = window.assistant.conversation_id
-    view.rename(cid, "People count")
+    run(make_window.loop, view.rename(cid, "People count"))
     assert view.list.item(0).text().startswith("People count")
-    view.export(cid, tmp_path / "c.md")
+    run(make_window.loop, view.export(cid, tmp_path / "c.md"))
     assert "Three people." in (tmp_path / "c.md").read_text(encoding="utf-8")
-    view.delete(cid)
+    run(make_window.loop, view.delete(cid))
     assert view.list.count() == 0
     assert window.assistant.conversation_id is None

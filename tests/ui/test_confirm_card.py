@@ -12,7 +12,8 @@ import pytest
 from PySide6.QtCore import QEvent
 
 from app.core.agent.apply import ApplyContext, apply_plan
-from app.core.agent.plan_types import ChangePlan
+from app.core.agent.plan_book import NewPlan
+from app.core.agent.plan_types import PendingPlan
 from app.core.agent.plans import validate_plan
 from app.core.archive import Archive
 from app.core.archive.write_switch import set_writes_allowed
@@ -50,8 +51,8 @@ async def applied_card(archive: Archive, ops: list[dict[str, Any]], qtbot: Any) 
     set_writes_allowed(archive, True)
     registry = build_registry()
     plan = validate_plan({"summary": "test", "ops": ops}, archive, registry)
-    card = ConfirmCardWidget(archive, plan, "p")
-    report = await apply_plan(plan, plan["plan_hash"], ApplyContext(archive, registry))
+    card = ConfirmCardWidget(PendingPlan(plan, "p"))
+    report = await apply_plan(plan.to_dict(), plan.plan_hash, ApplyContext(archive, registry))
     card.show_report(report)
     return card
 
@@ -126,7 +127,7 @@ def test_a_flagged_plan_needs_the_second_confirmation(make_window: Any, tmp_path
         assert error.code == "mcp.plan_needs_confirmation"
     else:
         raise AssertionError("a flagged plan was applied without the second confirmation")
-    assert session.plans.get(card.pending_id).status == "pending"
+    assert run(make_window.loop, session.plans.get(card.pending_id)).status == "pending"
     card.second_confirm.setChecked(True)
     assert card.apply_button.isEnabled()
     click_and_wait(make_window, card.apply_button, card.resolved)
@@ -144,9 +145,8 @@ def test_with_writes_off_there_is_no_write_mode_and_apply_is_refused(make_window
     session = window.services.session_now
     registry = build_registry()
     plan = validate_plan(PLAN, make_window.archive, registry)
-    record = session.plans.book.add(
-        ChangePlan.from_dict(plan), conversation_id=None, model_id="local", egress="local"
-    )
+    entry = NewPlan(plan, conversation_id=None, model_id="local", egress="local")
+    record = run(make_window.loop, session.plans.book.add(entry))
     try:
         run(make_window.loop, session.plans.resolve(record.id, True))
     except ArxiuError as error:
@@ -164,7 +164,7 @@ def test_a_refused_message_leaves_the_card_pending(make_window: Any) -> None:
     (card,) = of_type(window, ConfirmCardWidget)
     ask(make_window, window, "x" * 40_000)  # refused before anything streams
     session = window.services.session_now
-    assert session.plans.get(card.pending_id).status == "pending"
+    assert run(make_window.loop, session.plans.get(card.pending_id)).status == "pending"
     assert card.state == "pending" and card.apply_button.isEnabled()
     click_and_wait(make_window, card.apply_button, card.resolved)
     assert card.state == "applied"
@@ -227,7 +227,7 @@ def test_the_second_confirmation_wraps_so_the_card_fits_the_panel(
         plan = validate_plan(
             {"summary": "test", "ops": [person("p1", "Anna")]}, ui_archive, build_registry()
         )
-        card = ConfirmCardWidget(ui_archive, {**plan, "restricted_text": True}, "p")
+        card = ConfirmCardWidget(PendingPlan(plan, "p", restricted_text=True))
         qtbot.addWidget(card)
         assert card.second_row.isVisibleTo(card)
         assert card.minimumSizeHint().width() < 360

@@ -7,20 +7,14 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
+from app.core.agent.citations import Citation
 from app.core.models.scripted import Turn, call
 from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.assistant.conversation_view import ConversationView, align_answer
 from app.ui.assistant.turn_widgets import ToolLineWidget
 from tests.ui.conftest import emitted
 
-VERIFIED = {
-    "section_tipo": "oh1",
-    "section_id": 2,
-    "key": "oh1/2",
-    "label": "La riada",
-    "verified": True,
-    "langs": ["lg-cat"],
-}
+VERIFIED = Citation("oh1", 2, "La riada", True, ("lg-cat",))
 
 
 def _shown(widget: QWidget, view: ConversationView) -> bool:
@@ -43,7 +37,7 @@ def _column(view: ConversationView) -> list[str]:
 
 def _view(archive: Any, *blocks: str) -> ConversationView:
     """A turn that streamed ``blocks`` with a tool call between each two."""
-    view = ConversationView(archive, "lg-eng")
+    view = ConversationView()
     view.add_user_turn("which?")
     for number, text in enumerate(blocks):
         if number:
@@ -94,7 +88,7 @@ def test_a_block_the_answer_does_not_hold_is_removed(archive: Any) -> None:
 
 
 def test_a_stored_answer_is_shown_in_one_block(archive: Any) -> None:
-    view = ConversationView(archive, "lg-eng")
+    view = ConversationView()
     view.add_user_turn("which?")
     answer = view.set_answer("It is La riada.")
     assert _column(view) == ["It is La riada."]

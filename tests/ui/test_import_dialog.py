@@ -43,6 +43,11 @@ def test_the_standards_come_first_and_the_developer_datasets_last(qapp: Any) -> 
     choice = dialog.choice()
     assert choice is not None and choice.kind == "oai" and choice.options is not None
     assert (choice.options.set_spec, choice.options.from_date) == ("letters", "2024-01-01")
+    assert choice.options.metadata_prefix == "oai_dc"  # Dublin Core unless EAD is chosen
+    dialog.metadata.setCurrentIndex(dialog.metadata.findData("oai_ead"))
+    choice = dialog.choice()
+    assert choice is not None and choice.options is not None
+    assert choice.options.metadata_prefix == "oai_ead"
     dialog.deleteLater()
 
 
@@ -111,6 +116,8 @@ def test_the_summary_shows_the_real_counts_and_the_new_section(
     tipos = [window.sections.item(r).data(TIPO_ROLE) for r in range(window.sections.count())]
     assert "ead1" in tipos
     names = [window.sections.item(r).text() for r in range(window.sections.count())]
-    assert window.services.archive.section("ead1").label("lg-eng") in names
+    label = window.services.archive.section("ead1").label("lg-eng")
+    assert label in names
+    assert f"Sections: {label}: {units}" in text  # named as the section list names it
     assert window.import_report is not None and window.import_report.text() == text
     window.import_report.close()

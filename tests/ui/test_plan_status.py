@@ -14,6 +14,7 @@ from app.core.archive import Archive, open_archive
 from app.core.models.scripted import Turn, call
 from app.ui.assistant.confirm_card import ConfirmCardWidget
 from tests.ui.conftest import WindowFactory, emitted
+from tests.ui.signals import not_emitted
 from tests.ui.test_assistant_panel import PLAN, ask, click_and_wait, of_type
 
 
@@ -41,7 +42,8 @@ def test_a_plan_declined_in_another_window_is_not_applied_from_this_one(
     assert elsewhere.pending_id == card.pending_id
     click_and_wait(other_window, elsewhere.cancel_button, elsewhere.resolved)
     assert elsewhere.state == "declined"
-    click_and_wait(make_window, card.apply_button, card.resolved)
+    with not_emitted(make_window.qtbot, make_window.loop, window.assistant.archive_changed):
+        click_and_wait(make_window, card.apply_button, card.resolved)
     assert card.state != "applied", card.status.text()
     assert not card.apply_button.isVisible()
     archive = make_window.archive

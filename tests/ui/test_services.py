@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.errors import ArxiuError
 from app.core.models.catalog import catalog_from_data
@@ -59,7 +60,15 @@ def test_the_session_built_for_the_window_labels_in_the_ui_language(
 
     services = Services(ui_archive, AppSettings(), lang=lang, session_factory=factory)
     session = run(qloop, services.session())
-    run(qloop, _drain(run(qloop, session.chat({"question": "Which sections are there?"}))))
+    run(
+        qloop,
+        _drain(
+            run(
+                qloop,
+                session.chat(ChatRequest.from_dict({"question": "Which sections are there?"})),
+            )
+        ),
+    )
     results = [m.content for m in model.calls[-1].messages if m.role == "tool"]
     assert len(results) == 1
     labels = {s["tipo"]: s["label"] for s in json.loads(results[0])["data"]["sections"]}
@@ -105,3 +114,44 @@ def test_the_ui_gets_the_session_typed_from_services() -> None:
     assert typing.get_type_hints(Services.session, names)["return"] is AssistantSession
     assert typing.get_type_hints(session_now, names)["return"] == AssistantSession | None
     assert typing.get_type_hints(Services.set_session, names)["session"] is AssistantSession
+
+
+def test_the_index_service_is_the_sessions_searcher_and_closes_with_services(
+    qloop: Any, ui_archive: Archive
+) -> None:
+    """Regression: Services typed the index service ``Any`` and handed the session
+    ``getattr(index, "searcher", index)``. The index the factory builds is, itself, the
+    session's searcher (one the search tool really searches), and ``aclose`` closes it."""
+    from app.core.index import HashingEmbedder, Index
+    from app.ui.services import IndexService
+
+    built: list[Index] = []
+    given: list[object] = []
+
+    def index_factory(archive: Archive, _settings: AppSettings) -> Index:
+        built.append(Index(archive, HashingEmbedder()))
+        return built[-1]
+
+    def session_factory(
+        archive: Archive, searcher: Any, settings: AppSettings, lang: str
+    ) -> AssistantSession:
+        given.append(searcher)
+        return build_session(archive, searcher, settings, lang)
+
+    services = Services(
+        ui_archive, AppSettings(), session_factory=session_factory, index_factory=index_factory
+    )
+    session = run(qloop, services.session())
+    (index,) = built
+    assert given == [index] and session.searcher is index and services.index_now is index
+    index.sync_lexical()
+    hits = session.searcher.search("pantà", k=3, mode="lexical")
+    assert [str(hit.key) for hit in hits] == ["oh1/1"]
+    assert index.indexer.notify in ui_archive._listeners
+    run(qloop, services.aclose())
+    assert services.index_now is None and services.session_now is None
+    assert index.indexer.notify not in ui_archive._listeners  # detached: closed
+    from app.ui import services as module
+
+    hints = typing.get_type_hints(Services.index, vars(module))
+    assert hints["return"] == IndexService | None  # mypy checks the UI's calls into the index

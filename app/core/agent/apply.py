@@ -25,9 +25,16 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.agent.plan_refs import check_made, check_slots, is_ref
-from app.core.agent.plan_types import AppliedOp, ApplyReport, Candidate, OpFailure
+from app.core.agent.plan_types import (
+    AppliedOp,
+    ApplyReport,
+    Candidate,
+    ChangePlan,
+    OpFailure,
+    PlanOp,
+)
 from app.core.agent.plans import CREATING_TOOLS, plan_hash, validate_plan
-from app.core.archive.model import RecordKey
+from app.core.archive.model import AuditInfo, RecordKey
 from app.core.archive.write_switch import require_writes
 from app.core.errors import ToolError
 from app.core.tools.base import ToolContext, ToolResult
@@ -62,7 +69,7 @@ class ApplyContext:
 
 def check_confirmed(
     plan: Any, confirmed_hash: Any, env: ApplyContext, done: frozenset[str] = frozenset()
-) -> dict[str, Any]:
+) -> ChangePlan:
     """The plan re-validated, if it is byte-for-byte what was confirmed.
 
     Raises:
@@ -77,7 +84,7 @@ def check_confirmed(
     if plan.get("plan_version") != 1:
         raise _mismatch("Unknown plan_version.")
     again = validate_plan(plan, env.archive, env.registry, env.lang, done=done)
-    if again["plan_hash"] != actual:
+    if again.plan_hash != actual:
         raise _mismatch("The plan no longer validates exactly as it was confirmed.")
     return again
 
@@ -108,8 +115,8 @@ async def apply_plan(
         ArxiuError: ``mcp.write_disabled`` when the archive's writes are off, or when the plan
             is refused as a whole (nothing is written then).
     """
-    require_writes(env.archive)
     db = env.archive.db
+    await db.aread(lambda _: require_writes(env.archive))
     entry = env.plan_id
     done = await db.aread(lambda _: done_ops(env.archive, entry)) if resume and entry else {}
     if env.exclude_restricted:  # before validation, whose refusals would name restricted linkers
@@ -117,18 +124,18 @@ async def apply_plan(
     checked = await db.aread(lambda _: check_confirmed(plan, confirmed_hash, env, frozenset(done)))
     made = {op_id: key for op_id, key in done.items() if key is not None}
     applied: list[AppliedOp] = []
-    ops = checked["ops"]
+    ops = checked.ops
     for index, op in enumerate(ops):
-        op_id = op["op_id"]
+        op_id = op.op_id
         if op_id in done:
             applied.append(AppliedOp(op_id, _resumed_result(made.get(op_id)), resumed=True))
             continue
-        outcome = await db.aread(partial(_run_op_here, op, dict(made), env, checked["plan_hash"]))
+        outcome = await db.aread(partial(_run_op_here, op, dict(made), env, checked.plan_hash))
         if isinstance(outcome, OpFailure):
-            skipped = tuple(later["op_id"] for later in ops[index + 1 :])
+            skipped = tuple(later.op_id for later in ops[index + 1 :])
             return _report(applied, made, ops, outcome, skipped)
         applied.append(AppliedOp(op_id, outcome.data if isinstance(outcome.data, dict) else {}))
-        key = created_key(outcome) if op["tool"] in CREATING_TOOLS else None
+        key = created_key(outcome) if op.tool in CREATING_TOOLS else None
         if key is not None:
             made[op_id] = key
     return _report(applied, made, ops, None, ())
@@ -143,7 +150,7 @@ def _ops_of(plan: Any, done: frozenset[str]) -> list[Any]:
 
 
 def _run_op_here(
-    op: dict[str, Any],
+    op: PlanOp,
     made: dict[str, RecordKey],
     env: ApplyContext,
     hash_: str,
@@ -154,19 +161,19 @@ def _run_op_here(
 
 
 async def _run_op(
-    op: dict[str, Any], made: dict[str, RecordKey], env: ApplyContext, hash_: str
+    op: PlanOp, made: dict[str, RecordKey], env: ApplyContext, hash_: str
 ) -> ToolResult | OpFailure:
     try:
-        slots = check_slots(op["op_id"], op["tool"], op["args"], env.archive)
-        check_made(op["op_id"], slots, made)
+        slots = check_slots(op.op_id, op.tool, op.args, env.archive)
+        check_made(op.op_id, slots, made)
     except ToolError as error:
-        return OpFailure(op["op_id"], error.code, error.message, error.hint)
-    args = substitute_refs(op["args"], made)
-    result = await env.registry.call(op["tool"], args, _context(env, hash_, op["op_id"]))
+        return OpFailure(op.op_id, error.code, error.message, error.hint)
+    args = substitute_refs(op.args, made)
+    result = await env.registry.call(op.tool, args, _context(env, hash_, op.op_id))
     if result.ok:
         return result
     return OpFailure(
-        op["op_id"],
+        op.op_id,
         str(result.code),
         result.message,
         result.hint,
@@ -177,11 +184,11 @@ async def _run_op(
 def _report(
     applied: list[AppliedOp],
     made: dict[str, RecordKey],
-    ops: list[dict[str, Any]],
+    ops: tuple[PlanOp, ...],
     failed: OpFailure | None,
     skipped: tuple[str, ...],
 ) -> ApplyReport:
-    creating = {op["op_id"] for op in ops if op["tool"] in CREATING_TOOLS}
+    creating = {op.op_id for op in ops if op.tool in CREATING_TOOLS}
     created = {op_id: key.section_id for op_id, key in made.items() if op_id in creating}
     return ApplyReport(tuple(applied), skipped, failed, created)
 
@@ -237,7 +244,7 @@ def created_key(result: ToolResult) -> RecordKey | None:
 
 
 def _context(env: ApplyContext, hash_: str, op_id: str) -> ToolContext:
-    audit = {
+    audit: AuditInfo = {
         "plan_hash": hash_,
         "op_id": op_id,
         "model": env.model_id,

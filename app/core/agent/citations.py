@@ -6,15 +6,16 @@ form (a record it invented, a record from an earlier turn, a section that does n
 *unverified*: front ends show it as plain text with a warning mark, never as a link, and the
 run's transcript counts it.
 
-Each citation in the ``final`` frame is ``{section_tipo, section_id, key, label, verified,
-langs, timecode?}``: ``label`` is the archive's label for a verified record (the words the
-model wrote before the parenthesis otherwise), ``langs`` the languages of its text values.
+Each citation of the ``final`` frame is a :class:`Citation` (on the wire ``{section_tipo,
+section_id, key, label, verified, langs, timecode?}``): ``label`` is the archive's label for a
+verified record (the words the model wrote before the parenthesis otherwise), ``langs`` the
+languages of its text values.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,52 @@ LABEL_CHARS = 80
 """At most this much of the text before a citation is kept as its written label."""
 _LABEL_CUT = re.compile(r"[\n:;,.!?()\[\]|]")
 _MARKUP = re.compile(r"[*_`#>]")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One citation of an answer, checked: a record a tool returned (``verified``) or not."""
+
+    section_tipo: str
+    section_id: int
+    label: str
+    verified: bool
+    langs: tuple[str, ...] = ()
+    """The languages of a verified record's text values (language-neutral ones left out)."""
+    timecode: str | None = None
+    """``HH:MM:SS`` of the cited passage, when the citation named one."""
+
+    @property
+    def key(self) -> RecordKey:
+        """The cited record's key."""
+        return RecordKey(self.section_tipo, self.section_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form ``{section_tipo, section_id, key, label, verified, langs, timecode?}``."""
+        out: dict[str, Any] = {
+            "section_tipo": self.section_tipo,
+            "section_id": self.section_id,
+            "key": str(self.key),
+            "label": self.label,
+            "verified": self.verified,
+            "langs": list(self.langs),
+        }
+        if self.timecode:
+            out["timecode"] = self.timecode
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Citation:
+        """Read the wire form back (a client's)."""
+        timecode = data.get("timecode")
+        return cls(
+            section_tipo=str(data["section_tipo"]),
+            section_id=int(data["section_id"]),
+            label=str(data.get("label") or ""),
+            verified=bool(data.get("verified")),
+            langs=tuple(str(lang) for lang in data.get("langs") or []),
+            timecode=str(timecode) if timecode else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -97,23 +144,22 @@ def locators_in(value: Any) -> Iterable[RecordKey]:
 
 def verify(
     text: str, returned: ReturnedRecords, archive: Archive, lang: str = "lg-eng"
-) -> list[dict[str, Any]]:
+) -> tuple[Citation, ...]:
     """The citations of ``text``, each marked ``verified`` or not (see the module docstring)."""
     out = []
     for cited in find_citations(text):
         verified = cited.key in returned and archive.find_record(cited.key) is not None
-        item: dict[str, Any] = {
-            "section_tipo": cited.key.section_tipo,
-            "section_id": cited.key.section_id,
-            "key": str(cited.key),
-            "label": archive.record_label(cited.key, lang) if verified else cited.written,
-            "verified": verified,
-            "langs": record_langs(archive, cited.key) if verified else [],
-        }
-        if cited.timecode:
-            item["timecode"] = cited.timecode
-        out.append(item)
-    return out
+        out.append(
+            Citation(
+                section_tipo=cited.key.section_tipo,
+                section_id=cited.key.section_id,
+                label=archive.record_label(cited.key, lang) if verified else cited.written,
+                verified=verified,
+                langs=tuple(record_langs(archive, cited.key)) if verified else (),
+                timecode=cited.timecode,
+            )
+        )
+    return tuple(out)
 
 
 def record_langs(archive: Archive, key: RecordKey) -> list[str]:
@@ -138,9 +184,9 @@ def langs_text(langs: Iterable[str]) -> str:
     return "/".join(SHORT_LANGS.get(lang, lang.removeprefix("lg-")) for lang in langs)
 
 
-def unverified_note(citations: list[dict[str, Any]]) -> dict[str, Any] | None:
+def unverified_note(citations: Sequence[Citation]) -> dict[str, Any] | None:
     """The transcript entry counting a run's unverified citations (``None`` when all hold)."""
-    bad = [c["key"] for c in citations if not c["verified"]]
+    bad = [str(c.key) for c in citations if not c.verified]
     if not bad:
         return None
     return {"citations": len(citations), "unverified": len(bad), "unverified_keys": bad[:20]}

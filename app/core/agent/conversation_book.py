@@ -6,9 +6,9 @@ while the whole history and transcript stay stored (:meth:`ConversationBook.reco
 conversation's latest plan is read from the plan book, never stored with it.
 
 A stateless front end's conversation (an API user's: the client keeps the history) is the
-owner's answer ledger: :meth:`ConversationBook.ajudge_history` marks the history a client
+owner's answer ledger: :meth:`ConversationBook.judge_history` marks the history a client
 sent from what the server answered (:mod:`~app.core.agent.history_taint`), and
-:meth:`ConversationBook.arecord_exchange` adds each finished run to it.
+:meth:`ConversationBook.record_exchange` adds each finished run to it.
 """
 
 from __future__ import annotations
@@ -19,15 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.agent import conversations as convs
 from app.core.agent import history_taint
-from app.core.agent.conversation_types import Conversation, ConversationSummary
+from app.core.agent.conversation_types import Conversation, ConversationSummary, HistoryEntry
 from app.core.archive import answer_ledger
 from app.core.errors import ToolError
 
 if TYPE_CHECKING:
     from app.core.agent.events import FinalEvent
     from app.core.agent.plan_resolution import PlanDesk
-    from app.core.agent.request import ChatRequest
+    from app.core.agent.request import CheckedRequest
     from app.core.archive.store import Archive
+    from app.core.models.catalog import ModelEntry
 
 Stopper = Callable[[str], None]
 """Stops the run in flight in a conversation (by id)."""
@@ -44,7 +45,11 @@ def unknown_conversation() -> ToolError:
 
 
 class ConversationBook:
-    """The conversations of one session's archive."""
+    """The conversations of one session's archive.
+
+    Every method awaits the archive on its read or writer thread (no blocking twin), so the
+    event loop that calls it (the GUI's) goes on meanwhile.
+    """
 
     def __init__(self, archive: Archive, plans: PlanDesk, stop: Stopper) -> None:
         self.archive = archive
@@ -52,112 +57,104 @@ class ConversationBook:
         self._stop = stop
 
     # -- reading -----------------------------------------------------------------------------
-    def summaries(self) -> list[ConversationSummary]:
+    async def summaries(self) -> list[ConversationSummary]:
         """Every conversation, most recently updated first."""
-        return [Conversation.from_dict(row).summary for row in self.archive.conversations()]
+        rows = await self.archive.conversations()
+        return [Conversation.from_dict(row).summary for row in rows]
 
-    def get(self, conversation_id: str) -> Conversation:
+    async def get(self, conversation_id: str) -> Conversation:
         """One conversation with its latest plan's record from the plan book.
 
         Raises:
             ToolError: ``conversation.unknown``.
         """
-        stored = self.stored(conversation_id)
-        return dataclasses.replace(stored, pending_plan=self._plans.latest(conversation_id))
+        stored = await self.stored(conversation_id)
+        latest = await self._plans.latest(conversation_id)
+        return dataclasses.replace(stored, pending_plan=latest)
 
-    def stored(self, conversation_id: str) -> Conversation:
+    async def stored(self, conversation_id: str) -> Conversation:
         """One conversation as stored (no plan record).
 
         Raises:
             ToolError: ``conversation.unknown``.
         """
-        row = self.archive.conversation(conversation_id)
+        row = await self.archive.conversation(conversation_id)
         if row is None:
             raise unknown_conversation()
         return Conversation.from_dict({**row, "pending_plan": None})
 
-    async def aopen(self, conversation_id: str | None) -> Conversation | None:
-        """The stored conversation a run continues, read on a read thread (``None`` for a run
-        outside any conversation).
+    async def open(self, conversation_id: str | None) -> Conversation | None:
+        """The stored conversation a run continues (``None`` for a run outside any
+        conversation).
 
         Raises:
             ToolError: ``conversation.unknown``.
         """
-        if conversation_id is None:
-            return None
-        row = await self.archive.aconversation(conversation_id)
-        if row is None:
-            raise unknown_conversation()
-        return Conversation.from_dict({**row, "pending_plan": None})
+        return await self.stored(conversation_id) if conversation_id is not None else None
 
     # -- changing ----------------------------------------------------------------------------
-    def new(self, title: str = "") -> Conversation:
+    async def new(self, title: str = "") -> Conversation:
         """Create and save an empty conversation; returns it as stored."""
         conversation = Conversation.new(title)
-        self.save(conversation)
-        return self.stored(conversation.id)
+        await self.save(conversation)
+        return await self.stored(conversation.id)
 
-    def save(self, conversation: Conversation) -> None:
+    async def save(self, conversation: Conversation) -> None:
         """Insert or update ``conversation`` (its plan record is not stored)."""
-        self.archive.save_conversation(conversation.stored())
+        await self.archive.save_conversation(conversation.stored())
 
-    async def asave(self, conversation: Conversation) -> None:
-        """:meth:`save` on the archive's writer thread (the event loop goes on meanwhile)."""
-        await self.archive.asave_conversation(conversation.stored())
-
-    def rename(self, conversation_id: str, title: str) -> None:
+    async def rename(self, conversation_id: str, title: str) -> None:
         """Give a conversation a new title (spaces folded, at most twice a made title's size)."""
         clean = " ".join(title.split())[: convs.TITLE_CHARS * 2]
-        self.save(dataclasses.replace(self.stored(conversation_id), title=clean))
+        stored = await self.stored(conversation_id)
+        await self.save(dataclasses.replace(stored, title=clean))
 
-    def reset(self, conversation_id: str) -> None:
+    async def reset(self, conversation_id: str) -> None:
         """Forget a conversation's history; keeps its title and its latest plan's record.
 
         Its run is stopped and a pending plan is superseded (an implicit decline).
         """
-        conversation = self.stored(conversation_id)
+        conversation = await self.stored(conversation_id)
         self._stop(conversation_id)
-        self._plans.supersede_conversation(conversation_id)
-        self.save(dataclasses.replace(conversation, history=(), transcript=()))
+        await self._plans.supersede_conversation(conversation_id)
+        await self.save(dataclasses.replace(conversation, history=(), transcript=()))
 
-    def delete(self, conversation_id: str) -> None:
+    async def delete(self, conversation_id: str) -> None:
         """Delete a conversation (stopping its run, superseding its pending plan)."""
         self._stop(conversation_id)
-        self._plans.supersede_conversation(conversation_id)
-        self.archive.delete_conversation(conversation_id)
+        await self._plans.supersede_conversation(conversation_id)
+        await self.archive.delete_conversation(conversation_id)
 
-    def export_markdown(self, conversation_id: str) -> str:
+    async def export_markdown(self, conversation_id: str) -> str:
         """A conversation as Markdown."""
-        return convs.export_markdown(self.stored(conversation_id))
+        return convs.export_markdown(await self.stored(conversation_id))
 
-    def export_json(self, conversation_id: str) -> dict[str, Any]:
+    async def export_json(self, conversation_id: str) -> dict[str, Any]:
         """A conversation as a JSON document (its latest plan's record from the plan book)."""
-        return convs.export_json(self.get(conversation_id))
+        return convs.export_json(await self.get(conversation_id))
 
     # -- runs --------------------------------------------------------------------------------
     @staticmethod
-    def window(conversation: Conversation) -> list[dict[str, Any]]:
-        """The history a run of ``conversation`` is sent before its model is known (the
-        request's limits); :meth:`fit` then fits the checked request to the model's window."""
-        return convs.history_window(conversation.history)
+    def window(conversation: Conversation, model: ModelEntry) -> tuple[HistoryEntry, ...]:
+        """What a run of ``conversation`` on ``model`` is sent: the latest whole exchanges
+        that fit the request's limits and the model's window (the one place a stored history
+        is windowed)."""
+        return tuple(convs.history_window(conversation.history, model))
 
-    @staticmethod
-    def fit(request: ChatRequest) -> ChatRequest:
-        """``request`` with its history trimmed to its model's context window."""
-        return convs.fit_window(request)
-
-    async def record(self, conversation_id: str, request: ChatRequest, final: FinalEvent) -> None:
+    async def record(
+        self, conversation_id: str, request: CheckedRequest, final: FinalEvent
+    ) -> None:
         """Store a finished run: its exchange appended to the whole history, its turn record to
         the transcript, the model used, and a title from the first question.
 
         The stored conversation is read on a read thread and written on the writer thread, so
         the event loop (the GUI's) goes on while a long history is decoded and saved.
         """
-        found = await self.archive.aconversation(conversation_id)
+        found = await self.archive.conversation(conversation_id)
         if found is None:  # deleted while the run went on: nothing to keep it in
             return
         conversation = Conversation.from_dict({**found, "pending_plan": None})
-        await self.asave(
+        await self.save(
             dataclasses.replace(
                 conversation,
                 history=tuple(convs.add_exchange(conversation.history, final.history)),
@@ -171,9 +168,9 @@ class ConversationBook:
         )
 
     # -- stateless conversations: the answer ledger ------------------------------------------
-    async def ajudge_history(
-        self, owner: str, history: tuple[dict[str, Any], ...]
-    ) -> tuple[dict[str, Any], ...]:
+    async def judge_history(
+        self, owner: str, history: tuple[HistoryEntry, ...]
+    ) -> tuple[HistoryEntry, ...]:
         """The history a client of ``owner`` sent, each entry marked ``tainted`` where the
         server's own record says it may hold restricted text (the client's flags are not
         trusted; see :func:`~app.core.agent.history_taint.judge`)."""
@@ -186,7 +183,7 @@ class ConversationBook:
         marked, _count = history_taint.judge(history, found, view)
         return tuple(marked)
 
-    async def arecord_exchange(self, owner: str, question: str, final: FinalEvent) -> None:
+    async def record_exchange(self, owner: str, question: str, final: FinalEvent) -> None:
         """Add a finished run's question and answer (with its taint) to ``owner``'s ledger."""
         last = final.history[-1] if final.history else {}
         answer = str(last.get("text", final.answer)) if isinstance(last, dict) else final.answer

@@ -12,7 +12,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.agent.plan_types import PlanRecord
+from app.core.agent.citations import Citation
+from app.core.agent.plan_types import ChangePlan, PendingPlan, PlanRecord
 
 HistoryEntry = dict[str, Any]
 """One history entry: ``{role: "user" | "assistant", text, tainted?}`` (what a request sends)."""
@@ -31,8 +32,9 @@ class TurnRecord:
     usage: dict[str, Any] = field(default_factory=dict)
     summary: list[Any] = field(default_factory=list)
     """The run's transcript summary (its tool calls and outcomes)."""
-    change_plan: dict[str, Any] | None = None
-    citations: list[Any] = field(default_factory=list)
+    change_plan: ChangePlan | None = None
+    """The plan the run proposed (with its plan-book id); its status is the book's."""
+    citations: tuple[Citation, ...] = ()
     tainted: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,8 +48,8 @@ class TurnRecord:
             "turns": self.turns,
             "usage": dict(self.usage),
             "summary": list(self.summary),
-            "change_plan": self.change_plan,
-            "citations": list(self.citations),
+            "change_plan": self.change_plan.to_dict() if self.change_plan else None,
+            "citations": [citation.to_dict() for citation in self.citations],
             "tainted": self.tainted,
         }
 
@@ -64,8 +66,10 @@ class TurnRecord:
             turns=int(data.get("turns") or 0),
             usage=dict(data.get("usage") or {}),
             summary=list(data.get("summary") or []),
-            change_plan=dict(plan) if isinstance(plan, dict) else None,
-            citations=list(data.get("citations") or []),
+            change_plan=_plan(plan),
+            citations=tuple(
+                Citation.from_dict(c) for c in data.get("citations") or [] if _is_citation(c)
+            ),
             tainted=bool(data.get("tainted")),
         )
 
@@ -123,6 +127,15 @@ class Conversation:
         )
 
     @property
+    def waiting_plan(self) -> PendingPlan | None:
+        """Its latest plan when a person may still resolve it (pending, or an apply that was
+        interrupted and may be resumed), as a run's ``final`` frame would carry it."""
+        if self.pending_plan is None:
+            return None
+        pending = PendingPlan.of(self.pending_plan)
+        return pending if pending.waiting else None
+
+    @property
     def summary(self) -> ConversationSummary:
         """The conversation as the list shows it."""
         return ConversationSummary(
@@ -161,3 +174,14 @@ class Conversation:
     def stored(self) -> dict[str, Any]:
         """The form saved in the archive: :meth:`to_dict` without the plan (the book has it)."""
         return {**self.to_dict(), "pending_plan": None}
+
+
+def _plan(value: Any) -> ChangePlan | None:
+    """A stored turn's plan (``None`` for none, or for a form an older version wrote)."""
+    if not isinstance(value, dict) or not isinstance(value.get("ops"), list):
+        return None
+    return ChangePlan.from_dict(value)
+
+
+def _is_citation(value: Any) -> bool:
+    return isinstance(value, dict) and "section_tipo" in value and "section_id" in value

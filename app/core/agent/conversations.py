@@ -9,7 +9,6 @@ taints the run.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -20,7 +19,6 @@ from app.core.agent.request import MAX_HISTORY_BYTES, MAX_HISTORY_ENTRIES
 
 if TYPE_CHECKING:
     from app.core.agent.events import FinalEvent
-    from app.core.agent.request import ChatRequest
     from app.core.models.catalog import ModelEntry
 
 TITLE_CHARS = 60
@@ -80,13 +78,6 @@ def history_window(
     return [dict(entry) for entry in history[start:]]
 
 
-def fit_window(request: ChatRequest) -> ChatRequest:
-    """``request`` with its history trimmed to its model's window (see :func:`history_window`)."""
-    return dataclasses.replace(
-        request, history=tuple(history_window(request.history, request.entry))
-    )
-
-
 def add_exchange(
     stored: Sequence[dict[str, Any]], sent: Sequence[dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -106,8 +97,8 @@ def turn_record(question: str, final: FinalEvent) -> TurnRecord:
         turns=final.turns,
         usage=dict(final.usage),
         summary=list(final.transcript_summary),
-        change_plan=final.change_plan,
-        citations=list(final.citations),
+        change_plan=final.change_plan.plan if final.change_plan else None,
+        citations=final.citations,
         tainted=bool(final.tainted),
     )
 
@@ -134,9 +125,7 @@ def export_markdown(conversation: Conversation) -> str:
     for turn in conversation.transcript:
         plan = turn.change_plan
         if plan:
-            lines += [f"### Change plan: {plan.get('summary', '')}", ""]
-            lines += [
-                f"- `{op['op_id']}` {op['tool']}: {op.get('summary', '')}" for op in plan["ops"]
-            ]
+            lines += [f"### Change plan: {plan.summary}", ""]
+            lines += [f"- `{op.op_id}` {op.tool}: {op.summary}" for op in plan.ops]
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"

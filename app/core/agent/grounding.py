@@ -26,7 +26,7 @@ from app.core.models.base import Message, ToolCall
 
 if TYPE_CHECKING:
     from app.core.agent.citations import ReturnedRecords
-    from app.core.agent.request import ChatRequest
+    from app.core.agent.request import CheckedRequest
     from app.core.archive.store import Archive
     from app.core.tools.base import ToolResult
 
@@ -71,7 +71,7 @@ def shown_hits(sources: Sequence[Source]) -> list[dict[str, Any]]:
 
 
 def grounded_messages(
-    request: ChatRequest,
+    request: CheckedRequest,
     history: list[dict[str, Any]],
     sources: Sequence[Source],
     context: str | None,

@@ -24,12 +24,19 @@ import socket
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from app.core.agent.plan_types import ApplyReport, ChangePlan, PlanRecord, PlanStatus
+from app.core.agent.plan_types import (
+    ApplyReport,
+    ChangePlan,
+    PlanRecord,
+    PlanState,
+    PlanStatus,
+    plan_status,
+)
 from app.core.agent.plans import plan_hash as content_hash
 from app.core.archive.plan_seal import plan_key, seal
 from app.core.errors import ArxiuError, ToolError
@@ -97,15 +104,16 @@ def owner_alive(owner: str | None, plan_id: str) -> bool:
 
 
 @dataclass(frozen=True)
-class _NewPlan:
+class NewPlan:
     """What :meth:`PlanBook.add` records for a newly proposed plan."""
 
     plan: ChangePlan
     conversation_id: str | None
     model_id: str
     egress: str
-    tainted: bool
-    restricted_text: bool
+    tainted: bool = False
+    restricted_text: bool = False
+    """Tainted and writing into an open section: needs a second, explicit confirmation."""
     proposer: str = LOCAL_PERSON
 
 
@@ -133,28 +141,50 @@ def _resolved(status: str) -> ToolError:
     )
 
 
+PlanListener = Callable[[PlanState], None]
+"""Told each status change of a plan, on the thread of the coroutine that made it."""
+
+
 class PlanBook:
-    """The plans of one archive, by id."""
+    """The plans of one archive, by id.
+
+    Every method reads on a read thread or writes on the writer thread
+    (:meth:`~app.core.archive.database.Database.aread` and ``awrite``), so the event loop that
+    awaits it (the GUI's) goes on meanwhile; there is no blocking twin. Each status change it
+    makes is announced to the listeners of :meth:`listen` once its write has committed.
+    """
 
     def __init__(self, archive: Archive) -> None:
         self.archive = archive
+        self._listeners: list[PlanListener] = []
+
+    # -- listening ---------------------------------------------------------------------------
+    def listen(self, listener: PlanListener) -> Callable[[], None]:
+        """Tell ``listener`` every status change this book makes from now on (applying,
+        applied, failed, declined, superseded); returns what stops it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def announce(self, state: PlanState) -> None:
+        """Tell the listeners ``state`` (the plan desk announces what it learned elsewhere)."""
+        for listener in list(self._listeners):
+            listener(state)
+
+    def _announce_all(self, plan_ids: Sequence[str], status: PlanStatus) -> None:
+        for plan_id in plan_ids:
+            self.announce(PlanState(plan_id, status))
 
     # -- reading -----------------------------------------------------------------------------
-    def get(self, plan_id: str) -> PlanRecord | None:
+    async def get(self, plan_id: str) -> PlanRecord | None:
         """The plan ``plan_id`` with its status, if the book has it."""
-        with self.archive.db.reading() as conn:
-            return self._get_in(conn, plan_id)
-
-    async def aget(self, plan_id: str) -> PlanRecord | None:
-        """:meth:`get` on a read thread (the event loop goes on meanwhile)."""
         return await self.archive.db.aread(lambda conn: self._get_in(conn, plan_id))
 
     def _get_in(self, conn: sqlite3.Connection, plan_id: str) -> PlanRecord | None:
         row = conn.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
         return self._record(row) if row else None
 
-    async def aby_bound_hash(self, bound_hash: str, person: str) -> PlanRecord | None:
-        """The plan of ``person`` whose bound hash is ``bound_hash`` (on a read thread)."""
+    async def by_bound_hash(self, bound_hash: str, person: str) -> PlanRecord | None:
+        """The plan of ``person`` whose bound hash is ``bound_hash``."""
 
         def find(conn: sqlite3.Connection) -> PlanRecord | None:
             row = conn.execute(
@@ -165,79 +195,54 @@ class PlanBook:
 
         return await self.archive.db.aread(find)
 
-    def in_conversation(self, conversation_id: str) -> list[PlanRecord]:
+    async def in_conversation(self, conversation_id: str) -> list[PlanRecord]:
         """The plans proposed in a conversation, oldest first."""
-        with self.archive.db.reading() as conn:
+
+        def find(conn: sqlite3.Connection) -> list[PlanRecord]:
             rows = conn.execute(
                 "SELECT * FROM plans WHERE conversation_id = ? ORDER BY created_at, rowid",
                 (conversation_id,),
             ).fetchall()
-        return [self._record(row) for row in rows]
+            return [self._record(row) for row in rows]
+
+        return await self.archive.db.aread(find)
 
     def _record(self, row: sqlite3.Row) -> PlanRecord:
         report = json.loads(row["report"]) if row["report"] else None
         bound = str(row["bound_hash"] or "")  # the hash clients see, never the content hash
         stored = {**json.loads(row["plan"]), "plan_hash": bound, "pending_id": row["id"]}
-        plan = ChangePlan.from_dict(stored)
         status = str(row["status"])
-        return PlanRecord.from_dict(
-            {
-                "id": row["id"],
-                "plan": plan.to_dict(),
-                "conversation_id": row["conversation_id"],
-                "model_id": row["model_id"],
-                "egress": row["egress"],
-                "status": status,
-                "tainted": bool(row["tainted"]),
-                "restricted_text": bool(row["restricted_text"]),
-                "report": report,
-                "interrupted": status == "applying" and not owner_alive(row["owner"], row["id"]),
-                "proposer": row["proposer"],
-            }
+        return PlanRecord(
+            id=str(row["id"]),
+            plan=ChangePlan.from_dict(stored),
+            conversation_id=row["conversation_id"],
+            model_id=str(row["model_id"] or ""),
+            egress=str(row["egress"] or "local"),
+            status=plan_status(status),
+            tainted=bool(row["tainted"]),
+            restricted_text=bool(row["restricted_text"]),
+            report=ApplyReport.from_dict(report) if isinstance(report, dict) else None,
+            interrupted=status == "applying" and not owner_alive(row["owner"], row["id"]),
+            proposer=None if row["proposer"] is None else str(row["proposer"]),
         )
 
     # -- writing -----------------------------------------------------------------------------
-    def add(
-        self,
-        plan: ChangePlan,
-        *,
-        conversation_id: str | None,
-        model_id: str,
-        egress: str,
-        tainted: bool = False,
-        restricted_text: bool = False,
-        proposer: str = LOCAL_PERSON,
-    ) -> PlanRecord:
-        """Record a newly proposed plan of ``proposer`` (superseding the pending one they had in
-        the conversation)."""
-        entry = _NewPlan(
-            plan, conversation_id, model_id, egress, tainted, restricted_text, proposer
-        )
-        return self.archive.db.write(lambda conn: self._add_in(conn, entry))
+    async def add(self, entry: NewPlan) -> PlanRecord:
+        """Record a newly proposed plan (superseding the pending one its proposer had in the
+        conversation)."""
+        superseded: list[str] = []
+        record = await self.archive.db.awrite(lambda conn: self._add_in(conn, entry, superseded))
+        self._announce_all(superseded, "superseded")
+        return record
 
-    async def aadd(
-        self,
-        plan: ChangePlan,
-        *,
-        conversation_id: str | None,
-        model_id: str,
-        egress: str,
-        tainted: bool = False,
-        restricted_text: bool = False,
-        proposer: str = LOCAL_PERSON,
+    def _add_in(
+        self, conn: sqlite3.Connection, entry: NewPlan, superseded: list[str]
     ) -> PlanRecord:
-        """:meth:`add` on the writer thread (the event loop goes on meanwhile)."""
-        entry = _NewPlan(
-            plan, conversation_id, model_id, egress, tainted, restricted_text, proposer
-        )
-        return await self.archive.db.awrite(lambda conn: self._add_in(conn, entry))
-
-    def _add_in(self, conn: sqlite3.Connection, entry: _NewPlan) -> PlanRecord:
         plan_id = uuid.uuid4().hex
         body = {k: v for k, v in entry.plan.to_dict().items() if k in _CONTENT_KEYS}
         content = content_hash(body)
         if entry.conversation_id is not None:
-            _set_where(
+            superseded += _set_where(
                 conn, "superseded", entry.proposer, "conversation_id = ?", entry.conversation_id
             )
         stamp = _now()
@@ -264,7 +269,7 @@ class PlanBook:
         assert found is not None
         return found
 
-    def claim(
+    async def claim(
         self,
         plan_id: str,
         approved: bool,
@@ -273,41 +278,23 @@ class PlanBook:
         person: str = LOCAL_PERSON,
     ) -> Claim:
         """Take the one resolution of ``person``'s plan ``plan_id``: ``applying`` when approved,
-        else ``status``.
+        else ``status``; one conditional update inside ``BEGIN IMMEDIATE`` on the writer thread
+        (at most one resolution across processes).
 
-        An approved claim of a plan left ``applying`` by a process that is gone resumes it.
+        An approved claim of a plan left ``applying`` by a process that is gone resumes it. It
+        also marks the plan as being applied by this process in the same step on the writer
+        thread, so a second resolution of this process, queued right after, finds it held (not
+        interrupted) even before the caller resumes; the caller then applies it inside
+        :meth:`applying`, which clears the mark. A claim whose caller is cancelled clears the
+        mark after it commits (the plan is then interrupted, and may be resumed).
 
         Raises:
             ToolError: ``mcp.plan_unknown`` (also for another person's plan) or
                 ``mcp.plan_resolved``.
         """
-        return self.archive.db.write(
-            lambda conn: self._claim_in(conn, plan_id, approved, status, None, person)
-        )
-
-    async def aclaim(
-        self,
-        plan_id: str,
-        approved: bool,
-        *,
-        status: PlanStatus = "declined",
-        person: str = LOCAL_PERSON,
-    ) -> Claim:
-        """:meth:`claim` on the writer thread: the same conditional update inside the same
-        ``BEGIN IMMEDIATE`` (at most one resolution across processes), the loop free meanwhile.
-
-        An approved claim also marks the plan as being applied by this process in the same
-        step on the writer thread, so a second resolution of this process, queued right after,
-        finds it held (not interrupted) even before the caller resumes; the caller then applies
-        it inside :meth:`applying`, which clears the mark. A claim whose caller is cancelled
-        clears the mark after it commits (the plan is then interrupted, and may be resumed).
-
-        Raises:
-            ToolError: ``mcp.plan_unknown`` or ``mcp.plan_resolved``.
-        """
         marked: list[str] = []
         try:
-            return await self.archive.db.awrite(
+            claim = await self.archive.db.awrite(
                 lambda conn: self._claim_in(conn, plan_id, approved, status, marked, person)
             )
         except asyncio.CancelledError:
@@ -317,6 +304,8 @@ class PlanBook:
         except BaseException:
             _release(marked)  # the claim did not take effect (its commit failed)
             raise
+        self.announce(claim.record.state)
+        return claim
 
     def _claim_in(
         self,
@@ -324,7 +313,7 @@ class PlanBook:
         plan_id: str,
         approved: bool,
         status: PlanStatus,
-        marked: list[str] | None = None,
+        marked: list[str],
         person: str = LOCAL_PERSON,
     ) -> Claim:
         owner = _owner()
@@ -342,7 +331,7 @@ class PlanBook:
             conn, plan_id, "applying" if approved else status, owner, "status = 'pending'"
         ):
             raise _resolved(current)
-        if approved and marked is not None:  # this claim holds it: only it clears the mark
+        if approved:  # this claim holds it: only it clears the mark
             with _ACTIVE_LOCK:
                 _ACTIVE.add(plan_id)
             marked.append(plan_id)
@@ -350,17 +339,15 @@ class PlanBook:
         assert record is not None
         return Claim(record, resumed)
 
-    def finish(self, plan_id: str, status: PlanStatus, report: ApplyReport | None) -> PlanRecord:
-        """Record how an approved plan's apply ended (``applied`` or ``failed``)."""
-        return self.archive.db.write(lambda conn: self._finish_in(conn, plan_id, status, report))
-
-    async def afinish(
+    async def finish(
         self, plan_id: str, status: PlanStatus, report: ApplyReport | None
     ) -> PlanRecord:
-        """:meth:`finish` on the writer thread (the event loop goes on meanwhile)."""
-        return await self.archive.db.awrite(
+        """Record how an approved plan's apply ended (``applied`` or ``failed``)."""
+        record = await self.archive.db.awrite(
             lambda conn: self._finish_in(conn, plan_id, status, report)
         )
+        self.announce(record.state)
+        return record
 
     def _finish_in(
         self, conn: sqlite3.Connection, plan_id: str, status: PlanStatus, report: ApplyReport | None
@@ -375,38 +362,24 @@ class PlanBook:
         assert record is not None
         return record
 
-    def supersede(self, conversation_id: str, person: str = LOCAL_PERSON) -> int:
+    async def supersede(self, conversation_id: str, person: str = LOCAL_PERSON) -> int:
         """Implicitly decline every pending plan of ``person`` in a conversation; how many."""
-        return self.archive.db.write(
+        superseded = await self.archive.db.awrite(
             lambda conn: _set_where(
                 conn, "superseded", person, "conversation_id = ?", conversation_id
             )
         )
+        self._announce_all(superseded, "superseded")
+        return len(superseded)
 
-    async def asupersede(self, conversation_id: str, person: str = LOCAL_PERSON) -> int:
-        """:meth:`supersede` on the writer thread (the event loop goes on meanwhile)."""
-        return await self.archive.db.awrite(
-            lambda conn: _set_where(
-                conn, "superseded", person, "conversation_id = ?", conversation_id
-            )
-        )
-
-    async def asupersede_id(self, plan_id: str, person: str = LOCAL_PERSON) -> bool:
-        """:meth:`supersede_id` on the writer thread (the event loop goes on meanwhile)."""
-        return bool(
-            await self.archive.db.awrite(
-                lambda conn: _set_where(conn, "superseded", person, "id = ?", plan_id)
-            )
-        )
-
-    def supersede_id(self, plan_id: str, person: str = LOCAL_PERSON) -> bool:
+    async def supersede_id(self, plan_id: str, person: str = LOCAL_PERSON) -> bool:
         """Implicitly decline one pending plan of ``person`` (another person's is left as it
         is); whether it was pending."""
-        return bool(
-            self.archive.db.write(
-                lambda conn: _set_where(conn, "superseded", person, "id = ?", plan_id)
-            )
+        superseded = await self.archive.db.awrite(
+            lambda conn: _set_where(conn, "superseded", person, "id = ?", plan_id)
         )
+        self._announce_all(superseded, "superseded")
+        return bool(superseded)
 
     @contextlib.contextmanager
     def applying(self, plan_id: str) -> Iterator[None]:
@@ -435,10 +408,13 @@ def _release(plan_ids: list[str]) -> None:
         _ACTIVE.difference_update(plan_ids)
 
 
-def _set_where(conn: sqlite3.Connection, status: str, person: str, where: str, value: str) -> int:
-    cursor = conn.execute(
+def _set_where(
+    conn: sqlite3.Connection, status: str, person: str, where: str, value: str
+) -> list[str]:
+    """Set ``status`` on this person's pending plans matching ``where``; their ids."""
+    rows = conn.execute(
         "UPDATE plans SET status = ?, updated_at = ? "
-        f"WHERE status = 'pending' AND {_OWNED} AND {where}",
+        f"WHERE status = 'pending' AND {_OWNED} AND {where} RETURNING id",
         (status, _now(), *_owner_args(person), value),
-    )
-    return int(cursor.rowcount)
+    ).fetchall()
+    return [str(row[0]) for row in rows]

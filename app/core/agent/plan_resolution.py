@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.apply import ApplyContext, apply_plan
-from app.core.agent.plan_book import LOCAL_PERSON, PlanBook, owned_by
-from app.core.agent.plan_types import ApplyReport, ChangePlan, PlanRecord
+from app.core.agent.plan_book import LOCAL_PERSON, NewPlan, PlanBook, PlanListener, owned_by
+from app.core.agent.plan_types import ApplyReport, ChangePlan, PendingPlan, PlanRecord
 from app.core.agent.plans import plan_hash as content_hash
 from app.core.archive.plan_seal import matches
 from app.core.archive.write_switch import write_disabled
@@ -37,11 +37,7 @@ EnvFactory = Callable[[str, str], ApplyContext]
 
 def run_tainted(final: FinalEvent) -> bool:
     """Whether the run that produced ``final`` had read restricted records (its taint flag)."""
-    flag = getattr(final, "tainted", None)
-    if isinstance(flag, bool):
-        return flag
-    last = final.history[-1] if final.history else None
-    return bool(isinstance(last, dict) and last.get("role") == "assistant" and last.get("tainted"))
+    return final.tainted
 
 
 def writes_open_sections(archive: Archive, plan: ChangePlan) -> bool:
@@ -105,6 +101,11 @@ class PlanDesk:
     says, at the moment of a resolution, whether writes are on (the session's write mode and
     the archive's own switch); ``person`` is who proposes and resolves here (an API user's
     name, or :data:`~app.core.agent.plan_book.LOCAL_PERSON`).
+
+    The desk announces its decisions: :meth:`listen` is told every status change of a plan
+    (applying, applied, failed, declined, superseded), and — when a resolution is refused
+    because the plan was resolved elsewhere — the status the book holds. Every method awaits
+    the book on its read or writer thread; none blocks the event loop.
     """
 
     def __init__(
@@ -120,69 +121,61 @@ class PlanDesk:
         self._env_for = env_for
         self._writes_on = writes_on
 
+    def listen(self, listener: PlanListener) -> Callable[[], None]:
+        """Tell ``listener`` each plan status change from now on, on the thread of the
+        coroutine that made it (a front end re-posts it to its own thread); returns what
+        stops it."""
+        return self.book.listen(listener)
+
     # -- looking up --------------------------------------------------------------------------
-    def get(self, plan_id: str) -> PlanRecord | None:
+    async def get(self, plan_id: str) -> PlanRecord | None:
         """A plan this person proposed, with its status (``pending``, ``applying``,
         ``applied``, ``failed``, ``declined``, ``superseded``); ``None`` for an unknown id or
         another person's plan."""
-        return self._own(self.book.get(plan_id))
-
-    async def aget(self, plan_id: str) -> PlanRecord | None:
-        """:meth:`get` off the event loop's thread (on a read thread)."""
-        return self._own(await self.book.aget(plan_id))
+        return self._own(await self.book.get(plan_id))
 
     def _own(self, record: PlanRecord | None) -> PlanRecord | None:
         return record if record is not None and owned_by(record, self.person) else None
 
-    def latest(self, conversation_id: str) -> PlanRecord | None:
+    async def latest(self, conversation_id: str) -> PlanRecord | None:
         """The latest plan this person proposed in a conversation."""
-        plans = [p for p in self.book.in_conversation(conversation_id) if self._own(p)]
+        found = await self.book.in_conversation(conversation_id)
+        plans = [p for p in found if self._own(p)]
         return plans[-1] if plans else None
 
     # -- proposing and superseding -----------------------------------------------------------
     async def propose(
         self, final: FinalEvent, *, conversation_id: str | None, model_id: str, egress: str
     ) -> FinalEvent:
-        """Put ``final``'s plan in the book (on the writer thread, the loop going on meanwhile);
-        ``final`` with the plan's id and laundering flag."""
-        if final.change_plan is None:
+        """Put the plan ``final`` proposed in the book (on the writer thread, the loop going on
+        meanwhile); ``final`` with it as the book holds it (its id, bound hash and laundering
+        flag)."""
+        plan = final.proposed
+        if plan is None:
             return final
-        plan = ChangePlan.from_dict(final.change_plan)
         tainted = run_tainted(final)
-        record = await self.book.aadd(
-            plan,
-            conversation_id=conversation_id,
-            model_id=model_id,
-            egress=egress,
-            tainted=tainted,
-            restricted_text=tainted and writes_open_sections(self.archive, plan),
-            proposer=self.person,
+        opens = await self.archive.db.aread(lambda _: writes_open_sections(self.archive, plan))
+        record = await self.book.add(
+            NewPlan(
+                plan,
+                conversation_id=conversation_id,
+                model_id=model_id,
+                egress=egress,
+                tainted=tainted,
+                restricted_text=tainted and opens,
+                proposer=self.person,
+            )
         )
-        wire: dict[str, Any] = {
-            **final.change_plan,
-            "plan_hash": record.plan.plan_hash,  # the bound hash, not the content's sha256
-            "pending_id": record.id,
-        }
-        if record.restricted_text:
-            wire["restricted_text"] = True
-        return dataclasses.replace(final, change_plan=wire)
+        return dataclasses.replace(final, change_plan=PendingPlan.of(record), proposed=None)
 
-    def supersede_conversation(self, conversation_id: str) -> None:
+    async def supersede_conversation(self, conversation_id: str) -> None:
         """A new message (or a reset) implicitly declines this person's pending plan there."""
-        self.book.supersede(conversation_id, self.person)
+        await self.book.supersede(conversation_id, self.person)
 
-    def supersede(self, plan_id: str) -> bool:
+    async def supersede(self, plan_id: str) -> bool:
         """Implicitly decline one pending plan of this person (an unknown id, or another
         person's plan, is ignored); whether it waited."""
-        return self.book.supersede_id(plan_id, self.person)
-
-    async def asupersede_conversation(self, conversation_id: str) -> None:
-        """:meth:`supersede_conversation` on the writer thread (the loop goes on meanwhile)."""
-        await self.book.asupersede(conversation_id, self.person)
-
-    async def asupersede(self, plan_id: str) -> bool:
-        """:meth:`supersede` on the writer thread (the loop goes on meanwhile)."""
-        return await self.book.asupersede_id(plan_id, self.person)
+        return await self.book.supersede_id(plan_id, self.person)
 
     # -- resolving ---------------------------------------------------------------------------
     async def resolve(
@@ -194,7 +187,8 @@ class PlanDesk:
         book is read on a read thread and the claim and the final status are written on the
         writer thread, so the event loop (the GUI's) goes on meanwhile.
         ``confirm_restricted`` is the second confirmation a plan flagged ``restricted_text``
-        needs (a tainted run's plan writing into an open section).
+        needs (a tainted run's plan writing into an open section). A claim refused because the
+        plan was resolved elsewhere announces the status the book holds.
 
         Returns:
             The apply report, or ``None`` for a decline.
@@ -204,18 +198,30 @@ class PlanDesk:
                 ``mcp.write_disabled`` and ``mcp.plan_needs_confirmation`` (the plan then stays
                 pending) or the apply's refusal of the plan as a whole (it is then ``failed``).
         """
-        record = await self.aget(plan_id)
+        record = await self.get(plan_id)
         if record is None:
             raise plan_unknown()
         if approved and record.status in ("pending", "applying"):
-            if not self._writes_on():  # resuming an interrupted apply is a write too
+            writes_on = await self.archive.db.aread(lambda _: self._writes_on())
+            if not writes_on:  # resuming an interrupted apply is a write too
                 raise write_disabled()
             if record.restricted_text and not confirm_restricted:
                 raise needs_second_confirmation()
-        claim = await self.book.aclaim(plan_id, approved, person=self.person)
+        try:
+            claim = await self.book.claim(plan_id, approved, person=self.person)
+        except ArxiuError:
+            await self._announce_current(plan_id)
+            raise
         if not approved:
             return None
         return await self._apply(claim.record, resume=claim.resumed)
+
+    async def _announce_current(self, plan_id: str) -> None:
+        """After a refused claim: the status the book holds, when it is not pending (the plan
+        was resolved elsewhere: another window, another process)."""
+        record = await self.get(plan_id)
+        if record is not None and record.status != "pending":
+            self.book.announce(record.state)
 
     async def apply_posted(
         self, plan: Any, plan_hash: Any, *, confirm_restricted: bool = False
@@ -236,11 +242,11 @@ class PlanDesk:
             raise plan_mismatch()
         pending_id = plan.get("pending_id")
         if pending_id is None:
-            record = await self.book.aby_bound_hash(plan_hash, self.person)
+            record = await self.book.by_bound_hash(plan_hash, self.person)
             if record is None:
                 raise plan_mismatch()
         else:
-            record = await self.aget(pending_id) if isinstance(pending_id, str) else None
+            record = await self.get(pending_id) if isinstance(pending_id, str) else None
             if record is None:
                 raise plan_unknown()
         if not same_plan(record, plan, plan_hash):
@@ -260,7 +266,7 @@ class PlanDesk:
             try:
                 report = await apply_plan(body, content_hash(body), env, resume=resume)
             except ArxiuError:
-                await self.book.afinish(record.id, "failed", None)
+                await self.book.finish(record.id, "failed", None)
                 raise
-            await self.book.afinish(record.id, "applied" if report.ok else "failed", report)
+            await self.book.finish(record.id, "applied" if report.ok else "failed", report)
         return report

@@ -1,8 +1,8 @@
 """Typed payloads of change plans: the plan, its ops, and what applying it did.
 
 Each type is a frozen dataclass with ``to_dict()`` (the wire and database form: plain JSON) and
-``from_dict()`` (its inverse), so the session, the confirm card, ``plan_rows`` and the CLI read
-one shape instead of reaching into nested dicts at different depths.
+``from_dict()`` (its inverse), made and read only at the wire and database edges: the session,
+the confirm card, ``plan_rows`` and the CLI read one typed shape.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ class PlanOp:
     def to_dict(self) -> dict[str, Any]:
         """JSON form ``{op_id, tool, args, summary}``."""
         return {"op_id": self.op_id, "tool": self.tool, "args": self.args, "summary": self.summary}
+
+    @property
+    def section_tipo(self) -> str | None:
+        """The section the op writes in (its ``section_tipo`` argument)."""
+        tipo = self.args.get("section_tipo")
+        return tipo if isinstance(tipo, str) else None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlanOp:
@@ -233,6 +239,11 @@ class PlanRecord:
     """Who proposed it: an API user's name, the local person, or ``None`` (recorded before
     proposers were kept: the local person's)."""
 
+    @property
+    def state(self) -> PlanState:
+        """Its status, as an announcement carries it."""
+        return PlanState(self.id, self.status, self.report, self.interrupted)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form (what ``plan_record`` returns to front ends)."""
         out: dict[str, Any] = {
@@ -263,7 +274,7 @@ class PlanRecord:
             conversation_id=data.get("conversation_id"),
             model_id=str(data.get("model_id", "")),
             egress=str(data.get("egress", "local")),
-            status=_status(status),
+            status=plan_status(status),
             tainted=bool(data.get("tainted")),
             restricted_text=bool(data.get("restricted_text")),
             report=ApplyReport.from_dict(report) if isinstance(report, dict) else None,
@@ -272,7 +283,72 @@ class PlanRecord:
         )
 
 
-def _status(text: str) -> PlanStatus:
+@dataclass(frozen=True)
+class PlanState:
+    """A plan's one status as the plan book holds it: what a plan desk announces to its
+    listeners when it changes (applied, failed, declined, superseded, applying)."""
+
+    plan_id: str
+    status: PlanStatus
+    report: ApplyReport | None = None
+    interrupted: bool = False
+    """``applying`` with no live process applying it: resolving it again resumes it."""
+
+
+@dataclass(frozen=True)
+class PendingPlan:
+    """A proposed plan as the plan book holds it: what a confirm card shows and resolves.
+
+    A run's ``final`` frame carries it, and so does a reopened conversation (its latest plan):
+    both are made by :meth:`of` from the book's record, so a front end shows them alike. On the
+    wire it is the plan's JSON form with ``pending_id`` and, when set, ``restricted_text``.
+    """
+
+    plan: ChangePlan
+    pending_id: str
+    restricted_text: bool = False
+    """A tainted run's plan writing into an open section: needs a second confirmation."""
+    status: PlanStatus = "pending"
+    interrupted: bool = False
+
+    @classmethod
+    def of(cls, record: PlanRecord) -> PendingPlan:
+        """The pending plan of a plan-book record."""
+        return cls(
+            record.plan, record.id, record.restricted_text, record.status, record.interrupted
+        )
+
+    @property
+    def state(self) -> PlanState:
+        """Its status, as an announcement would carry it."""
+        return PlanState(self.pending_id, self.status, None, self.interrupted)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a person may still resolve it: pending, or an apply that was interrupted."""
+        return self.status == "pending" or (self.status == "applying" and self.interrupted)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form ``{plan_version, summary, ops, plan_hash, pending_id,
+        restricted_text?}``."""
+        out = {**self.plan.to_dict(), "pending_id": self.pending_id}
+        if self.restricted_text:
+            out["restricted_text"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PendingPlan:
+        """Read the wire form back (a client's).
+
+        Raises:
+            KeyError: the form has no ``pending_id``.
+        """
+        plan = ChangePlan.from_dict(data)
+        return cls(plan, str(data["pending_id"]), bool(data.get("restricted_text")))
+
+
+def plan_status(text: str) -> PlanStatus:
+    """``text`` as a plan status (an unknown word reads as ``pending``)."""
     for status in PLAN_STATUSES:
         if status == text:
             return status

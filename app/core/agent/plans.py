@@ -11,12 +11,14 @@ here; :mod:`app.core.agent.apply` executes a confirmed plan.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, Any
 
 from app.core.agent.plan_refs import check_slots, ref_invalid, refs_in
+from app.core.agent.plan_types import ChangePlan, PlanOp
 from app.core.errors import ArxiuError, ToolError
 from app.core.models.base import ToolSpec
 
@@ -97,7 +99,7 @@ def validate_plan(
     lang: str = "lg-eng",
     *,
     done: frozenset[str] = frozenset(),
-) -> dict[str, Any]:
+) -> ChangePlan:
     """The validated plan with its ``plan_hash``.
 
     ``done`` names ops an interrupted apply already carried out: their arguments were checked
@@ -121,24 +123,19 @@ def validate_plan(
             code="mcp.plan_too_large",
         )
     creators: dict[str, str] = {}
-    clean_ops = []
+    clean_ops: list[PlanOp] = []
     for op in ops:
         clean = _validate_op(op, creators, archive, registry, lang, done)
-        creators[clean["op_id"]] = created_section(clean)
+        creators[clean.op_id] = created_section(clean)
         clean_ops.append(clean)
-    plan: dict[str, Any] = {
-        "plan_version": PLAN_VERSION,
-        "summary": summary.strip(),
-        "ops": clean_ops,
-    }
-    plan["plan_hash"] = plan_hash(plan)
-    return plan
+    body = ChangePlan(summary.strip(), tuple(clean_ops), "", PLAN_VERSION)
+    return dataclasses.replace(body, plan_hash=plan_hash(body.to_dict()))
 
 
-def created_section(op: dict[str, Any]) -> str:
+def created_section(op: PlanOp) -> str:
     """The section of the record a creating op makes or finds (``""`` for other ops)."""
-    tipo = op.get("args", {}).get("section_tipo")
-    return tipo if op.get("tool") in CREATING_TOOLS and isinstance(tipo, str) else ""
+    tipo = op.args.get("section_tipo")
+    return tipo if op.tool in CREATING_TOOLS and isinstance(tipo, str) else ""
 
 
 def _validate_op(
@@ -148,7 +145,7 @@ def _validate_op(
     registry: ToolRegistry,
     lang: str,
     done: frozenset[str],
-) -> dict[str, Any]:
+) -> PlanOp:
     if not isinstance(op, dict) or set(op) - {"op_id", "tool", "args", "summary"}:
         raise plan_invalid("Each op must be {op_id, tool, args, summary}.")
     op_id, name, args = op.get("op_id"), op.get("tool"), op.get("args")
@@ -181,7 +178,7 @@ def _validate_op(
         if isinstance(summary, str) and summary.strip()
         else registry.summary(name, checked)
     )
-    return {"op_id": op_id, "tool": name, "args": checked, "summary": text}
+    return PlanOp(op_id, name, checked, text)
 
 
 def _checked_args(

@@ -1,33 +1,42 @@
 """One model turn: provider-neutral model events in, ``thinking``/``text`` run events out.
 
-Provider failures become coded errors on the outcome (``ai.provider_failed`` for anything a
-provider raises that is not already coded — a bug, so it is logged with its traceback first);
-Stop is checked after every model event, so a provider that ignores the stop event still stops
-between chunks.
+:func:`model_turn` streams one turn of a run (its text and usage noted in the run's transcript);
+:func:`stream_turn` is the translation itself.
+
+A provider's coded failure (an :class:`~app.core.errors.ArxiuError`: providers code their
+transport and shape errors themselves) becomes the outcome's error; anything else a provider
+raises is a bug and propagates (the stream is closed first). Stop is checked after every model
+event, so a provider that ignores the stop event still stops between chunks.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from app.core.agent.events import TextEvent, ThinkingEvent
 from app.core.errors import ArxiuError, ModelError
 from app.core.models.base import (
+    ChatModel,
+    Message,
     ModelEvent,
     Stop,
+    StreamOptions,
     TextDelta,
     ThinkingDelta,
     ThinkingStart,
     ThinkingStop,
     ToolCall,
     ToolCallEvent,
+    ToolSpec,
     Usage,
 )
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from app.core.agent.request import CheckedRequest
+    from app.core.agent.transcript import Transcript
 
 
 @dataclass
@@ -57,21 +66,49 @@ async def stream_turn(
                 break
     except ArxiuError as error:
         outcome.error = error
-    except Exception as error:  # a provider bug: logged with its traceback, reported, no crash
-        log.exception("model stream failed (%s)", type(error).__name__)
-        outcome.error = ModelError(
-            "ai.provider_failed",
-            f"The model failed while answering ({type(error).__name__}: {error}).",
-            hint="Try again, or pick another model.",
-            retryable=True,
-            details={"type": type(error).__name__},
-        )
     finally:
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
     if thinking:
         yield ThinkingEvent("stop")
+
+
+def stream_options(
+    request: CheckedRequest, stop_event: threading.Event, max_tokens: int | None = None
+) -> StreamOptions:
+    """The options of one model turn of ``request`` (``max_tokens`` caps the entry's own)."""
+    limit = request.entry.max_tokens
+    return StreamOptions(
+        max_tokens=min(limit, max_tokens) if max_tokens else limit,
+        effort=request.effort,
+        stop_event=stop_event,
+    )
+
+
+async def model_turn(
+    model: ChatModel,
+    messages: Sequence[Message],
+    tools: list[ToolSpec],
+    options: StreamOptions,
+    outcome: TurnOutcome,
+    transcript: Transcript,
+) -> AsyncIterator[TextEvent | ThinkingEvent]:
+    """Stream one model turn into ``outcome``, its text and usage into ``transcript``.
+
+    Raises:
+        ArxiuError: the provider's coded failure (after the text that streamed before it).
+    """
+    stream = model.stream(list(messages), tools, options)
+    stop_event: threading.Event = options.stop_event or threading.Event()
+    async for event in stream_turn(stream, outcome, stop_event):
+        if isinstance(event, TextEvent):
+            transcript.add_text(event.delta)
+        yield event
+    if outcome.usage is not None:
+        transcript.add_usage(outcome.usage)
+    if outcome.error is not None:
+        raise outcome.error
 
 
 def _translate(

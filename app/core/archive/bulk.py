@@ -1,14 +1,25 @@
-"""Bulk writes for importers: many records per transaction, matched by external ids."""
+"""Bulk writes for importers: many records per transaction, matched by external ids.
+
+A layer above the archive that keeps something in step with the records (the lexical index)
+adds a *batch hook* (:meth:`BulkWriter.batch_hook`): it is called inside each batch's
+transaction with the records the batch created or changed, values in memory
+(:class:`~app.core.archive.bulk_plan.Written`), so the records and what is derived from them
+commit together and nothing is read back. What it returns runs once the batch has committed.
+A batch written record by record (the fallback for a bad record) calls no hook: what a hook
+keeps must be brought current from the records afterwards anyway (``sync_chunks`` does).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.core.archive.bulk_plan import Replan, upsert_batch
+from app.core.archive.bulk_plan import Replan, Written, upsert_batch
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.records import (
     Values,
@@ -35,6 +46,11 @@ ROW_ERRORS = (
     sqlite3.DataError,
 )
 """Failures that concern one record's data, not the archive or the transaction."""
+
+AfterCommit = Callable[[], None]
+BatchHook = Callable[[sqlite3.Connection, list[Written]], AfterCommit | None]
+"""``hook(conn, written)``: runs in a bulk upsert's transaction, after its rows are written;
+may return what to run once the batch has committed (on the writer thread)."""
 
 
 @dataclass(frozen=True)
@@ -65,9 +81,26 @@ class BulkWriter:
     """Bulk upserts; mixed into :class:`~app.core.archive.store.Archive`."""
 
     db: Database
+    _batch_hooks: tuple[BatchHook, ...] = ()
 
     def _notify(self, keys: list[RecordKey]) -> None:  # provided by Archive
         raise NotImplementedError
+
+    @contextlib.contextmanager
+    def batch_hook(self, hook: BatchHook) -> Iterator[None]:
+        """Call ``hook`` in every bulk upsert submitted inside the ``with`` (see the module).
+
+        A hook equal to one already in place (two imports at once into one archive) is not
+        added twice: each batch runs it once.
+        """
+        if hook in self._batch_hooks:
+            yield
+            return
+        self._batch_hooks = (*self._batch_hooks, hook)
+        try:
+            yield
+        finally:
+            self._batch_hooks = tuple(h for h in self._batch_hooks if h is not hook)
 
     # -- bulk --------------------------------------------------------------------------------
     def upsert_records(self, records: list[NewRecord], *, source: str = "") -> UpsertResult:
@@ -91,26 +124,35 @@ class BulkWriter:
         Without it, any failure rolls the whole batch back and is raised.
         """
 
+        hooks = self._batch_hooks
+        after: list[AfterCommit] = []
+
         def run(conn: sqlite3.Connection) -> UpsertResult:
             conn.execute("SAVEPOINT upsert_batch")
             try:
-                result = upsert_planned(conn, source, records)
+                result, written = upsert_planned_written(conn, source, records)
             except Exception as exc:
                 if not isinstance(exc, Replan) and row_error(exc) is None:
                     raise
                 conn.execute("ROLLBACK TO upsert_batch")
                 # record by record: the same result, or the same failure (left out with
                 # per_row, raised without it, which rolls the whole batch back)
-                result = upsert_in_order(conn, source, records, per_row=per_row)
+                result, written = upsert_in_order(conn, source, records, per_row=per_row), []
             conn.execute("RELEASE upsert_batch")
+            for hook in hooks if written else ():
+                done = hook(conn, written)
+                if done is not None:
+                    after.append(done)
             return result
 
         future = self.db.submit(run)
-        future.add_done_callback(self._notify_done)
+        future.add_done_callback(lambda done: self._notify_done(done, after))
         return future
 
-    def _notify_done(self, future: Future[UpsertResult]) -> None:
+    def _notify_done(self, future: Future[UpsertResult], after: list[AfterCommit]) -> None:
         if future.exception() is None:
+            for done in after:
+                done()
             self._notify(future.result().keys)
 
     def external_key(self, source: str, external_id: str) -> RecordKey | None:
@@ -137,9 +179,18 @@ def row_error(exc: BaseException) -> str | None:
 def upsert_planned(conn: sqlite3.Connection, source: str, records: list[NewRecord]) -> UpsertResult:
     """The batch written in a few statements (:func:`~.bulk_plan.upsert_batch`): what
     :func:`upsert_in_order` stores, or an exception (a row error, :class:`Replan`)."""
+    return upsert_planned_written(conn, source, records)[0]
+
+
+def upsert_planned_written(
+    conn: sqlite3.Connection, source: str, records: list[NewRecord]
+) -> tuple[UpsertResult, list[Written]]:
+    """:func:`upsert_planned`, with the records the batch created or changed (for the batch
+    hooks)."""
     done = upsert_batch(conn, source, records)
     counts = Counter(done.outcomes)
-    return UpsertResult(counts["created"], counts["updated"], counts["unchanged"], done.keys)
+    result = UpsertResult(counts["created"], counts["updated"], counts["unchanged"], done.keys)
+    return result, done.written
 
 
 def upsert_in_order(

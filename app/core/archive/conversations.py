@@ -18,39 +18,37 @@ if TYPE_CHECKING:
 
 
 class ConversationStore:
-    """Conversation storage; mixed into :class:`~app.core.archive.store.Archive`."""
+    """Conversation storage; mixed into :class:`~app.core.archive.store.Archive`.
+
+    Every method reads on a read thread or writes on the writer thread (the JSON decoding and
+    encoding too), so the event loop that awaits it goes on meanwhile.
+    """
 
     db: Database
 
-    def save_conversation(self, conversation: dict[str, Any]) -> None:
-        """Insert or update a conversation (``id``, ``title``, ``model``, ``history``...)."""
-        self.db.write(lambda conn: _upsert(conn, conversation))
-
-    async def asave_conversation(self, conversation: dict[str, Any]) -> None:
-        """:meth:`save_conversation` on the writer thread (its JSON encoding too), the event
-        loop going on meanwhile; ``conversation`` must not change until it returns."""
+    async def save_conversation(self, conversation: dict[str, Any]) -> None:
+        """Insert or update a conversation (``id``, ``title``, ``model``, ``history``...);
+        ``conversation`` must not change until it returns."""
         await self.db.awrite(lambda conn: _upsert(conn, conversation))
 
-    def conversations(self) -> list[dict[str, Any]]:
+    async def conversations(self) -> list[dict[str, Any]]:
         """Every conversation, most recently updated first."""
-        with self.db.reading() as conn:
+
+        def fetch(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             rows = conn.execute(
                 "SELECT * FROM conversations ORDER BY updated_at DESC, id"
             ).fetchall()
-        return [_row_to_conversation(r) for r in rows]
+            return [_row_to_conversation(r) for r in rows]
 
-    def conversation(self, conversation_id: str) -> dict[str, Any] | None:
+        return await self.db.aread(fetch)
+
+    async def conversation(self, conversation_id: str) -> dict[str, Any] | None:
         """One conversation or ``None``."""
-        with self.db.reading() as conn:
-            return _fetch(conn, conversation_id)
-
-    async def aconversation(self, conversation_id: str) -> dict[str, Any] | None:
-        """:meth:`conversation` on a read thread (its JSON decoding too)."""
         return await self.db.aread(lambda conn: _fetch(conn, conversation_id))
 
-    def delete_conversation(self, conversation_id: str) -> None:
+    async def delete_conversation(self, conversation_id: str) -> None:
         """Delete a conversation."""
-        self.db.write(
+        await self.db.awrite(
             lambda c: c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
         )
 

@@ -34,6 +34,23 @@ log = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = 5000
 READ_THREADS = 2
 """Threads of the read executor (a search and a tool read can run at the same time)."""
+WRITER_CACHE_KIB = 32 << 10
+"""Page cache of the writer connection (SQLite's default is 2 MiB a connection)."""
+
+
+def tune(conn: sqlite3.Connection) -> None:
+    """Per-connection settings of a writable connection: ``synchronous = NORMAL`` once the
+    journal is WAL, and temporary tables and indexes (sorts, FTS5 merges) kept in memory.
+
+    ``synchronous`` is a setting of each connection, not of the file: set on one connection
+    only, the writer thread's kept the default ``FULL`` and synced the disk at every commit. In
+    WAL mode ``NORMAL`` is crash-safe (a power cut may undo the last commits, never corrupt the
+    file; a killed process loses nothing committed); in a rollback journal it is not, so a
+    connection opened before WAL is on keeps ``FULL`` until :meth:`Database.enable_wal`.
+    """
+    if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA temp_store = MEMORY")
 
 
 def translate(exc: sqlite3.Error, path: Path) -> ArchiveError:
@@ -83,6 +100,7 @@ class Database:
         self._reader_numbers = itertools.count(1)
         self._closing = False
         self._closed = False
+        self._tracer: Callable[[str], None] | None = None
 
     # -- connections ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -94,9 +112,21 @@ class Database:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
+        if not self.read_only:
+            tune(conn)
         with self._lock:
             self._all.append(conn)
+            conn.set_trace_callback(self._tracer)
         return conn
+
+    def trace(self, listener: Callable[[str], None] | None) -> None:
+        """Call ``listener(statement)`` for each SQL statement of every connection, on the
+        thread that runs it (``None``: stop): for diagnostics, and for tests that check which
+        threads reach SQLite."""
+        with self._lock:
+            self._tracer = listener
+            for conn in self._all:
+                conn.set_trace_callback(listener)
 
     def conn(self) -> sqlite3.Connection:
         """This thread's read connection."""
@@ -261,10 +291,23 @@ class Database:
         return applied
 
     def enable_wal(self) -> None:
-        """Switch the journal to WAL (persistent; a no-op when already on)."""
+        """Switch the journal to WAL (persistent; a no-op when already on), then tune the
+        connections opened before (this thread's and the writer's: see :func:`tune`)."""
         with self.reading() as conn:
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            tune(conn)
+        if not self.read_only:
+            self._writer.submit(self._tune_writer).result()
+
+    def _tune_writer(self) -> None:
+        """On the writer thread: :func:`tune` its connection and give it a larger page cache
+        (bulk imports write several B-trees at once: records, links, external ids, chunks)."""
+        try:
+            conn = self.conn()
+            tune(conn)
+            conn.execute(f"PRAGMA cache_size = {-WRITER_CACHE_KIB}")
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
 
     def close(self) -> None:
         """Finish pending writes and close every connection."""

@@ -23,6 +23,7 @@ import os
 import secrets
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,15 +100,16 @@ def create_demo_archive(folder: Path, *, source: Path | None = None) -> Archive:
 def load_demo_source(folder: Path) -> DemoSource:
     """Read ``schema.json`` and ``records/*.json`` and check every reference resolves."""
     schema = _read_json(folder / "schema.json")
-    demo = DemoSource(folder, str(schema.get("demo_version", "1")), dict(schema.get("name", {})))
+    name = _labels(schema.get("name", {}), "schema.json name")
+    demo = DemoSource(folder, str(schema.get("demo_version", "1")), name)
     kinds: dict[str, dict[str, Field]] = {}
-    for spec in schema["sections"]:
+    for spec in _objects(schema.get("sections"), "schema.json sections"):
         section, fields = _parse_section(spec)
         demo.sections.append(section)
         demo.fields.extend(fields)
         kinds[section.tipo] = {f.tipo: f for f in fields}
     raw = {tipo: _read_records(folder, tipo) for tipo in kinds}
-    known = {RecordKey(tipo, int(rec["id"])) for tipo, recs in raw.items() for rec in recs}
+    known = {RecordKey(tipo, _record_id(rec)) for tipo, recs in raw.items() for rec in recs}
     for tipo, recs in raw.items():
         demo.records[tipo] = [
             _expand_record(tipo, rec, kinds[tipo], known, demo, folder) for rec in recs
@@ -115,37 +117,84 @@ def load_demo_source(folder: Path) -> DemoSource:
     return demo
 
 
-def _parse_section(spec: dict[str, Any]) -> tuple[Section, list[Field]]:
+def _parse_section(spec: Mapping[str, object]) -> tuple[Section, list[Field]]:
+    tipo = _text(spec, "tipo", "a section")
+    description = _optional_text(spec, "description", tipo)
     section = Section(
-        tipo=spec["tipo"],
-        labels=dict(spec["labels"]),
-        description=spec.get("description", ""),
+        tipo=tipo,
+        labels=_labels(spec.get("labels"), f"section {tipo} labels"),
+        description="" if description is None else description,
         restricted=bool(spec.get("restricted", False)),
         writable=bool(spec.get("writable", False)),
-        label_field=spec.get("label_field"),
+        label_field=_optional_text(spec, "label_field", tipo),
     )
     fields = [
-        Field(
-            tipo=f["tipo"],
-            section_tipo=section.tipo,
-            labels=dict(f["labels"]),
-            kind=f.get("kind", "text"),
-            multilingual=bool(f.get("multilingual", False)),
-            target_section=f.get("target_section"),
-            position=position,
-        )
-        for position, f in enumerate(spec["fields"], start=1)
+        _parse_field(section.tipo, f, position)
+        for position, f in enumerate(_objects(spec.get("fields"), f"{tipo} fields"), start=1)
     ]
     return section, fields
 
 
-def _read_records(folder: Path, tipo: str) -> list[dict[str, Any]]:
+def _parse_field(section_tipo: str, spec: Mapping[str, object], position: int) -> Field:
+    where = f"a field of {section_tipo}"
+    kind = _optional_text(spec, "kind", where)
+    return Field(
+        tipo=_text(spec, "tipo", where),
+        section_tipo=section_tipo,
+        labels=_labels(spec.get("labels"), f"{where}: labels"),
+        kind="text" if kind is None else kind,
+        multilingual=bool(spec.get("multilingual", False)),
+        target_section=_optional_text(spec, "target_section", where),
+        position=position,
+    )
+
+
+def _text(spec: Mapping[str, object], key: str, where: str) -> str:
+    """``spec[key]``, a string that must be there."""
+    value = _optional_text(spec, key, where)
+    if value is None:
+        raise _invalid(f"{where}: {key!r} is missing.")
+    return value
+
+
+def _optional_text(spec: Mapping[str, object], key: str, where: str) -> str | None:
+    """``spec[key]``, a string, or ``None`` when absent (or null)."""
+    value = spec.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _invalid(f"{where}: {key!r} must be a text.")
+    return value
+
+
+def _labels(value: object, where: str) -> dict[str, str]:
+    """``{lang: label}``."""
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise _invalid(f"{where} must map languages to texts.")
+    return {str(k): v for k, v in value.items()}
+
+
+def _objects(value: object, where: str) -> list[Mapping[str, object]]:
+    """A list of JSON objects."""
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise _invalid(f"{where} must be a list of objects.")
+    return value
+
+
+def _record_id(rec: Mapping[str, object]) -> int:
+    value = rec.get("id")
+    if not isinstance(value, int | str) or not str(value).isdigit():
+        raise _invalid(f"a record's id must be a number, not {value!r}.")
+    return int(value)
+
+
+def _read_records(folder: Path, tipo: str) -> list[dict[str, object]]:
     data = _read_json(folder / "records" / f"{tipo}.json")
     if data.get("section") != tipo:
         raise _invalid(f"records/{tipo}.json is for section {data.get('section')!r}.")
-    templates: dict[str, dict[str, Any]] = data.get("templates", {})
+    templates = data.get("templates", {})
+    if not isinstance(templates, dict):
+        raise _invalid(f"records/{tipo}.json: templates must be an object.")
     out = []
-    for rec in data["records"]:
+    for rec in _objects(data.get("records"), f"records/{tipo}.json records"):
         name = rec.get("$template")
         if name is not None and name not in templates:
             raise _invalid(f"{tipo}/{rec.get('id')}: unknown template {name!r}.")
@@ -156,13 +205,13 @@ def _read_records(folder: Path, tipo: str) -> list[dict[str, Any]]:
 
 def _expand_record(
     tipo: str,
-    rec: dict[str, Any],
+    rec: Mapping[str, object],
     fields: dict[str, Field],
     known: set[RecordKey],
     demo: DemoSource,
     folder: Path,
 ) -> NewRecord:
-    key = RecordKey(tipo, int(rec["id"]))
+    key = RecordKey(tipo, _record_id(rec))
     values: dict[str, Items] = {}
     for field_tipo, raw in rec.items():
         if field_tipo == "id":
@@ -205,7 +254,7 @@ def _media_file(folder: Path, key: RecordKey, raw: Any) -> Path:
     return path
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> dict[str, object]:
     try:
         with path.open(encoding="utf-8") as handle:
             data = json.load(handle)

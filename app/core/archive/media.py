@@ -12,10 +12,10 @@ import mimetypes
 import shutil
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from app.core.archive import records
-from app.core.archive.model import Media, RecordKey
+from app.core.archive.model import AuditInfo, Media, RecordKey
 from app.core.errors import ArchiveError
 
 if TYPE_CHECKING:
@@ -23,6 +23,30 @@ if TYPE_CHECKING:
 
 THUMBNAIL_SIZE = 256
 MAX_MEDIA_BYTES = 2 * 1024**3
+
+
+class MediaRow(TypedDict):
+    """A new ``media`` row (its id and creation time aside)."""
+
+    section_tipo: str
+    section_id: int
+    field_tipo: str
+    path: str
+    mime: str
+    size: int
+    sha256: str
+    width: int | None
+    height: int | None
+    duration_s: float | None
+    thumbnail: str | None
+
+
+class MediaValue(TypedDict):
+    """The value of a media field's item: which media row, where the file is, its type."""
+
+    media_id: int
+    path: str
+    mime: str
 
 
 def file_sha256(path: Path) -> str:
@@ -66,7 +90,7 @@ def add_media(
     source: Path,
     *,
     duration_s: float | None = None,
-    audit: dict[str, Any] | None = None,
+    audit: AuditInfo | None = None,
     replace: bool = False,
 ) -> Media:
     """Copy ``source`` into the archive and attach it to ``key``'s media field.
@@ -91,25 +115,33 @@ def add_media(
     if mime.startswith("image/"):
         width, height = describe_image(archive.media_dir / relative)
         thumb = _thumbnail(archive, relative, sha)
-    row: dict[str, Any] = {
-        "section_tipo": key.section_tipo,
-        "section_id": key.section_id,
-        "field_tipo": field_tipo,
-        "path": relative.as_posix(),
-        "mime": mime,
-        "size": size,
-        "sha256": sha,
-        "width": width,
-        "height": height,
-        "duration_s": duration_s,
-        "thumbnail": thumb,
-    }
+    row = MediaRow(
+        section_tipo=key.section_tipo,
+        section_id=key.section_id,
+        field_tipo=field_tipo,
+        path=relative.as_posix(),
+        mime=mime,
+        size=size,
+        sha256=sha,
+        width=width,
+        height=height,
+        duration_s=duration_s,
+        thumbnail=thumb,
+    )
     media_id = archive.db.write(lambda conn: _insert_media(conn, key, row, audit, replace))
     archive.notify_changed([key])
     return Media(
         id=media_id,
         key=key,
-        **{k: v for k, v in row.items() if k not in ("section_tipo", "section_id")},
+        field_tipo=field_tipo,
+        path=row["path"],
+        mime=mime,
+        size=size,
+        sha256=sha,
+        width=width,
+        height=height,
+        duration_s=duration_s,
+        thumbnail=thumb,
     )
 
 
@@ -152,8 +184,8 @@ def _thumbnail(archive: Archive, relative: Path, sha: str) -> str | None:
 def _insert_media(
     conn: sqlite3.Connection,
     key: RecordKey,
-    row: dict[str, Any],
-    audit: dict[str, Any] | None,
+    row: MediaRow,
+    audit: AuditInfo | None,
     replace: bool = False,
 ) -> int:
     """The media row's id: the existing one for the same file in the same field, or a new row
@@ -180,7 +212,7 @@ def _insert_media(
         row,
     )
     media_id = int(cursor.lastrowid or 0)
-    value = {"media_id": media_id, "path": row["path"], "mime": row["mime"]}
+    value = MediaValue(media_id=media_id, path=row["path"], mime=row["mime"])
     _attach(conn, key, field_tipo, value, audit)
     return media_id
 
@@ -189,8 +221,8 @@ def _attach(
     conn: sqlite3.Connection,
     key: RecordKey,
     field_tipo: str,
-    value: dict[str, Any],
-    audit: dict[str, Any] | None,
+    value: MediaValue,
+    audit: AuditInfo | None,
 ) -> None:
     before = records.read_record(conn, key)
     items = [*before.items(field_tipo), {"id": len(before.items(field_tipo)) + 1, "value": value}]

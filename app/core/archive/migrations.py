@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -329,40 +329,56 @@ def _plan_book(db: sqlite_utils.Database) -> None:
         db.table("plans").insert_all(carried, ignore=True)
 
 
-def _book_row(conversation_id: str, item: dict[str, Any], stamp: str) -> dict[str, Any]:
-    plan = item["plan"]
+@dataclass(frozen=True)
+class _StoredPlan:
+    """A plan an earlier version kept in a conversation (``pending_plan`` or a turn)."""
+
+    id: str
+    plan: Mapping[str, object]
+    status: str
+    model_id: str
+    egress: str = "local"
+
+
+def _book_row(conversation_id: str, item: _StoredPlan, stamp: str) -> dict[str, str]:
     return {
-        "id": item["id"],
-        "plan_hash": str(plan.get("plan_hash", "")),
-        "plan": json.dumps(plan, ensure_ascii=False),
+        "id": item.id,
+        "plan_hash": str(item.plan.get("plan_hash", "")),
+        "plan": json.dumps(item.plan, ensure_ascii=False),
         "conversation_id": conversation_id,
-        "model_id": str(item.get("model_id", "")),
-        "egress": str(item.get("egress", "local")),
-        "status": str(item.get("status", "superseded")),
+        "model_id": item.model_id,
+        "egress": item.egress,
+        "status": item.status,
         "created_at": stamp,
         "updated_at": stamp,
     }
 
 
-def _stored_plans(pending_text: str | None, transcript_text: str | None) -> list[dict[str, Any]]:
+def _stored_plans(pending_text: str | None, transcript_text: str | None) -> list[_StoredPlan]:
     """The plans an earlier version kept in a conversation, latest record first."""
-    found: list[dict[str, Any]] = []
+    found: list[_StoredPlan] = []
     try:
         pending = json.loads(pending_text) if pending_text else None
         transcript = json.loads(transcript_text) if transcript_text else []
     except ValueError:
         return found
     if isinstance(pending, dict) and isinstance(pending.get("plan"), dict) and pending.get("id"):
-        found.append(pending)
+        found.append(
+            _StoredPlan(
+                id=str(pending["id"]),
+                plan=pending["plan"],
+                status=str(pending.get("status", "superseded")),
+                model_id=str(pending.get("model_id", "")),
+                egress=str(pending.get("egress", "local")),
+            )
+        )
     for turn in transcript if isinstance(transcript, list) else []:
         plan = turn.get("change_plan") if isinstance(turn, dict) else None
         if isinstance(plan, dict) and plan.get("pending_id"):
             body = {k: v for k, v in plan.items() if k != "pending_id"}
-            status = turn.get("plan_status", "superseded")
-            model_id = turn.get("model", "")
-            found.append(
-                {"id": plan["pending_id"], "plan": body, "status": status, "model_id": model_id}
-            )
+            status = str(turn.get("plan_status", "superseded"))
+            model_id = str(turn.get("model", ""))
+            found.append(_StoredPlan(str(plan["pending_id"]), body, status, model_id))
     return found
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 FIELD_KINDS = (
     "text",
@@ -24,6 +24,53 @@ NEUTRAL_LANG = "lg-nolan"
 PREFERRED_LANGS = ("lg-eng", "lg-cat", "lg-spa")
 
 
+class Locator(TypedDict):
+    """A record's identity as Dédalo writes it: a relation's value, a tool's target.
+
+    Args:
+        section_tipo: the record's section tipo.
+        section_id: the record's id within its section.
+    """
+
+    section_tipo: str
+    section_id: int
+
+
+class AuditInfo(TypedDict, total=False):
+    """Who and what a write's audit row names (each key optional; an absent one is NULL).
+
+    ``plan_hash``, ``plan_id`` and ``op_id``: the confirmed change plan and its op that made
+    the write; ``model`` and ``egress``: the model that proposed it and its egress class;
+    ``actor``: who applied it (``assistant``, an importer's name...).
+    """
+
+    plan_hash: str
+    plan_id: str | None
+    op_id: str
+    model: str
+    egress: str
+    actor: str
+
+
+class AuditRow(TypedDict):
+    """One row of the append-only ``audit`` table, ``before`` and ``after`` decoded from JSON
+    (the changed fields' items, or ``None``)."""
+
+    id: int
+    at: str
+    action: str
+    section_tipo: str | None
+    section_id: int | None
+    plan_hash: str | None
+    op_id: str | None
+    before: object
+    after: object
+    model: str | None
+    egress: str | None
+    actor: str | None
+    plan_id: str | None
+
+
 @dataclass(frozen=True, order=True)
 class RecordKey:
     """A record's identity: ``(section_tipo, section_id)``."""
@@ -34,7 +81,7 @@ class RecordKey:
     def __str__(self) -> str:
         return f"{self.section_tipo}/{self.section_id}"
 
-    def to_locator(self) -> dict[str, Any]:
+    def to_locator(self) -> Locator:
         """The Dédalo locator form ``{section_tipo, section_id}``."""
         return {"section_tipo": self.section_tipo, "section_id": self.section_id}
 
@@ -106,13 +153,21 @@ class Record:
         return list(self.values.get(field_tipo, []))
 
     def text(self, field_tipo: str, lang: str = "lg-eng") -> str | None:
-        """The field's value in ``lang`` (or the best available language) as a string."""
+        """The field's value in ``lang`` (or the best available language) as a string.
+
+        Of several items in one language the first non-empty one is the value (a component's
+        first ``unittitle``, a record's first title), as the items are stored in order.
+        """
         items = self.values.get(field_tipo) or []
         if not items:
             return None
-        by_lang = {str(i.get("lang")): i.get("value") for i in items}
+        by_lang: dict[str, Any] = {}
+        for item in items:
+            value = item.get("value")
+            if value is not None and value != "":
+                by_lang.setdefault(str(item.get("lang")), value)
         for candidate in (lang, NEUTRAL_LANG, *PREFERRED_LANGS):
-            if candidate in by_lang and by_lang[candidate] not in (None, ""):
+            if candidate in by_lang:
                 return str(by_lang[candidate])
         return str(items[0].get("value"))
 

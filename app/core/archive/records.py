@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from app.core.archive.model import NEUTRAL_LANG, Link, Record, RecordKey
+from app.core.archive.model import NEUTRAL_LANG, AuditInfo, Link, Locator, Record, RecordKey
 from app.core.errors import ArchiveError
 
 if TYPE_CHECKING:
@@ -41,8 +41,9 @@ def row_to_record(row: sqlite3.Row) -> Record:
     )
 
 
-def normalize_values(values: Values) -> Values:
-    """Give every item an ``id`` and a ``lang``; drop empty fields.
+def normalize_values(values: Mapping[str, object]) -> Values:
+    """Give every item an ``id`` and a ``lang``; drop empty fields (``values``: ``{field tipo:
+    [{lang?, value, id?}, ...]}``, checked here: anything else is ``archive.value_invalid``).
 
     An item may say ``lang_guessed: True`` (an importer guessed its language from the text);
     every other extra key is dropped.
@@ -81,7 +82,7 @@ def normalize_values(values: Values) -> Values:
     return out
 
 
-def locators(items: Iterable[dict[str, Any]]) -> list[RecordKey]:
+def locators(items: Iterable[Mapping[str, object]]) -> list[RecordKey]:
     """The record keys named by relation items."""
     keys = []
     for item in items:
@@ -107,7 +108,7 @@ class RecordWriter:
         *,
         section_id: int | None = None,
         restricted: bool | None = None,
-        audit: dict[str, Any] | None = None,
+        audit: AuditInfo | None = None,
     ) -> RecordKey:
         """Create a record; returns its key. ``audit`` adds an audit row in the same transaction."""
         clean = normalize_values(values or {})
@@ -135,10 +136,10 @@ class RecordWriter:
         self,
         key: RecordKey,
         field_tipo: str,
-        items: list[dict[str, Any]],
+        items: Sequence[Mapping[str, object]],
         *,
         expected_version: int | None = None,
-        audit: dict[str, Any] | None = None,
+        audit: AuditInfo | None = None,
     ) -> Record:
         """Replace one field's items (an empty list clears it); returns the new record."""
         return self.update_record(
@@ -148,12 +149,13 @@ class RecordWriter:
     def update_record(
         self,
         key: RecordKey,
-        changes: Values,
+        changes: Mapping[str, object],
         *,
         expected_version: int | None = None,
-        audit: dict[str, Any] | None = None,
+        audit: AuditInfo | None = None,
     ) -> Record:
-        """Replace the given fields' items; ``expected_version`` guards against lost updates."""
+        """Replace the given fields' items (``{field tipo: [{lang?, value}, ...]}``, checked as
+        :func:`normalize_values` does); ``expected_version`` guards against lost updates."""
 
         def run(conn: sqlite3.Connection) -> Record:
             before = read_record(conn, key)
@@ -185,7 +187,7 @@ class RecordWriter:
         return record
 
     def delete_record(
-        self, key: RecordKey, *, unlink: bool = False, audit: dict[str, Any] | None = None
+        self, key: RecordKey, *, unlink: bool = False, audit: AuditInfo | None = None
     ) -> Record:
         """Delete a record and its outgoing links; returns what was deleted.
 
@@ -202,7 +204,7 @@ class RecordWriter:
         key: RecordKey,
         *,
         unlink: bool = False,
-        audit: dict[str, Any] | None = None,
+        audit: AuditInfo | None = None,
         guard: Callable[[list[Link]], None] | None = None,
     ) -> tuple[Record, list[Link]]:
         """:meth:`delete_record`, also returning the links removed from other records.
@@ -237,7 +239,7 @@ class RecordWriter:
         self._notify([key, *(link.source for link in removed)])
         return record, removed
 
-    def duplicate_record(self, key: RecordKey, *, audit: dict[str, Any] | None = None) -> RecordKey:
+    def duplicate_record(self, key: RecordKey, *, audit: AuditInfo | None = None) -> RecordKey:
         """Copy a record into a new id of the same section."""
 
         def run(conn: sqlite3.Connection) -> RecordKey:
@@ -327,7 +329,7 @@ def record_linked(key: RecordKey, incoming: list[Link]) -> ArchiveError:
     )
 
 
-def _drop_link(conn: sqlite3.Connection, link: Link, audit: dict[str, Any] | None) -> None:
+def _drop_link(conn: sqlite3.Connection, link: Link, audit: AuditInfo | None) -> None:
     """Remove the locator of ``link.target`` from the linking record's field."""
     before = read_record(conn, link.source)
     target = link.target.to_locator()
@@ -344,7 +346,7 @@ def _drop_link(conn: sqlite3.Connection, link: Link, audit: dict[str, Any] | Non
         write_audit(conn, "update", link.source, old, new, audit)
 
 
-def _same_locator(value: Any, target: dict[str, Any]) -> bool:
+def _same_locator(value: object, target: Locator) -> bool:
     return (
         isinstance(value, dict)
         and str(value.get("section_tipo")) == target["section_tipo"]
@@ -519,7 +521,7 @@ def write_audit(
     key: RecordKey | None,
     before: Any,
     after: Any,
-    info: dict[str, Any],
+    info: AuditInfo,
 ) -> None:
     """Append one audit row inside the caller's transaction (``info``: ``plan_hash``, ``plan_id``,
     ``op_id``, ``model``, ``egress``, ``actor``)."""

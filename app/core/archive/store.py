@@ -20,7 +20,7 @@ from app.core.archive.conversations import ConversationStore
 from app.core.archive.database import Database
 from app.core.archive.hierarchy_shape import TABLE_LAYOUTS, layout_roles, lead_with_code, shape_of
 from app.core.archive.migrations import MIGRATIONS
-from app.core.archive.model import Field, Link, Record, RecordKey, Section
+from app.core.archive.model import AuditRow, Field, Link, Record, RecordKey, Section
 from app.core.archive.records import RecordWriter, row_to_record
 from app.core.errors import ArchiveError
 
@@ -292,19 +292,34 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         return [_row_to_link(r) for r in rows]
 
     # -- audit -------------------------------------------------------------------------------
-    def audit_rows(self, limit: int = 1000) -> list[dict[str, Any]]:
+    def audit_rows(self, limit: int = 1000) -> list[AuditRow]:
         """The most recent audit rows, newest last."""
         with self.db.reading() as conn:
             rows = conn.execute(
                 "SELECT * FROM (SELECT * FROM audit ORDER BY id DESC LIMIT ?) ORDER BY id", (limit,)
             ).fetchall()
-        out = []
-        for row in rows:
-            item = dict(row)
-            for name in ("before", "after"):
-                item[name] = json.loads(item[name]) if item[name] else None
-            out.append(item)
-        return out
+        return [_row_to_audit(row) for row in rows]
+
+
+def _row_to_audit(row: sqlite3.Row) -> AuditRow:
+    def decoded(text: str | None) -> object:
+        return json.loads(text) if text else None
+
+    return AuditRow(
+        id=row["id"],
+        at=row["at"],
+        action=row["action"],
+        section_tipo=row["section_tipo"],
+        section_id=row["section_id"],
+        plan_hash=row["plan_hash"],
+        op_id=row["op_id"],
+        before=decoded(row["before"]),
+        after=decoded(row["after"]),
+        model=row["model"],
+        egress=row["egress"],
+        actor=row["actor"],
+        plan_id=row["plan_id"],
+    )
 
 
 def _put_section(conn: sqlite3.Connection, s: Section) -> None:

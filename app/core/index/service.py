@@ -28,7 +28,7 @@ from app.core.index import changes, storage
 from app.core.index.dense import DenseMatrix, Vectors
 from app.core.index.embed_worker import EmbedWorker
 from app.core.index.embedders import Embedder, default_embedders
-from app.core.index.hits import SearchFilter, SearchHit, SearchMode
+from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
 from app.core.index.indexer import (
     Indexer,
     Progress,
@@ -105,7 +105,7 @@ class Index:
         self._lock = threading.RLock()
         changes.install(archive)
         self.indexer = Indexer(archive, self.embedders, on_written=self._on_written)
-        self.engine = SearchEngine(archive.db, self.embedders, self.matrix_of)
+        self.engine: Searcher = SearchEngine(archive.db, self.embedders, self.matrix_of)
         archive.add_listener(self.indexer.notify)
 
     # -- searching ---------------------------------------------------------------------------
@@ -202,6 +202,11 @@ class Index:
     def resume(self) -> None:
         """Resume paused indexing."""
         self.indexer.resume()
+
+    @property
+    def paused(self) -> bool:
+        """Whether background indexing is paused."""
+        return self.indexer.paused
 
     def cancel(self) -> None:
         """Stop the current indexing run (what is done stays done)."""

@@ -15,22 +15,34 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from app.core import paths
 from app.core.errors import ModelError
 from app.core.models.catalog_rules import (
     Egress,
     Provider,
+    RawEntry,
     invalid,
     validate_entries,
 )
 
 BUILTIN_ID = "local"
 PUBLIC_KEYS = ("id", "label", "egress", "vision", "default", "efforts")
+
+
+class PublicModel(TypedDict):
+    """The secret-free projection of an entry that front ends see."""
+
+    id: str
+    label: str
+    egress: Egress
+    vision: bool
+    default: bool
+    efforts: list[str]
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,7 @@ class ModelEntry:
     supports_tools: bool = True
     context_size: int | None = None
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> PublicModel:
         """The secret-free projection front ends see."""
         return {
             "id": self.id,
@@ -141,13 +153,14 @@ class Catalog:
             details={"model": wanted, "available": self.ids()},
         )
 
-    def public(self) -> list[dict[str, Any]]:
+    def public(self) -> list[PublicModel]:
         """The secret-free projection: ``{id, label, egress, vision, default, efforts}`` each."""
         return [entry.public() for entry in self.entries]
 
 
-def _entry_from_dict(data: dict[str, Any]) -> ModelEntry:
-    values = dict(data)
+def _entry_from_dict(data: RawEntry) -> ModelEntry:
+    """The entry ``data`` describes (already validated: its values have their types)."""
+    values: dict[str, Any] = dict(data)
     if "efforts" in values:
         values["efforts"] = tuple(values["efforts"])
     if "timeout_s" in values:
@@ -161,13 +174,13 @@ def _entry_from_dict(data: dict[str, Any]) -> ModelEntry:
     return ModelEntry(**values)
 
 
-def catalog_from_data(raw: list[dict[str, Any]]) -> Catalog:
+def catalog_from_data(raw: Sequence[RawEntry]) -> Catalog:
     """Validate raw entries (as read from ``models.json``) and build the catalog.
 
     Raises:
         ModelError: ``ai.model_catalog_invalid`` naming the first invalid entry.
     """
-    validate_entries(raw)
+    validate_entries(list(raw))
     user = [_entry_from_dict(item) for item in raw]
     builtin = builtin_local()
     entries = user if any(entry.id == BUILTIN_ID for entry in user) else [builtin, *user]
@@ -177,7 +190,7 @@ def catalog_from_data(raw: list[dict[str, Any]]) -> Catalog:
     return Catalog(tuple(entries))
 
 
-def read_raw_entries(path: Path) -> list[dict[str, Any]]:
+def read_raw_entries(path: Path) -> list[dict[str, object]]:
     """The raw entries of a catalog file (``[]`` when the file does not exist).
 
     Raises:
@@ -212,7 +225,7 @@ def load_catalog(path: Path | None = None) -> Catalog:
     return catalog_from_data(read_raw_entries(path or paths.catalog_file()))
 
 
-def save_catalog(raw: list[dict[str, Any]], path: Path | None = None) -> Catalog:
+def save_catalog(raw: Sequence[RawEntry], path: Path | None = None) -> Catalog:
     """Validate ``raw`` entries and write them atomically; returns the new catalog.
 
     Raises:
@@ -221,7 +234,8 @@ def save_catalog(raw: list[dict[str, Any]], path: Path | None = None) -> Catalog
     catalog = catalog_from_data(raw)
     target = path or paths.catalog_file()
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"models": raw}, ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps({"models": [dict(item) for item in raw]}, ensure_ascii=False, indent=2)
+    text += "\n"
     fd, tmp = tempfile.mkstemp(prefix=".models-", suffix=".json", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -233,7 +247,7 @@ def save_catalog(raw: list[dict[str, Any]], path: Path | None = None) -> Catalog
     return catalog
 
 
-def add_entry(entry: dict[str, Any], path: Path | None = None) -> Catalog:
+def add_entry(entry: RawEntry, path: Path | None = None) -> Catalog:
     """Add (or, with the same id, replace) one raw entry in the catalog file.
 
     Setting ``default`` on the new entry clears it on the others.
@@ -241,9 +255,8 @@ def add_entry(entry: dict[str, Any], path: Path | None = None) -> Catalog:
     raw = read_raw_entries(path or paths.catalog_file())
     if entry.get("default") is True:
         raw = [{k: v for k, v in item.items() if k != "default"} for item in raw]
-    raw = [item for item in raw if item.get("id") != entry.get("id")]
-    raw.append(entry)
-    return save_catalog(raw, path)
+    kept: list[RawEntry] = [item for item in raw if item.get("id") != entry.get("id")]
+    return save_catalog([*kept, entry], path)
 
 
 def remove_entry(model_id: str, path: Path | None = None) -> Catalog:

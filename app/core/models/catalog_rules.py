@@ -14,12 +14,37 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict, TypeGuard
 
 from app.core.errors import ModelError
 
 Provider = Literal["local", "openai_compatible", "anthropic", "scripted"]
 Egress = Literal["local", "external"]
+
+RawEntry = Mapping[str, object]
+"""One catalog entry as ``models.json`` holds it: any JSON values, until validated."""
+
+
+class EntryFields(TypedDict, total=False):
+    """A catalog entry the app itself writes (discovery, the settings dialog, the CLI)."""
+
+    id: str
+    label: str
+    provider: Provider
+    model: str
+    endpoint: str
+    egress: Egress
+    vision: bool
+    max_tokens: int
+    timeout_s: float
+    efforts: list[str]
+    api_key_env: str
+    gguf: str
+    default: bool
+    supports_tools: bool
+    context_size: int
+
 
 PROVIDERS: tuple[str, ...] = ("local", "openai_compatible", "anthropic", "scripted")
 EGRESS: tuple[str, ...] = ("local", "external")
@@ -72,15 +97,15 @@ def invalid(reason: str, *, entry: str | int | None, field: str | None = None) -
     )
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _check_identity(item: dict[str, Any], name: str | int) -> None:
+def _check_identity(item: RawEntry, name: str | int) -> None:
     ident = item.get("id")
     if not isinstance(ident, str) or not ID_RE.match(ident):
         raise invalid("id must match ^[a-z0-9_-]{1,64}$", entry=name, field="id")
@@ -96,7 +121,7 @@ def _check_identity(item: dict[str, Any], name: str | int) -> None:
         raise invalid(reason, entry=name, field=unknown[0])
 
 
-def _check_provider(item: dict[str, Any], name: str | int) -> None:
+def _check_provider(item: RawEntry, name: str | int) -> None:
     provider = item.get("provider")
     if provider not in PROVIDERS:
         raise invalid(
@@ -124,7 +149,7 @@ def _check_provider(item: dict[str, Any], name: str | int) -> None:
             raise invalid(f"{key} is only for local models", entry=name, field=key)
 
 
-def _check_options(item: dict[str, Any], name: str | int) -> None:
+def _check_options(item: RawEntry, name: str | int) -> None:
     key_env = item.get("api_key_env")
     if key_env is not None and (not isinstance(key_env, str) or not KEY_ENV_RE.match(key_env)):
         reason = "api_key_env must be a variable name ending in _API_KEY, _KEY or _TOKEN"

@@ -12,10 +12,11 @@ With ``tool_choice="required"`` the reply is constrained by a JSON-schema gramma
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from app.core.models.base import Message, ToolCall, ToolSpec
+from app.core.models.chat_template import TemplateMessage, TemplateTool, render_template
+from app.core.models.tool_call_json import call_from_json
 
 CHATML = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content']"
@@ -43,12 +44,12 @@ def _call_text(calls: tuple[ToolCall, ...]) -> str:
     )
 
 
-def template_messages(messages: list[Message], tools: list[ToolSpec]) -> list[dict[str, str]]:
+def template_messages(messages: list[Message], tools: list[ToolSpec]) -> list[TemplateMessage]:
     """``messages`` as ``{role, content}`` dicts for a chat template (tools in the system text)."""
     system = [m.content for m in messages if m.role == "system" and m.content]
     if tools:
         system.append(tools_prompt(tools))
-    out: list[dict[str, str]] = []
+    out: list[TemplateMessage] = []
     if system:
         out.append({"role": "system", "content": "\n\n".join(system)})
     for message in messages:
@@ -68,9 +69,9 @@ def template_messages(messages: list[Message], tools: list[ToolSpec]) -> list[di
 
 def render(
     template: str | None,
-    messages: list[dict[str, Any]],
+    messages: list[TemplateMessage],
     *,
-    tools: list[dict[str, Any]] | None = None,
+    tools: list[TemplateTool] | None = None,
     bos_token: str = "",
     eos_token: str = "",
 ) -> str:
@@ -78,8 +79,6 @@ def render(
 
     ``tools`` (OpenAI function shapes) are passed to templates that render them natively.
     """
-    from app.core.models.chat_template import render_template
-
     return render_template(
         template or CHATML, messages, tools=tools, bos_token=bos_token, eos_token=eos_token
     )
@@ -122,15 +121,4 @@ def parse_tool_call(text: str, tools: list[ToolSpec]) -> ToolCall | None:
         data = json.loads(stripped)
     except json.JSONDecodeError:
         return None
-    if not isinstance(data, dict):
-        return None
-    name = data.get("name")
-    arguments = data.get("arguments", data.get("parameters", {}))
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            return None
-    if name not in {t.name for t in tools} or not isinstance(arguments, dict):
-        return None
-    return ToolCall(f"call_{uuid.uuid4().hex[:24]}", str(name), arguments)
+    return call_from_json(data, {tool.name for tool in tools})

@@ -16,10 +16,10 @@ import functools
 import hashlib
 import json
 import re
-import uuid
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from app.core.models.base import Message, ToolCall, ToolSpec
+from app.core.models.tool_call_json import call_from_json
 
 MARKERS = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>")
 """Where a tool call begins in the reply of a tool-calling template."""
@@ -27,6 +27,46 @@ _TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _MISTRAL_ARGS_RE = re.compile(
     r"\[TOOL_CALLS\]\s*([A-Za-z0-9_.-]+)\s*\[ARGS\]\s*(\{.*\})", re.DOTALL
 )
+
+
+class TemplateFunction(TypedDict):
+    """A call inside an assistant message, as chat templates read it."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+class TemplateToolCall(TypedDict):
+    """One entry of an assistant message's ``tool_calls``."""
+
+    id: str
+    type: Literal["function"]
+    function: TemplateFunction
+
+
+class TemplateMessage(TypedDict):
+    """One message as Hugging Face chat templates read it (``message['role']``...)."""
+
+    role: str
+    content: str
+    tool_calls: NotRequired[list[TemplateToolCall]]
+    tool_call_id: NotRequired[str]
+    name: NotRequired[str]
+
+
+class FunctionSpec(TypedDict):
+    """A tool's name, description and JSON schema, in the OpenAI function shape."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class TemplateTool(TypedDict):
+    """One entry of the ``tools`` a tool-calling template iterates over."""
+
+    type: Literal["function"]
+    function: FunctionSpec
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,9 +109,9 @@ def template_supports_tools(template: str | None) -> bool:
 
 def render_template(
     template: str,
-    messages: list[dict[str, Any]],
+    messages: list[TemplateMessage],
     *,
-    tools: list[dict[str, Any]] | None = None,
+    tools: list[TemplateTool] | None = None,
     bos_token: str = "",
     eos_token: str = "",
 ) -> str:
@@ -87,7 +127,7 @@ def render_template(
     return str(environment().from_string(template).render(**values))
 
 
-def native_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+def native_tools(tools: list[ToolSpec]) -> list[TemplateTool]:
     """``tools`` in the OpenAI function shape chat templates iterate over."""
     return [
         {
@@ -107,10 +147,10 @@ def short_id(call_id: str) -> str:
     return hashlib.sha1(call_id.encode("utf-8")).hexdigest()[:9]
 
 
-def native_messages(messages: list[Message]) -> list[dict[str, Any]]:
+def native_messages(messages: list[Message]) -> list[TemplateMessage]:
     """``messages`` with native ``tool`` results and assistant ``tool_calls``."""
     system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
-    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    out: list[TemplateMessage] = [{"role": "system", "content": system}] if system else []
     for message in messages:
         if message.role == "system":
             continue
@@ -124,7 +164,7 @@ def native_messages(messages: list[Message]) -> list[dict[str, Any]]:
                 }
             )
         elif message.role == "assistant" and message.tool_calls:
-            calls = [
+            calls: list[TemplateToolCall] = [
                 {
                     "id": short_id(call.id),
                     "type": "function",
@@ -173,36 +213,19 @@ def _json_values(text: str) -> list[Any]:
     return values
 
 
-def _call(data: Any, names: set[str]) -> ToolCall | None:
-    if not isinstance(data, dict):
-        return None
-    if isinstance(data.get("function"), dict):
-        data = data["function"]
-    name = data.get("name")
-    arguments = data.get("arguments", data.get("parameters", {}))
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            return None
-    if name not in names or not isinstance(arguments, dict):
-        return None
-    return ToolCall(f"call_{uuid.uuid4().hex[:24]}", str(name), arguments)
-
-
 def parse_native_calls(text: str, tools: list[ToolSpec]) -> list[ToolCall]:
     """The tool calls in a reply written by a tool-calling template (``[]`` if none is valid)."""
     names = {tool.name for tool in tools}
     mistral = _MISTRAL_ARGS_RE.search(text)
     if mistral:
-        call = _call({"name": mistral.group(1), "arguments": mistral.group(2)}, names)
+        call = call_from_json({"name": mistral.group(1), "arguments": mistral.group(2)}, names)
         return [call] if call else []
     segments = _TOOL_CALL_RE.findall(text) if "<tool_call>" in text else [text]
     calls: list[ToolCall] = []
     for segment in segments:
         for value in _json_values(segment):
             for item in value if isinstance(value, list) else [value]:
-                call = _call(item, names)
+                call = call_from_json(item, names)
                 if call is not None:
                     calls.append(call)
     return calls

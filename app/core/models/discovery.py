@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.core.errors import ArxiuError, ModelError
+from app.core.models.catalog_rules import EntryFields
 from app.core.models.discovery_roots import (
     SOURCE_LABELS,
     Root,
@@ -385,7 +386,7 @@ def model_id_for(found: Found, taken: set[str] | None = None) -> str:
     return candidate
 
 
-def catalog_entry(found: Found, model_id: str | None = None) -> dict[str, Any]:
+def catalog_entry(found: Found, model_id: str | None = None) -> EntryFields:
     """The catalog entry (``egress: local``) that adds ``found``.
 
     Raises:
@@ -404,16 +405,22 @@ def catalog_entry(found: Found, model_id: str | None = None) -> dict[str, Any]:
             details={"required_mb": needed, "available_mb": free, "path": str(found.path)},
         )
     label = f"{found.name} ({found.source_label})"[:120]
-    entry: dict[str, Any] = {"id": model_id or model_id_for(found), "label": label}
+    ident = model_id or model_id_for(found)
     if found.kind == "server" and found.server is not None:
-        entry.update(provider="openai_compatible", model=found.server.model)
-        entry.update(endpoint=found.server.endpoint, egress="local")
-        if found.server.supports_tools is False:
+        server = found.server
+        entry: EntryFields = {"id": ident, "label": label, "provider": "openai_compatible"}
+        entry.update({"model": server.model, "endpoint": server.endpoint, "egress": "local"})
+        if server.supports_tools is False:
             entry["supports_tools"] = False
         return entry
-    entry.update(provider="local", gguf=str(found.path), egress="local")
-    entry["supports_tools"] = bool(found.supports_tools)
-    return entry
+    return {
+        "id": ident,
+        "label": label,
+        "provider": "local",
+        "gguf": str(found.path),
+        "egress": "local",
+        "supports_tools": bool(found.supports_tools),
+    }
 
 
 def found_from_path(

@@ -14,13 +14,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app.core.errors import ModelError
 from app.core.models.gguf_header import MAGIC as MAGIC
+from app.core.models.gguf_header import Metadata, read_header
 from app.core.models.gguf_header import invalid_file_error as invalid_file_error
 from app.core.models.gguf_header import missing_file_error as missing_file_error
-from app.core.models.gguf_header import read_header
 from app.core.models.gguf_header import refused_file_error as refused_file_error
 
 _missing, _invalid = missing_file_error, invalid_file_error
@@ -92,7 +91,7 @@ def read_gguf(path: Path) -> GGUFInfo:
     return _info(path, header.version, header.meta)
 
 
-def _info(path: Path, version: int, meta: dict[str, Any]) -> GGUFInfo:
+def _info(path: Path, version: int, meta: Metadata) -> GGUFInfo:
     arch = str(meta.get("general.architecture") or "")
 
     def number(name: str, default: int = 0) -> int:

@@ -26,6 +26,7 @@ from app.core.models.chat_template import template_supports_tools
 from app.core.models.gguf import GGUFInfo
 from app.core.models.gguf_header import (
     MAGIC,
+    Metadata,
     Tensor,
     read_header,
 )
@@ -99,7 +100,7 @@ def _tensor_bytes(elements: int, kind: int) -> int:
     return int(elements // block * size)
 
 
-def quantisation_name(meta: dict[str, Any], tensors: list[Tensor]) -> str:
+def quantisation_name(meta: Metadata, tensors: list[Tensor]) -> str:
     """``Q4_K_M``, ``Q8_0``, ``F16``…: the file type the header names, else the commonest type."""
     file_type = meta.get("general.file_type")
     if isinstance(file_type, int):
@@ -135,7 +136,7 @@ def read_facts(path: Path, deadline: float | None = None) -> GGUFFacts:
     return _facts(path, size, header.meta, tensors)
 
 
-def _facts(path: Path, size: int, meta: dict[str, Any], tensors: list[Tensor]) -> GGUFFacts:
+def _facts(path: Path, size: int, meta: Metadata, tensors: list[Tensor]) -> GGUFFacts:
     arch = str(meta.get("general.architecture") or "")
 
     def number(name: str, default: int = 0) -> int:

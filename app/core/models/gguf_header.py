@@ -103,6 +103,9 @@ def _invalid(path: Path, reason: str) -> ModelError:
 
 
 Tensor = tuple[int, int, int]
+MetaValue = int | float | bool | str | None
+"""A kept metadata value: a scalar, a string, or ``None`` for an array or a string not kept."""
+Metadata = dict[str, MetaValue]
 """A tensor of the table: its element count, its type and its data offset."""
 
 
@@ -220,7 +223,7 @@ def _wanted(key: str) -> bool:
 
 def _read_header(
     buffer: Any, deadline: float, with_tensors: bool
-) -> tuple[int, dict[str, Any], list[Tensor], int]:
+) -> tuple[int, Metadata, list[Tensor], int]:
     """The version, the metadata, ``(elements, type, offset)`` per tensor, and where the
     tensor data starts (no tensors and 0 without ``with_tensors``)."""
     reader = _Reader(buffer, deadline)
@@ -231,7 +234,7 @@ def _read_header(
     if version not in (2, 3):
         raise ValueError(f"unsupported GGUF version {version}")
     tensor_count, kv_count = reader.count(), reader.count()
-    meta: dict[str, Any] = {}
+    meta: Metadata = {}
     for _ in range(kv_count):
         reader.tick()
         key = reader.string()
@@ -265,7 +268,7 @@ class Header:
 
     size: int
     version: int
-    meta: dict[str, Any]
+    meta: Metadata
     tensors: list[Tensor]
     data_start: int
 

@@ -4,26 +4,32 @@ Why a process and not a thread: llama.cpp aborts (``GGML_ASSERT``) on some bad i
 files, which would kill the whole window from a thread; a spawned child just exits and the next
 request starts a fresh one. The cost is one pipe message per token (microseconds) and the time to
 start the child once (model load included), paid lazily on the first request, off the event loop.
+The messages are the typed values of :mod:`~app.core.models.local_messages`; a reader thread
+blocks on the pipe and wakes the event loop as each one lands
+(:class:`~app.core.models.pipe_reader.PipeReader`), so no token waits for a poll.
 
 Stop works between tokens and inside the prompt's evaluation (llama.cpp's abort callback, see
 :mod:`~app.core.models.local_worker`); if the child does not acknowledge a stop within
-``stop_grace_s`` (a child stuck elsewhere), it is killed and restarted on the next request. The
-child keeps one ``Llama`` object, so the stable prompt prefix (system prompt + tool definitions)
-stays in its KV cache across turns.
+``stop_grace_s`` (a child stuck elsewhere), it is killed and restarted on the next request. A
+child that dies mid-reply is a coded ``ai.model_crashed``; :meth:`LocalLlamaModel.aclose` during a
+reply ends that reply with ``Stop("stopped")``. The child keeps one ``Llama`` object, so the
+stable prompt prefix (system prompt + tool definitions) stays in its KV cache across turns.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import signal
 import time
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from multiprocessing.synchronize import Event
 from pathlib import Path
-from typing import Any
 
 from app.core.errors import ModelError
 from app.core.models import local_worker
@@ -39,26 +45,35 @@ from app.core.models.base import (
     Usage,
 )
 from app.core.models.catalog import ModelEntry
-from app.core.models.chat_prompt import parse_tool_call, template_messages, tool_call_schema
-from app.core.models.chat_template import (
-    marker_split,
-    native_messages,
-    native_tools,
-    parse_native_calls,
-)
+from app.core.models.chat_prompt import parse_tool_call
+from app.core.models.chat_template import marker_split, parse_native_calls
 from app.core.models.gguf import available_memory_bytes, bundled_gguf, check_memory, read_gguf
+from app.core.models.local_messages import (
+    Close,
+    Done,
+    Failed,
+    Generate,
+    Ready,
+    Sampling,
+    Stopped,
+    Terminal,
+    Text,
+    WorkerConfig,
+)
+from app.core.models.pipe_reader import MessageSource, PipeClosed, PipeReader
 from app.core.models.transport import stop_requested
 
-SAMPLING_KEYS = ("top_k", "top_p", "min_p", "repeat_penalty", "presence_penalty")
-DEFAULT_SAMPLING = {"repeat_penalty": 1.15}
+DEFAULT_SAMPLING = Sampling(repeat_penalty=1.15)
 """Small models loop on a phrase without a repetition penalty (llama-cpp-python's
 ``generate`` defaults to none); ``StreamOptions.extra`` overrides it."""
+STOP_CHECK_S = 0.05
+"""How often the caller's Stop (a ``threading.Event``, which cannot wake an event loop) is
+checked while the worker sends nothing; the worker's messages never wait for it."""
 REASONS: dict[str, StopReason] = {"stop": "end_turn", "length": "max_tokens"}
 HINTS = {
     "ai.context_overflow": "Start a new conversation or ask a shorter question.",
     "ai.model_file_invalid": "Download the model again or choose another GGUF file.",
 }
-Msg = tuple[str, Any]
 _SAFE = [False]
 """Set once a child died of an illegal instruction: later children run without llama.cpp's
 extra (repacked/AMX) weight buffers, which some CPUs and virtual machines cannot execute."""
@@ -86,11 +101,15 @@ def _enter_safe_mode(exitcode: int | None) -> None:
 
 @dataclass
 class _Worker:
-    process: Any
-    conn: Any
-    stop: Any
+    process: BaseProcess
+    conn: Connection
+    stop: Event
+    reader: MessageSource
     n_ctx: int
     abandoned: bool = False
+    """A reply is under way that nobody reads any more (stopped; drained before the next)."""
+    closing: bool = False
+    """:meth:`LocalLlamaModel.aclose` is ending it: its end is a Stop, not a crash."""
     native_tools: bool = False
     """Whether the model's chat template renders tools (real tool calls, no grammar)."""
 
@@ -163,19 +182,6 @@ class _Reply:
         return [TextDelta(text)], None
 
 
-def _drain(conn: Any, timeout: float) -> list[Msg] | None:
-    """Messages waiting on ``conn`` (waiting up to ``timeout``); ``None`` if the child is gone."""
-    out: list[Msg] = []
-    try:
-        if conn.poll(timeout):
-            out.append(conn.recv())
-            while len(out) < 512 and conn.poll(0):
-                out.append(conn.recv())
-    except (EOFError, OSError):
-        return out or None
-    return out
-
-
 class LocalLlamaModel:
     """A GGUF model through llama-cpp-python in a child process.
 
@@ -205,7 +211,6 @@ class LocalLlamaModel:
         self._available = available_memory
         self._worker: _Worker | None = None
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix="arxiu-llama")
         self.restarts = 0
 
     def model_path(self) -> Path:
@@ -220,7 +225,7 @@ class LocalLlamaModel:
     @property
     def pid(self) -> int | None:
         """The process id of the running worker (``None`` when none runs)."""
-        return int(self._worker.process.pid) if self._worker else None
+        return self._worker.process.pid if self._worker else None
 
     async def load(self) -> None:
         """Check the file and memory, start the child and wait until the model is loaded."""
@@ -234,13 +239,10 @@ class LocalLlamaModel:
             self._lock = (loop, asyncio.Lock())
         return self._lock[1]
 
-    async def _run(self, func: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, func, *args)
-
     async def _ready_worker(self) -> _Worker:
         worker = self._worker
         if worker is not None and not worker.process.is_alive():
-            await self._discard()
+            await self._discard(worker)
             worker = None
         if worker is not None and worker.abandoned:
             await self._settle(worker)
@@ -269,12 +271,7 @@ class LocalLlamaModel:
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
         stop = ctx.Event()
-        config = {
-            "path": str(path),
-            "n_ctx": n_ctx,
-            "n_threads": self.n_threads,
-            "extra_buffers": not _SAFE[0],
-        }
+        config = WorkerConfig(str(path), n_ctx, self.n_threads, extra_buffers=not _SAFE[0])
         process = ctx.Process(
             target=local_worker.serve,
             args=(child, stop, config),
@@ -283,24 +280,32 @@ class LocalLlamaModel:
         )
         process.start()
         child.close()
-        return _Worker(process, parent, stop, n_ctx)
+        return _Worker(process, parent, stop, self._reader(parent), n_ctx)
+
+    def _reader(self, conn: Connection) -> MessageSource:
+        """What reads the worker's messages: a :class:`PipeReader` thread."""
+        return PipeReader(conn, f"arxiu-llama-reader-{self.id}")
 
     async def _start(self) -> _Worker:
-        worker: _Worker = await self._run(self._spawn)
+        worker = await asyncio.to_thread(self._spawn)
         deadline = time.monotonic() + self.load_timeout_s
-        while time.monotonic() < deadline:
-            messages = await self._run(_drain, worker.conn, 0.1)
-            if messages is None:
-                await self._kill(worker)
-                raise _WorkerDied(worker.process.exitcode)
-            for kind, payload in messages:
-                if kind == "ready":
-                    worker.n_ctx = int(payload["n_ctx"])
-                    worker.native_tools = bool(payload.get("tool_template"))
-                    return worker
-                if kind == "error":
-                    await self._kill(worker)
-                    raise _coded(payload, self.model_path())
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                for message in await worker.reader.next_batch(left):
+                    if isinstance(message, Ready):
+                        worker.n_ctx, worker.native_tools = message.n_ctx, message.tool_template
+                        return worker
+                    if isinstance(message, Failed):
+                        raise _coded(message, self.model_path())
+                    if isinstance(message, PipeClosed):
+                        await self._kill(worker)
+                        raise _WorkerDied(worker.process.exitcode)
+        except Exception:
+            await self._kill(worker)
+            raise
+        except BaseException:  # cancelled: nothing may be awaited, but it must not run on
+            worker.process.kill()
+            raise
         await self._kill(worker)
         raise ModelError("ai.model_load_timeout", "The local model took too long to load.")
 
@@ -319,24 +324,22 @@ class LocalLlamaModel:
         tools: list[ToolSpec],
         options: StreamOptions,
         native: bool = False,
-    ) -> tuple[dict[str, Any], _Reply]:
+    ) -> tuple[Generate, _Reply]:
         use_tools = bool(tools) and options.tool_choice != "none"
         use_tools = use_tools and (self.supports_tools or options.tool_choice == "required")
         offered = tools if use_tools else []
         mode = "text" if not offered else "tool" if options.tool_choice == "required" else "auto"
-        request = {
-            "messages": template_messages(messages, offered),
-            "max_tokens": min(options.max_tokens, self.entry.max_tokens),
-            "temperature": options.temperature,
-            "grammar": tool_call_schema(offered) if mode == "tool" else None,
-            "sampling": DEFAULT_SAMPLING
-            | {k: options.extra[k] for k in SAMPLING_KEYS if k in options.extra},
-        }
         if mode == "auto" and native:
             mode = "native"
-            request["text_messages"] = request["messages"]
-            request["messages"] = native_messages(messages)
-            request["tools"] = native_tools(offered)
+        request = Generate(
+            tuple(messages),
+            tuple(offered),
+            native=mode == "native",
+            constrained=mode == "tool",
+            max_tokens=min(options.max_tokens, self.entry.max_tokens),
+            temperature=options.temperature,
+            sampling=DEFAULT_SAMPLING.updated(options.extra),
+        )
         return request, _Reply(mode, offered)
 
     async def stream(
@@ -348,10 +351,10 @@ class LocalLlamaModel:
                 worker = await self._ready_worker()
                 request, reply = self._request(messages, tools, options, worker.native_tools)
                 worker.stop.clear()
-                worker.conn.send(("generate", request))
                 worker.abandoned = True
                 yielded = False
                 try:
+                    await self._send(worker, request)
                     async for event in self._events(worker, reply, options):
                         yielded = True
                         yield event
@@ -364,87 +367,115 @@ class LocalLlamaModel:
                     if worker.abandoned:  # the reader left early: stop generating now
                         worker.stop.set()
 
+    async def _send(self, worker: _Worker, request: Generate) -> None:
+        try:
+            worker.conn.send(request)
+        except OSError:  # the child is gone (its end of the pipe is closed)
+            await self._discard(worker)
+            raise _WorkerDied(worker.process.exitcode) from None
+
+    def _wait_s(self, options: StreamOptions, stop_sent: float | None) -> float | None:
+        """How long to wait for the worker's next message before looking at Stop again."""
+        if stop_sent is not None:
+            return max(0.0, stop_sent + self.stop_grace_s - time.monotonic())
+        return STOP_CHECK_S if options.stop_event is not None else None
+
     async def _events(
         self, worker: _Worker, reply: _Reply, options: StreamOptions
     ) -> AsyncIterator[ModelEvent]:
         stop_sent: float | None = None
         while True:
-            messages = await self._run(_drain, worker.conn, 0.05)
-            if messages is None:
-                await self._discard()
-                raise _WorkerDied(worker.process.exitcode)
-            for kind, payload in messages:
-                if kind == "text":
-                    for event in reply.text(payload):
+            for message in await worker.reader.next_batch(self._wait_s(options, stop_sent)):
+                if isinstance(message, Text):
+                    for event in reply.text(message.piece):
                         yield event
-                    continue
-                worker.abandoned = False
-                for event in self._terminal(kind, payload, reply):
-                    yield event
-                return
+                elif isinstance(message, PipeClosed):
+                    for event in await self._pipe_ended(worker):
+                        yield event
+                    return
+                elif not isinstance(message, Ready):
+                    worker.abandoned = False
+                    for event in self._terminal(message, reply):
+                        yield event
+                    return
             if stop_sent is None and stop_requested(options):
                 worker.stop.set()
                 stop_sent = time.monotonic()
-            elif stop_sent is not None and time.monotonic() - stop_sent > self.stop_grace_s:
-                await self._discard()
+            elif stop_sent is not None and time.monotonic() - stop_sent >= self.stop_grace_s:
+                await self._discard(worker)
                 yield Usage()
                 yield Stop("stopped")
                 return
 
-    def _terminal(self, kind: str, payload: dict[str, Any], reply: _Reply) -> list[ModelEvent]:
-        if kind == "error":
-            raise _coded(payload, self.model_path())
-        usage = Usage(**payload["usage"])
-        if kind == "stopped":
-            return [usage, Stop("stopped")]
+    async def _pipe_ended(self, worker: _Worker) -> list[ModelEvent]:
+        """The end of a reply whose worker went away: a Stop if :meth:`aclose` ended it."""
+        if worker.closing:
+            return [Usage(), Stop("stopped")]
+        await self._discard(worker)
+        raise _WorkerDied(worker.process.exitcode)
+
+    def _terminal(self, message: Terminal, reply: _Reply) -> list[ModelEvent]:
+        if isinstance(message, Failed):
+            raise _coded(message, self.model_path())
+        if isinstance(message, Stopped):
+            return [message.usage, Stop("stopped")]
         events, reason = reply.finish()
-        return [*events, usage, Stop(reason or REASONS.get(payload["reason"], "end_turn"))]
+        return [*events, message.usage, Stop(reason or REASONS.get(message.reason, "end_turn"))]
 
     async def _settle(self, worker: _Worker) -> None:
         """Finish a reply whose reader went away: stop it and drain to its last message."""
         worker.stop.set()
         deadline = time.monotonic() + self.stop_grace_s
-        while time.monotonic() < deadline:
-            messages = await self._run(_drain, worker.conn, 0.05)
-            if messages is None:
+        while (left := deadline - time.monotonic()) > 0:
+            batch = await worker.reader.next_batch(left)
+            if any(isinstance(message, PipeClosed) for message in batch):
                 break
-            if any(kind in ("done", "stopped", "error") for kind, _ in messages):
+            if any(isinstance(message, Done | Stopped | Failed) for message in batch):
                 worker.abandoned = False
                 return
-        await self._discard()
+        await self._discard(worker)
 
     async def _kill(self, worker: _Worker) -> None:
         if worker.process.is_alive():
             worker.process.kill()
-        await self._run(worker.process.join, 5)
-        worker.conn.close()
+        await asyncio.to_thread(_reap, worker)
 
-    async def _discard(self) -> None:
-        worker, self._worker = self._worker, None
-        if worker is not None:
+    async def _discard(self, worker: _Worker) -> None:
+        """Kill ``worker``; the next request starts a fresh one."""
+        if self._worker is worker:
+            self._worker = None
             self.restarts += 1
-            await self._kill(worker)
+        await self._kill(worker)
 
     async def aclose(self) -> None:
-        """Ask the child to exit (killing it if it does not) and free the reader thread."""
+        """Ask the child to exit (killing it if it does not); a reply under way ends stopped.
+
+        The model may be used again afterwards: the next request starts a fresh child.
+        """
         worker, self._worker = self._worker, None
-        if worker is not None:
-            try:
-                worker.stop.set()
-                worker.conn.send(("close", None))
-            except (OSError, ValueError):
-                pass
-            await self._run(worker.process.join, 3)
-            await self._kill(worker)
-        self._executor.shutdown(wait=False)
+        if worker is None:
+            return
+        worker.closing = True
+        worker.stop.set()
+        with contextlib.suppress(OSError, ValueError):
+            worker.conn.send(Close())
+        await asyncio.to_thread(worker.process.join, 3)
+        await self._kill(worker)
 
 
-def _coded(payload: dict[str, Any], path: Path) -> ModelError:
-    code = str(payload.get("code") or "ai.model_failed")
-    details = dict(payload.get("details") or {})
+def _reap(worker: _Worker) -> None:
+    """Wait for a killed or exiting child, then for its reader, and close the pipe."""
+    worker.process.join(5)
+    worker.reader.join(1.0)  # the pipe ended with the process
+    worker.conn.close()
+
+
+def _coded(failure: Failed, path: Path) -> ModelError:
+    code = failure.code or "ai.model_failed"
+    details = dict(failure.details)
     if code == "ai.model_file_invalid":
         details.setdefault("path", str(path))
     category = "input" if code == "ai.context_overflow" else "environment"
     return ModelError(
-        code, str(payload.get("message")), hint=HINTS.get(code), category=category, details=details
+        code, failure.message, hint=HINTS.get(code), category=category, details=details
     )

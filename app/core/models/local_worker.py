@@ -1,10 +1,10 @@
 """The child process that runs llama.cpp (imported in the child only; llama_cpp loaded lazily).
 
-Protocol over a ``multiprocessing`` pipe. Parent → child: ``("generate", request)`` or
-``("close", None)``. Child → parent: ``("ready", info)`` once loaded, then per request any number
-of ``("text", str)`` and one terminal message: ``("done", result)``, ``("stopped", result)`` or
-``("error", {code, message, details})``. A shared ``stop`` event is checked inside the prompt's
-evaluation (llama.cpp's abort callback) and between tokens.
+The messages over the ``multiprocessing`` pipe are the typed values of
+:mod:`~app.core.models.local_messages`: parent → child :class:`Generate` or :class:`Close`;
+child → parent :class:`Ready` once loaded, then per request any number of :class:`Text` and one
+terminal :class:`Done`, :class:`Stopped` or :class:`Failed`. A shared ``stop`` event is checked
+inside the prompt's evaluation (llama.cpp's abort callback) and between tokens.
 
 The prompt is evaluated in one ``Llama.eval`` call after the longest prefix already in the KV
 cache (llama.cpp's own ``n_batch`` batching, the speed of a bare llama-cpp-python prefill: 32-token
@@ -22,49 +22,53 @@ from __future__ import annotations
 import codecs
 import json
 import time
-from typing import Any
+from collections.abc import Generator, Iterator
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Event
+from typing import Any, Literal
 
-from app.core.models.chat_prompt import render
-from app.core.models.chat_template import template_supports_tools
+from app.core.models.base import ToolSpec, Usage
+from app.core.models.chat_prompt import render, template_messages, tool_call_schema
+from app.core.models.chat_template import native_messages, native_tools, template_supports_tools
+from app.core.models.local_messages import (
+    MAX_SAMPLING_S,
+    Done,
+    Failed,
+    FromWorker,
+    Generate,
+    Ready,
+    Stopped,
+    Text,
+    WorkerConfig,
+)
 
 ABORTED = 2
 """``llama_decode``'s return code when the abort callback stopped it."""
-MAX_SAMPLING_S = 900.0
-"""The longest one reply may sample (a request's ``max_seconds`` may lower it); past it the
-reply ends with ``ai.stream_timeout`` (same limit as HTTP providers' turns)."""
 
 
-def serve(conn: Any, stop: Any, config: dict[str, Any]) -> None:
-    """Load the model, then answer requests until ``close`` or the parent goes away."""
+def serve(conn: Connection, stop: Event, config: WorkerConfig) -> None:
+    """Load the model, then answer requests until :class:`Close` or the parent goes away."""
     try:
         llm = _load(config)
     except Exception as error:  # llama.cpp raises ValueError/RuntimeError on bad files
-        conn.send(("error", _error("ai.model_file_invalid", f"llama.cpp cannot load it: {error}")))
+        conn.send(Failed("ai.model_file_invalid", f"llama.cpp cannot load it: {error}"))
         return
     template = llm.metadata.get("tokenizer.chat_template")
-    ready = {
-        "n_ctx": llm.n_ctx(),
-        "pid_ok": True,
-        "tool_template": template_supports_tools(template),
-    }
-    conn.send(("ready", ready))
-    grammars: dict[str, Any] = {}
+    conn.send(Ready(llm.n_ctx(), template_supports_tools(template)))
+    grammars = GrammarCache()
     abort = PromptAbort(llm, stop)
     while True:
         try:
-            kind, request = conn.recv()
+            request = conn.recv()
         except (EOFError, OSError):
             return
-        if kind == "close":
+        if not isinstance(request, Generate):  # Close
             return
         try:
-            _generate(llm, conn, abort, request, grammars)
+            for message in _generate(llm, abort, request, grammars):
+                conn.send(message)
         except Exception as error:  # a failure inside llama.cpp's Python layer
-            conn.send(("error", _error("ai.model_failed", f"The local model failed: {error}")))
-
-
-def _error(code: str, message: str, **details: Any) -> dict[str, Any]:
-    return {"code": code, "message": message, "details": details}
+            conn.send(Failed("ai.model_failed", f"The local model failed: {error}"))
 
 
 def disable_extra_buffers() -> None:
@@ -85,22 +89,23 @@ def disable_extra_buffers() -> None:
     lib.llama_model_default_params = params
 
 
-def _load(config: dict[str, Any]) -> Any:
+def _load(config: WorkerConfig) -> Any:
     from llama_cpp import Llama
 
-    if not config.get("extra_buffers", True):
+    if not config.extra_buffers:
         disable_extra_buffers()
-    kwargs: dict[str, Any] = {"n_ctx": config["n_ctx"], "verbose": False}
-    if config.get("n_threads"):
-        kwargs["n_threads"] = config["n_threads"]
-    return Llama(model_path=config["path"], **kwargs)
+    if config.n_threads:
+        return Llama(
+            model_path=config.path, n_ctx=config.n_ctx, n_threads=config.n_threads, verbose=False
+        )
+    return Llama(model_path=config.path, n_ctx=config.n_ctx, verbose=False)
 
 
-def prompt_text(llm: Any, request: dict[str, Any]) -> str:
+def prompt_text(llm: Any, request: Generate) -> str:
     """The request rendered with the model's chat template.
 
-    A request with native ``tools`` (for a template that renders them) falls back to its
-    ``text_messages`` (tools described in the system text) if the template refuses it.
+    A ``native`` request hands its tools to the template (one that renders them); if the
+    template refuses, the tools are described in the system text instead, as for any other.
     """
     from jinja2.exceptions import TemplateError
 
@@ -110,16 +115,23 @@ def prompt_text(llm: Any, request: dict[str, Any]) -> str:
     bos_text = vocab_text(bos) if bos >= 0 else ""
     eos_text = vocab_text(eos) if eos >= 0 else ""
     template = meta.get("tokenizer.chat_template")
-    messages, tools = request["messages"], request.get("tools")
-    if tools:
+    messages, tools = list(request.messages), list(request.tools)
+    if request.native and tools:
         try:
-            return render(template, messages, tools=tools, bos_token=bos_text, eos_token=eos_text)
+            return render(
+                template,
+                native_messages(messages),
+                tools=native_tools(tools),
+                bos_token=bos_text,
+                eos_token=eos_text,
+            )
         except TemplateError:
-            messages = request["text_messages"]
-    return render(template, messages, bos_token=bos_text, eos_token=eos_text)
+            pass
+    text = template_messages(messages, tools)
+    return render(template, text, bos_token=bos_text, eos_token=eos_text)
 
 
-def prompt_tokens(llm: Any, request: dict[str, Any]) -> list[int]:
+def prompt_tokens(llm: Any, request: Generate) -> list[int]:
     """Render the request's messages with the model's chat template and tokenize them."""
     text = prompt_text(llm, request)
     bos = llm.token_bos()
@@ -134,7 +146,7 @@ class PromptAbort:
     """llama.cpp's abort callback bound to the ``stop`` event, installed only while a prompt is
     read (:meth:`evaluate`); keeps the ctypes callback alive as long as the model."""
 
-    def __init__(self, llm: Any, stop: Any) -> None:
+    def __init__(self, llm: Any, stop: Event) -> None:
         import llama_cpp
 
         self._lib = llama_cpp
@@ -181,55 +193,65 @@ def _prefill(llm: Any, abort: PromptAbort, tokens: list[int]) -> int | None:
     return cached
 
 
-def _grammar(schema: dict[str, Any] | None, cache: dict[str, Any]) -> Any:
-    if schema is None:
-        return None
-    from llama_cpp.llama_grammar import LlamaGrammar
+class GrammarCache:
+    """The JSON-schema grammars of the tool sets seen so far (building one takes a while)."""
 
-    key = json.dumps(schema, sort_keys=True)
-    if key not in cache:
-        cache[key] = LlamaGrammar.from_json_schema(key, verbose=False)
-    return cache[key]
+    def __init__(self) -> None:
+        self._grammars: dict[str, object] = {}
+
+    def get(self, tools: tuple[ToolSpec, ...]) -> Any:
+        """The ``LlamaGrammar`` that allows one call of one of ``tools``."""
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        key = json.dumps(tool_call_schema(list(tools)), sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
 
 
 def _generate(
-    llm: Any, conn: Any, abort: PromptAbort, request: dict[str, Any], grammars: dict[str, Any]
-) -> None:
+    llm: Any, abort: PromptAbort, request: Generate, grammars: GrammarCache
+) -> Iterator[FromWorker]:
+    """The messages answering ``request``: the reply's :class:`Text` pieces, then one
+    terminal message."""
     started = time.perf_counter()
     tokens = prompt_tokens(llm, request)
     n_ctx = llm.n_ctx()
     if len(tokens) >= n_ctx:
         message = f"The prompt has {len(tokens)} tokens; the context holds {n_ctx}."
-        conn.send(
-            (
-                "error",
-                _error("ai.context_overflow", message, prompt_tokens=len(tokens), n_ctx=n_ctx),
-            )
-        )
+        details = {"prompt_tokens": len(tokens), "n_ctx": n_ctx}
+        yield Failed("ai.context_overflow", message, details)
         return
     cached = _prefill(llm, abort, tokens)
-    usage = {"input_tokens": len(tokens), "cached_tokens": cached or 0, "output_tokens": 0}
     if cached is None:
-        conn.send(("stopped", {"usage": usage, "phase": "prompt"}))
+        yield Stopped(Usage(input_tokens=len(tokens)), "prompt")
         return
-    max_tokens = max(1, min(int(request["max_tokens"]), n_ctx - len(tokens)))
-    reason, count, first = _sample(llm, conn, abort.stop, tokens, request, grammars, max_tokens)
-    usage["output_tokens"] = count
+    max_tokens = max(1, min(request.max_tokens, n_ctx - len(tokens)))
+    reason, count, first = yield from _sample(
+        llm, abort.stop, tokens, request, grammars, max_tokens
+    )
+    usage = Usage(len(tokens), count, cached)
     if reason == "timeout":
         limit = _max_seconds(request)
         message = f"The local model did not finish its reply within {limit:g} s."
-        conn.send(("error", _error("ai.stream_timeout", message, limit_s=limit, usage=usage)))
-        return
-    result = {
-        "reason": reason,
-        "usage": usage,
-        "timings": {"prompt_s": (first or time.perf_counter()) - started},
+        details = {"limit_s": limit, "usage": _usage_details(usage)}
+        yield Failed("ai.stream_timeout", message, details)
+    elif reason == "stopped":
+        yield Stopped(usage, "reply")
+    else:
+        yield Done(reason, usage, (first or time.perf_counter()) - started)
+
+
+def _usage_details(usage: Usage) -> dict[str, int]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "output_tokens": usage.output_tokens,
     }
-    conn.send(("stopped" if reason == "stopped" else "done", result))
 
 
-def _max_seconds(request: dict[str, Any]) -> float:
-    return min(float(request.get("max_seconds") or MAX_SAMPLING_S), MAX_SAMPLING_S)
+def _max_seconds(request: Generate) -> float:
+    return min(request.max_seconds or MAX_SAMPLING_S, MAX_SAMPLING_S)
 
 
 REPEAT_WINDOW = 600
@@ -246,29 +268,33 @@ def is_looping(text: str, times: int = 4) -> bool:
     return False
 
 
+SampleEnd = Literal["stop", "length", "stopped", "timeout"]
+
+
 def _sample(
     llm: Any,
-    conn: Any,
-    stop: Any,
+    stop: Event,
     tokens: list[int],
-    request: dict[str, Any],
-    grammars: dict[str, Any],
+    request: Generate,
+    grammars: GrammarCache,
     max_tokens: int,
-) -> tuple[str, int, float | None]:
-    """Sample and send tokens; returns ``(reason, tokens generated, time of the first)``."""
+) -> Generator[Text, None, tuple[SampleEnd, int, float | None]]:
+    """Sample tokens, yielding their text; returns ``(reason, tokens generated, time of the
+    first)``."""
     import llama_cpp
 
     vocab = llama_cpp.llama_model_get_vocab(llm.model)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     generator = llm.generate(
         tokens,
-        temp=request["temperature"],
-        grammar=_grammar(request.get("grammar"), grammars),
-        **request.get("sampling", {}),
+        temp=request.temperature,
+        grammar=grammars.get(request.tools) if request.constrained else None,
+        **request.sampling.kwargs(),
     )
-    count, first, reason = 0, None, "length"
+    count, first = 0, None
+    reason: SampleEnd = "length"
     text = ""
-    special = bool(request.get("tools"))  # tool-call markers may be control tokens
+    special = request.native  # tool-call markers may be control tokens
     deadline = time.monotonic() + _max_seconds(request)
     for token in generator:
         if stop.is_set():
@@ -281,7 +307,7 @@ def _sample(
         first = first or time.perf_counter()
         piece = decoder.decode(llm.detokenize([token], special=special))
         if piece:
-            conn.send(("text", piece))
+            yield Text(piece)
             text = (text + piece)[-REPEAT_WINDOW:]
             if is_looping(text):
                 reason = "stop"
@@ -294,5 +320,5 @@ def _sample(
     generator.close()
     tail = decoder.decode(b"", final=True)
     if tail and reason != "stopped":
-        conn.send(("text", tail))
+        yield Text(tail)
     return reason, count, first

@@ -10,11 +10,11 @@ summary; each tool declares its egress class:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Required, TypedDict, TypeVar
 
-from app.core.archive.model import RecordKey
+from app.core.archive.model import AuditInfo, RecordKey
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -23,7 +23,25 @@ if TYPE_CHECKING:
 EgressClass = Literal["structure", "content", "write"]
 EGRESS_CLASSES: tuple[EgressClass, ...] = ("structure", "content", "write")
 F = TypeVar("F", bound=Callable[..., Any])
-Summary = str | Callable[[dict[str, Any]], str]
+Summary = str | Callable[[Mapping[str, object]], str]
+"""A tool's summary: a template formatted with the call's arguments, or a function of them."""
+
+
+class ErrorPayload(TypedDict, total=False):
+    """A failed call's error as the model sees it."""
+
+    code: Required[str | None]
+    message: Required[str]
+    hint: str
+    details: dict[str, Any]
+
+
+class ModelPayload(TypedDict, total=False):
+    """What the model sees of a call: ``{ok, data}`` or ``{ok, error}``."""
+
+    ok: Required[bool]
+    data: object
+    error: ErrorPayload
 
 
 @dataclass
@@ -37,7 +55,7 @@ class ToolContext:
     egress: Literal["local", "external"] = "local"
     exclude_restricted: bool = False
     """Set for runs on external models: searches drop restricted chunks *inside* the index."""
-    audit: dict[str, Any] = field(default_factory=dict)
+    audit: AuditInfo = field(default_factory=AuditInfo)
     """For write tools run by a plan's apply: ``plan_hash``, ``op_id``, ``model``, ``egress``."""
 
 
@@ -60,11 +78,11 @@ class ToolResult:
     details: dict[str, Any] = field(default_factory=dict)
     """For failures: machine-readable extras the model may use (e.g. ``candidates``)."""
 
-    def to_model_payload(self) -> dict[str, Any]:
+    def to_model_payload(self) -> ModelPayload:
         """What the model sees: ``{ok, data}`` or ``{ok, error: {code, message, hint}}``."""
         if self.ok:
             return {"ok": True, "data": self.data}
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        error: ErrorPayload = {"code": self.code, "message": self.message}
         if self.hint:
             error["hint"] = self.hint
         if self.details:
@@ -84,7 +102,7 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     function: ToolFunction
-    summarize: Callable[[dict[str, Any]], str]
+    summarize: Callable[[Mapping[str, object]], str]
 
 
 @dataclass(frozen=True)
@@ -122,6 +140,6 @@ class ToolLookup(Protocol):
         """One registered tool (``mcp.tool_unknown`` when there is none by that name)."""
         ...
 
-    def check_args(self, name: str, args: Any) -> dict[str, Any]:
+    def check_args(self, name: str, args: object) -> dict[str, object]:
         """The arguments checked against the tool's schema (``mcp.invalid_args``)."""
         ...

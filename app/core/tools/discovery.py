@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict
 
 from app.core.archive.model import Field, Section
 from app.core.errors import ToolError
@@ -16,7 +16,32 @@ from app.core.tools.resolve import (
 )
 
 
-def section_info(section: Section, lang: str) -> dict[str, Any]:
+class SectionInfo(TypedDict):
+    """A section as the model sees it."""
+
+    tipo: str
+    label: str
+    labels: dict[str, str]
+    description: str
+    restricted: bool
+    writable: bool
+    label_field: str | None
+
+
+class FieldInfo(TypedDict):
+    """A field as the model sees it (a relation's target section, and its label if known)."""
+
+    tipo: str
+    section_tipo: str
+    label: str
+    labels: dict[str, str]
+    kind: str
+    multilingual: bool
+    target_section: NotRequired[str]
+    target_label: NotRequired[str]
+
+
+def section_info(section: Section, lang: str) -> SectionInfo:
     """A section as the model sees it."""
     return {
         "tipo": section.tipo,
@@ -29,9 +54,9 @@ def section_info(section: Section, lang: str) -> dict[str, Any]:
     }
 
 
-def field_info(ctx: ToolContext, fld: Field) -> dict[str, Any]:
+def field_info(ctx: ToolContext, fld: Field) -> FieldInfo:
     """A field as the model sees it (with its relation target's label)."""
-    out: dict[str, Any] = {
+    out: FieldInfo = {
         "tipo": fld.tipo,
         "section_tipo": fld.section_tipo,
         "label": fld.label(ctx.lang),

@@ -7,9 +7,10 @@ and the second one finds the record the first one made.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from app.core.archive.model import RecordKey
+from app.core.archive.model import AuditInfo, RecordKey
 from app.core.archive.records import insert_record, next_id, normalize_values, write_audit
 from app.core.errors import ToolError
 from app.core.tools.query import Compiled, Filter, compile_filters, matching_ids, run_search
@@ -22,14 +23,16 @@ if TYPE_CHECKING:
 MAX_MATCHES = 10
 
 
-def _match_filters(archive: Archive, section_tipo: str, match: dict[str, Any]) -> Compiled:
+def _match_filters(archive: Archive, section_tipo: str, match: Mapping[str, object]) -> Compiled:
     filters: list[Filter] = [
         {"field": tipo, "op": "equals", "value": v} for tipo, v in match.items()
     ]
     return compile_filters(archive, section_tipo, filters, exclude_restricted=False)
 
 
-def find_matches(archive: Archive, section_tipo: str, match: dict[str, Any]) -> list[RecordKey]:
+def find_matches(
+    archive: Archive, section_tipo: str, match: Mapping[str, object]
+) -> list[RecordKey]:
     """Records of ``section_tipo`` whose fields equal every ``match`` value (case/accents aside)."""
     compiled = _match_filters(archive, section_tipo, match)
     _, records = run_search(archive, compiled, limit=MAX_MATCHES, offset=0)
@@ -60,9 +63,9 @@ def ambiguous(
 def find_or_create(
     archive: Archive,
     section_tipo: str,
-    match: dict[str, Any],
-    values: dict[str, Any],
-    audit: dict[str, Any] | None = None,
+    match: Mapping[str, object],
+    values: Mapping[str, object],
+    audit: AuditInfo | None = None,
     lang: str = "lg-eng",
 ) -> tuple[RecordKey, bool, int]:
     """The one record matching ``match``, or a new one holding ``values``, atomically.

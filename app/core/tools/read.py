@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sized
+from typing import TypedDict
 
 from app.core.archive.media import media_of
 from app.core.archive.model import Record, RecordKey
@@ -14,13 +15,22 @@ from app.core.tools.resolve import resolve_field, resolve_section
 MAX_LIMIT = 100
 
 
-def _filters_summary(args: dict[str, Any]) -> str:
-    count = len(args.get("filters") or [])
+class Listed(TypedDict):
+    """A record in a listing."""
+
+    section_tipo: str
+    section_id: int
+    label: str
+
+
+def _filters_summary(args: Mapping[str, object]) -> str:
+    filters = args.get("filters")
+    count = len(filters) if isinstance(filters, Sized) and filters else 0
     where = f" with {count} filter{'s' if count != 1 else ''}" if count else ""
     return f"Search records in {args.get('section_tipo', '?')}{where}"
 
 
-def _count_summary(args: dict[str, Any]) -> str:
+def _count_summary(args: Mapping[str, object]) -> str:
     return "Count" + _filters_summary(args).removeprefix("Search")
 
 
@@ -55,13 +65,13 @@ async def dedalo_read_record(
     )
 
 
-def _listing(ctx: ToolContext, records: list[Record]) -> list[dict[str, Any]]:
+def _listing(ctx: ToolContext, records: list[Record]) -> list[Listed]:
     return [
-        {
-            "section_tipo": r.section_tipo,
-            "section_id": r.section_id,
-            "label": ctx.archive.label_of(r, ctx.lang),
-        }
+        Listed(
+            section_tipo=r.section_tipo,
+            section_id=r.section_id,
+            label=ctx.archive.label_of(r, ctx.lang),
+        )
         for r in records
     ]
 
@@ -143,9 +153,10 @@ async def dedalo_search_section(
     total, records = await ctx.archive.db.aread(
         lambda _conn: search_text(ctx, section.tipo, query, limit)
     )
-    listing = _listing(ctx, records)
-    for item, record in zip(listing, records, strict=True):
-        item.update(snippet_for(ctx, record, query))
+    listing = [
+        {**item, **snippet_for(ctx, record, query)}
+        for item, record in zip(_listing(ctx, records), records, strict=True)
+    ]
     data = {"total": total, "records": listing}
     return ToolResult(
         ok=True, data=data, records=tuple(r.key for r in records), sections=(section.tipo,)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Required, TypedDict
 
 from app.core.archive.model import NEUTRAL_LANG, Field, Record, RecordKey
 from app.core.archive.records import locators
@@ -15,15 +16,68 @@ MAX_LINKED_FROM = 50
 SNIPPET_CHARS = 80
 
 
-def _clip(value: Any) -> tuple[Any, bool]:
+class LinkEntry(TypedDict):
+    """A linked record as a view names it."""
+
+    section_tipo: str
+    section_id: int
+    label: str
+
+
+class FieldEntry(TypedDict, total=False):
+    """One field of a record view: its relations' ``links``, or its ``values`` by language
+    (``truncated`` when a long value was cut)."""
+
+    tipo: Required[str]
+    label: Required[str]
+    kind: Required[str]
+    links: list[LinkEntry]
+    values: dict[str, object]
+    truncated: bool
+
+
+class LinkedFrom(TypedDict):
+    """A record that links to the viewed one, and through which field."""
+
+    section_tipo: str
+    section_id: int
+    label: str
+    field: str
+    field_label: str
+
+
+class RecordView(TypedDict, total=False):
+    """A record as the model sees it (``linked_from`` when every field was asked for)."""
+
+    section_tipo: Required[str]
+    section_id: Required[int]
+    label: Required[str]
+    version: Required[int]
+    fields: Required[list[FieldEntry]]
+    note: str
+    linked_from: list[LinkedFrom]
+
+
+class Snippet(TypedDict, total=False):
+    """Where a text search matched a record (empty when no value holds the words)."""
+
+    field: str
+    field_label: str
+    lang: str | None
+    snippet: str
+
+
+def _clip(value: object) -> tuple[object, bool]:
     if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
         return value[:MAX_TEXT_CHARS] + "…", True
     return value, False
 
 
-def values_by_lang(items: list[dict[str, Any]], lang: str | None) -> tuple[dict[str, Any], bool]:
+def values_by_lang(
+    items: Iterable[Mapping[str, object]], lang: str | None
+) -> tuple[dict[str, object], bool]:
     """A field's items as ``{lang: value}`` (a list where a language has several values)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     cut = False
     for item in items:
         item_lang = str(item.get("lang") or NEUTRAL_LANG)
@@ -40,17 +94,24 @@ def values_by_lang(items: list[dict[str, Any]], lang: str | None) -> tuple[dict[
 
 
 def _field_entry(
-    ctx: ToolContext, fld: Field | None, tipo: str, items: list[dict[str, Any]], lang: str | None
-) -> tuple[dict[str, Any], list[RecordKey]]:
-    entry: dict[str, Any] = {
-        "tipo": tipo,
-        "label": fld.label(ctx.lang) if fld else tipo,
-        "kind": fld.kind if fld else "text",
-    }
+    ctx: ToolContext,
+    fld: Field | None,
+    tipo: str,
+    items: Sequence[Mapping[str, object]],
+    lang: str | None,
+) -> tuple[FieldEntry, list[RecordKey]]:
+    entry = FieldEntry(
+        tipo=tipo, label=fld.label(ctx.lang) if fld else tipo, kind=fld.kind if fld else "text"
+    )
     targets = locators(items) if fld is None or fld.kind == "relation" else []
     if targets:
         entry["links"] = [
-            {**t.to_locator(), "label": ctx.archive.record_label(t, ctx.lang)} for t in targets
+            LinkEntry(
+                section_tipo=t.section_tipo,
+                section_id=t.section_id,
+                label=ctx.archive.record_label(t, ctx.lang),
+            )
+            for t in targets
         ]
         return entry, targets
     entry["values"], cut = values_by_lang(items, lang)
@@ -61,7 +122,7 @@ def _field_entry(
 
 def record_view(
     ctx: ToolContext, record: Record, wanted: list[str] | None, lang: str | None
-) -> tuple[dict[str, Any], list[RecordKey]]:
+) -> tuple[RecordView, list[RecordKey]]:
     """A record as the model sees it, and every other record the view mentions."""
     defined = {f.tipo: f for f in ctx.archive.fields(record.section_tipo)}
     order = [t for t in defined if t in record.values] + [
@@ -75,13 +136,13 @@ def record_view(
         entry, targets = _field_entry(ctx, defined.get(tipo), tipo, record.items(tipo), lang)
         fields.append(entry)
         related.extend(targets)
-    data: dict[str, Any] = {
-        "section_tipo": record.section_tipo,
-        "section_id": record.section_id,
-        "label": ctx.archive.label_of(record, ctx.lang),
-        "version": record.version,
-        "fields": fields,
-    }
+    data = RecordView(
+        section_tipo=record.section_tipo,
+        section_id=record.section_id,
+        label=ctx.archive.label_of(record, ctx.lang),
+        version=record.version,
+        fields=fields,
+    )
     if any(f.get("truncated") for f in fields):
         data["note"] = "Long values were cut; use dedalo_retrieve_passages to read them in parts."
     if wanted is None:
@@ -90,7 +151,7 @@ def record_view(
     return data, list(dict.fromkeys(related))
 
 
-def _linked_from(ctx: ToolContext, key: RecordKey) -> tuple[list[dict[str, Any]], list[RecordKey]]:
+def _linked_from(ctx: ToolContext, key: RecordKey) -> tuple[list[LinkedFrom], list[RecordKey]]:
     links = ctx.archive.links_to(key)[:MAX_LINKED_FROM]
     labels: dict[str, str] = {}
     out = []
@@ -99,12 +160,13 @@ def _linked_from(ctx: ToolContext, key: RecordKey) -> tuple[list[dict[str, Any]]
             fields = ctx.archive.fields(link.source.section_tipo)
             labels.update({f.tipo: f.label(ctx.lang) for f in fields})
         out.append(
-            {
-                **link.source.to_locator(),
-                "label": ctx.archive.record_label(link.source, ctx.lang),
-                "field": link.field_tipo,
-                "field_label": labels.get(link.field_tipo, link.field_tipo),
-            }
+            LinkedFrom(
+                section_tipo=link.source.section_tipo,
+                section_id=link.source.section_id,
+                label=ctx.archive.record_label(link.source, ctx.lang),
+                field=link.field_tipo,
+                field_label=labels.get(link.field_tipo, link.field_tipo),
+            )
         )
     return out, [link.source for link in links]
 
@@ -132,7 +194,7 @@ def _fold_same_length(text: str) -> str:
     return "".join((fold(c) or " ")[:1] if not c.isspace() else " " for c in text)
 
 
-def snippet_for(ctx: ToolContext, record: Record, query: str) -> dict[str, Any]:
+def snippet_for(ctx: ToolContext, record: Record, query: str) -> Snippet:
     """The field and a snippet around the first word of ``query`` found in ``record``."""
     words = fold(query).split()
     labels = {f.tipo: f.label(ctx.lang) for f in ctx.archive.fields(record.section_tipo)}
@@ -148,10 +210,10 @@ def snippet_for(ctx: ToolContext, record: Record, query: str) -> dict[str, Any]:
             start = max(0, found - SNIPPET_CHARS)
             end = found + SNIPPET_CHARS
             snippet = ("…" if start else "") + value[start:end] + ("…" if end < len(value) else "")
-            return {
-                "field": tipo,
-                "field_label": labels.get(tipo, tipo),
-                "lang": item.get("lang"),
-                "snippet": " ".join(snippet.split()),
-            }
-    return {}
+            return Snippet(
+                field=tipo,
+                field_label=labels.get(tipo, tipo),
+                lang=item.get("lang"),
+                snippet=" ".join(snippet.split()),
+            )
+    return Snippet()

@@ -11,7 +11,7 @@ crash.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from app.core.archive.ids import check_ids, lone_surrogate_at
@@ -44,12 +44,12 @@ def short(value: Any) -> str:
     return text if len(text) <= SUMMARY_VALUE_CHARS else text[: SUMMARY_VALUE_CHARS - 1] + "…"
 
 
-def make_summarizer(template: Summary) -> Callable[[dict[str, Any]], str]:
+def make_summarizer(template: Summary) -> Callable[[Mapping[str, object]], str]:
     """A ``summary(args)`` function from a template string or a callable."""
     if callable(template):
         return template
 
-    def summarize(args: dict[str, Any]) -> str:
+    def summarize(args: Mapping[str, object]) -> str:
         return template.format_map(_Shown({k: short(v) for k, v in args.items()}))
 
     return summarize
@@ -127,7 +127,7 @@ class ToolRegistry:
         """What the model is offered: name, description, parameters' schema."""
         return [ToolSpec(t.name, t.description, t.parameters) for t in self.tools(classes)]
 
-    def summary(self, name: str, args: dict[str, Any]) -> str:
+    def summary(self, name: str, args: Mapping[str, object]) -> str:
         """The human summary of a call (for ``tool_use`` events); unknown tools show their name."""
         found = self._tools.get(name)
         if found is None:
@@ -138,7 +138,7 @@ class ToolRegistry:
             return name
 
     # -- calls -------------------------------------------------------------------------------
-    def check_args(self, name: str, args: Any) -> dict[str, Any]:
+    def check_args(self, name: str, args: object) -> dict[str, object]:
         """The arguments checked against the tool's schema (digit strings become integers).
 
         Raises:
@@ -158,7 +158,7 @@ class ToolRegistry:
             )
         fixed, problems = validate(args if args is not None else {}, found.parameters)
         check_ids(fixed)
-        if problems:
+        if problems or not isinstance(fixed, dict):
             raise ArxiuError(
                 "mcp.invalid_args",
                 f"Invalid arguments for {name}: " + "; ".join(problems[:8]),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from app.core.archive.model import Field, Section
 from app.core.errors import ToolError
@@ -30,6 +30,16 @@ def fold(text: str) -> str:
     return " ".join(bare.casefold().split())
 
 
+class CandidateDict(TypedDict):
+    """:class:`Candidate`'s JSON form (``section_tipo`` for a field only)."""
+
+    kind: str
+    tipo: str
+    label: str
+    section_tipo: NotRequired[str]
+    match: str
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A section or field a name might mean, and how well it matched."""
@@ -41,13 +51,17 @@ class Candidate:
     match: str
     """``tipo``, ``label`` (exact label), ``partial`` (substring) or ``similar`` (fuzzy)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CandidateDict:
         """JSON form for tool results and error details."""
-        out: dict[str, Any] = {"kind": self.kind, "tipo": self.tipo, "label": self.label}
-        if self.section_tipo is not None:
-            out["section_tipo"] = self.section_tipo
-        out["match"] = self.match
-        return out
+        if self.section_tipo is None:
+            return {"kind": self.kind, "tipo": self.tipo, "label": self.label, "match": self.match}
+        return {
+            "kind": self.kind,
+            "tipo": self.tipo,
+            "label": self.label,
+            "section_tipo": self.section_tipo,
+            "match": self.match,
+        }
 
 
 _RANK = {"tipo": 0, "label": 1, "partial": 2, "similar": 3}

@@ -1,9 +1,10 @@
 """JSON schemas derived from typed tool functions, and the small validator that checks calls.
 
-Supported annotations: ``str``, ``int``, ``float``, ``bool``, ``Any``, ``list[X]``,
-``dict[str, X]``, ``Literal[...]``, ``X | None`` (optional: ``null`` counts as absent),
-unions (``anyOf``) and ``TypedDict`` classes (objects with their own required keys). Google-style
-``Args:`` lines of the docstring become the properties' descriptions.
+Supported annotations: ``str``, ``int``, ``float``, ``bool``, ``Any`` (or ``object``),
+``list[X]``, ``dict[str, X]`` (``dict[str, object]``: any object), ``Literal[...]``,
+``X | None`` (optional: ``null`` counts as absent), unions (``anyOf``) and ``TypedDict``
+classes (objects with their own required keys). Google-style ``Args:`` lines of the
+docstring become the properties' descriptions.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 _PRIMITIVES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -52,7 +53,7 @@ def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and typing.is_typeddict(tp)
 
 
-def type_schema(tp: Any) -> dict[str, Any]:
+def type_schema(tp: Any) -> dict[str, object]:
     """The JSON schema of one annotation."""
     if tp is Any or tp is object:
         return {}
@@ -63,7 +64,7 @@ def type_schema(tp: Any) -> dict[str, Any]:
     origin = get_origin(tp)
     if origin is Literal:
         values = list(get_args(tp))
-        schema: dict[str, Any] = {"enum": values}
+        schema: dict[str, object] = {"enum": values}
         kinds = {_PRIMITIVES.get(type(v)) for v in values}
         if len(kinds) == 1 and None not in kinds:
             schema["type"] = kinds.pop()
@@ -74,7 +75,7 @@ def type_schema(tp: Any) -> dict[str, Any]:
         return {"type": "array", "items": items} if items else {"type": "array"}
     if origin is dict or tp is dict:
         inner = get_args(tp)
-        if len(inner) == 2 and inner[1] is not Any:
+        if len(inner) == 2 and inner[1] is not Any and inner[1] is not object:
             return {"type": "object", "additionalProperties": type_schema(inner[1])}
         return {"type": "object"}
     if origin in (Union, types.UnionType):
@@ -85,15 +86,15 @@ def type_schema(tp: Any) -> dict[str, Any]:
     raise SchemaError(f"cannot describe the annotation {tp!r} as a JSON schema")
 
 
-def _typeddict_schema(tp: Any) -> dict[str, Any]:
+def _typeddict_schema(tp: Any) -> dict[str, object]:
     hints = get_type_hints(tp)
     _, described = parse_docstring(tp.__doc__)
-    props: dict[str, Any] = {}
+    props: dict[str, dict[str, object]] = {}
     for key, hint in hints.items():
         props[key] = type_schema(hint)
         if key in described:
             props[key]["description"] = described[key]
-    schema: dict[str, Any] = {"type": "object", "properties": props}
+    schema: dict[str, object] = {"type": "object", "properties": props}
     required = sorted(getattr(tp, "__required_keys__", set()))
     if required:
         schema["required"] = required
@@ -101,12 +102,12 @@ def _typeddict_schema(tp: Any) -> dict[str, Any]:
     return schema
 
 
-def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
+def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, object]]:
     """The description and the parameters' schema of a tool ``fn(ctx, ...)``."""
     description, described = parse_docstring(fn.__doc__)
     hints = get_type_hints(fn)
     params = list(inspect.signature(fn).parameters.values())[1:]  # the first is the context
-    props: dict[str, Any] = {}
+    props: dict[str, dict[str, object]] = {}
     required: list[str] = []
     for param in params:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -119,7 +120,7 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
         elif param.default is not None and _json_default(param.default):
             prop["default"] = param.default
         props[param.name] = prop
-    schema: dict[str, Any] = {"type": "object", "properties": props, "required": required}
+    schema: dict[str, object] = {"type": "object", "properties": props, "required": required}
     schema["additionalProperties"] = False
     return description, schema
 
@@ -129,30 +130,33 @@ def _json_default(value: Any) -> bool:
 
 
 # -- validation ---------------------------------------------------------------------------------
-def validate(value: Any, schema: dict[str, Any], where: str = "$") -> tuple[Any, list[str]]:
-    """Check ``value`` against ``schema``; returns the value (digit strings made integers, nulls
-    of optional properties dropped) and the problems found, each naming where it is."""
-    if "anyOf" in schema:
-        for option in schema["anyOf"]:
+def validate(value: Any, schema: Mapping[str, object], where: str = "$") -> tuple[Any, list[str]]:
+    """Check ``value`` against ``schema`` (one :func:`type_schema` made); returns the value
+    (digit strings made integers, nulls of optional properties dropped) and the problems
+    found, each naming where it is."""
+    options = schema.get("anyOf")
+    if isinstance(options, list):
+        for option in options:
             fixed, problems = validate(value, option, where)
             if not problems:
                 return fixed, []
         return value, [f"{where}: does not match any allowed form"]
-    if "enum" in schema and value not in schema["enum"]:
-        allowed = ", ".join(repr(v) for v in schema["enum"])
+    enum = schema.get("enum")
+    if isinstance(enum, list) and value not in enum:
+        allowed = ", ".join(repr(v) for v in enum)
         return value, [f"{where}: must be one of {allowed}"]
     kind = schema.get("type")
-    if kind is None:
+    if not isinstance(kind, str):
         return value, []
     checker = _CHECKERS[kind]
     return checker(value, schema, where)
 
 
-def _check_string(value: Any, schema: dict[str, Any], where: str) -> tuple[Any, list[str]]:
+def _check_string(value: Any, schema: Mapping[str, object], where: str) -> tuple[Any, list[str]]:
     return value, [] if isinstance(value, str) else [f"{where}: expected a string"]
 
 
-def _check_integer(value: Any, schema: dict[str, Any], where: str) -> tuple[Any, list[str]]:
+def _check_integer(value: Any, schema: Mapping[str, object], where: str) -> tuple[Any, list[str]]:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip()), []
     if isinstance(value, float) and value.is_integer():
@@ -162,20 +166,20 @@ def _check_integer(value: Any, schema: dict[str, Any], where: str) -> tuple[Any,
     return value, [f"{where}: expected an integer"]
 
 
-def _check_number(value: Any, schema: dict[str, Any], where: str) -> tuple[Any, list[str]]:
+def _check_number(value: Any, schema: Mapping[str, object], where: str) -> tuple[Any, list[str]]:
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     return value, [] if ok else [f"{where}: expected a number"]
 
 
-def _check_boolean(value: Any, schema: dict[str, Any], where: str) -> tuple[Any, list[str]]:
+def _check_boolean(value: Any, schema: Mapping[str, object], where: str) -> tuple[Any, list[str]]:
     return value, [] if isinstance(value, bool) else [f"{where}: expected true or false"]
 
 
-def _check_array(value: Any, schema: dict[str, Any], where: str) -> tuple[Any, list[str]]:
+def _check_array(value: Any, schema: Mapping[str, object], where: str) -> tuple[Any, list[str]]:
     if not isinstance(value, list):
         return value, [f"{where}: expected a list"]
     items = schema.get("items")
-    if not items:
+    if not isinstance(items, Mapping) or not items:
         return value, []
     out, problems = [], []
     for number, item in enumerate(value):
@@ -185,11 +189,14 @@ def _check_array(value: Any, schema: dict[str, Any], where: str) -> tuple[Any, l
     return out, problems
 
 
-def _check_object(value: Any, schema: dict[str, Any], where: str) -> tuple[Any, list[str]]:
+def _check_object(value: Any, schema: Mapping[str, object], where: str) -> tuple[Any, list[str]]:
     if not isinstance(value, dict):
         return value, [f"{where}: expected an object"]
-    props: dict[str, Any] = schema.get("properties", {})
-    required = set(schema.get("required", []))
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping):
+        props = {}
+    listed = schema.get("required", [])
+    required = set(listed) if isinstance(listed, list) else set()
     extra = schema.get("additionalProperties", True)
     out: dict[str, Any] = {}
     problems: list[str] = []

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from app.core.archive.model import Record, RecordKey
 from app.core.errors import ToolError
-from app.core.index.hits import SearchFilter, SearchHit
+from app.core.index.hits import HitDict, SearchFilter, SearchHit
 from app.core.tools.base import ToolContext, ToolResult, tool
 from app.core.tools.resolve import fold, resolve_section
 
@@ -29,7 +29,18 @@ def _unavailable() -> ToolError:
     )
 
 
-def _hit_dicts(hits: list[SearchHit]) -> list[dict[str, Any]]:
+class PassageDict(TypedDict):
+    """A passage as the model sees it (``score`` when the index found it)."""
+
+    field: str
+    lang: str
+    timecode: str | None
+    page: str | None
+    text: str
+    score: NotRequired[float]
+
+
+def _hit_dicts(hits: list[SearchHit]) -> list[HitDict]:
     return [hit.to_dict() for hit in hits]
 
 
@@ -86,7 +97,7 @@ class Passage:
     timecode: str | None = None
     page: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PassageDict:
         """JSON form for the model."""
         return {
             "field": self.field_tipo,
@@ -159,7 +170,7 @@ async def dedalo_retrieve_passages(
     key = RecordKey(resolve_section(ctx.archive, section_tipo, ctx.lang).tipo, section_id)
     record = ctx.archive.get_record(key)
     k = max(1, min(k, MAX_K))
-    data: dict[str, Any] = {"section_tipo": key.section_tipo, "section_id": key.section_id}
+    data: dict[str, object] = {"section_tipo": key.section_tipo, "section_id": key.section_id}
     if query and ctx.searcher is not None:
         flt = SearchFilter(records=(key,), exclude_restricted=ctx.exclude_restricted)
         hits = await asyncio.to_thread(ctx.searcher.search, query, k=k, mode="hybrid", filter=flt)
@@ -172,7 +183,7 @@ async def dedalo_retrieve_passages(
     return ToolResult(ok=True, data=data, records=(key,), sections=(key.section_tipo,))
 
 
-def _hit_passage(hit: SearchHit) -> dict[str, Any]:
+def _hit_passage(hit: SearchHit) -> PassageDict:
     return {
         "field": hit.field_tipo,
         "lang": hit.lang,

@@ -8,12 +8,13 @@ in the same transaction as the change. Results report the record touched as
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from app.core.archive.media import add_media
-from app.core.archive.model import NEUTRAL_LANG, RecordKey
+from app.core.archive.model import NEUTRAL_LANG, Locator, RecordKey
 from app.core.errors import ToolError
 from app.core.tools.base import ToolContext, ToolLookup, ToolResult, tool
 from app.core.tools.matching import find_or_create
@@ -33,18 +34,6 @@ from app.core.tools.write_effects import guard_effects, guard_unlinks
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
-
-
-class Locator(TypedDict):
-    """A record's identity.
-
-    Args:
-        section_tipo: the record's section tipo.
-        section_id: the record's id within its section.
-    """
-
-    section_tipo: str
-    section_id: int
 
 
 class _ItemLang(TypedDict, total=False):
@@ -67,21 +56,23 @@ def _done(key: RecordKey, created: bool, **extra: Any) -> ToolResult:
     return ToolResult(ok=True, data={**data, **extra}, records=(key,), sections=(key.section_tipo,))
 
 
-def _guard(ctx: ToolContext, tool_name: str, args: dict[str, Any]) -> None:
+def _guard(ctx: ToolContext, tool_name: str, args: Mapping[str, object]) -> None:
     """For a caller without the restricted right (``ctx.exclude_restricted``), refuse an op
     that would touch restricted records (see :mod:`app.core.tools.write_effects`)."""
     if ctx.exclude_restricted:
         guard_effects(ctx.archive, tool_name, args)
 
 
-def _items_of(ctx: ToolContext, section_tipo: str, values: dict[str, Any]) -> dict[str, Any]:
+def _items_of(
+    ctx: ToolContext, section_tipo: str, values: Mapping[str, object]
+) -> dict[str, list[dict[str, object]]]:
     fields = {f.tipo: f for f in ctx.archive.fields(section_tipo)}
     return {tipo: to_items(fields[tipo], value, ctx.lang) for tipo, value in values.items()}
 
 
 @tool("write", "Create a record in {section_tipo}")
 async def dedalo_create_record(
-    ctx: ToolContext, section_tipo: str, values: dict[str, Any] | None = None
+    ctx: ToolContext, section_tipo: str, values: dict[str, object] | None = None
 ) -> ToolResult:
     """Create a new record. To avoid duplicates of people or places use dedalo_find_or_create.
 
@@ -90,7 +81,7 @@ async def dedalo_create_record(
         values: {field tipo or label: value}; a value is a text or number, {lang: text} for
             several languages, or a locator for a relation field.
     """
-    given = {"section_tipo": section_tipo, "values": values}
+    given: dict[str, object] = {"section_tipo": section_tipo, "values": values}
     _guard(ctx, "dedalo_create_record", given)
     args = check_create(ctx.archive, given, ctx.lang)
     items = _items_of(ctx, args["section_tipo"], args["values"])
@@ -199,7 +190,7 @@ async def dedalo_save_component(
 
 def _portal_args(
     ctx: ToolContext, section_tipo: str, section_id: int, field: str, target: Locator
-) -> tuple[RecordKey, str, dict[str, Any]]:
+) -> tuple[RecordKey, str, Locator]:
     if is_ref(target):
         raise ToolError(
             "mcp.invalid_target",
@@ -211,7 +202,10 @@ def _portal_args(
         {"section_tipo": section_tipo, "section_id": section_id, "field": field, "target": target},
         ctx.lang,
     )
-    locator = {"section_tipo": target["section_tipo"], "section_id": int(target["section_id"])}
+    locator: Locator = {
+        "section_tipo": target["section_tipo"],
+        "section_id": int(target["section_id"]),
+    }
     return RecordKey(args["section_tipo"], section_id), args["field"], locator
 
 
@@ -270,8 +264,8 @@ async def dedalo_portal_unlink(
 async def dedalo_find_or_create(
     ctx: ToolContext,
     section_tipo: str,
-    match: dict[str, Any],
-    set: dict[str, Any] | None = None,  # the seed's argument name
+    match: dict[str, object],
+    set: dict[str, object] | None = None,  # the seed's argument name
 ) -> ToolResult:
     """Find the record whose fields equal the match values, or create it; never creates twice.
 
@@ -283,7 +277,7 @@ async def dedalo_find_or_create(
         match: {field tipo or label: value} identifying the record (e.g. the person's name).
         set: more {field: value} for a new record (e.g. birth date, birthplace).
     """
-    given = {"section_tipo": section_tipo, "match": match, "set": set}
+    given: dict[str, object] = {"section_tipo": section_tipo, "match": match, "set": set}
     _guard(ctx, "dedalo_find_or_create", given)
     args = check_find_or_create(ctx.archive, given, ctx.lang)
     tipo = args["section_tipo"]
@@ -335,7 +329,7 @@ TOOLS = (
 _REF_PLACEHOLDER_ID = 0
 
 
-def _placeholders(args: dict[str, Any]) -> dict[str, Any]:
+def _placeholders(args: Mapping[str, object]) -> dict[str, object]:
     """``args`` with plan references replaced by schema-valid stand-ins."""
     out = dict(args)
     if is_ref(out.get("section_id")):
@@ -347,8 +341,8 @@ def _placeholders(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def validate_write_args(
-    registry: ToolLookup, tool_name: str, args: Any, archive: Archive, lang: str = "lg-eng"
-) -> dict[str, Any]:
+    registry: ToolLookup, tool_name: str, args: object, archive: Archive, lang: str = "lg-eng"
+) -> dict[str, object]:
     """A write op's arguments checked and normalised, without writing anything.
 
     Checks the schema, resolves sections and field labels to tipos and refuses sections that are

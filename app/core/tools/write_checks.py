@@ -11,7 +11,7 @@ A ``{"ref": "op_id"}`` object may stand for a record created by an earlier op of
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +55,7 @@ def existing(archive: Archive, section_tipo: str, section_id: Any) -> None:
         archive.get_record(RecordKey(section_tipo, int(section_id)))
 
 
-def _locator(fld: Field, value: Any) -> dict[str, Any]:
+def _locator(fld: Field, value: Any) -> dict[str, object]:
     if is_ref(value):
         return dict(value)  # replaced by the created record's locator when the plan is applied
     if isinstance(value, int) and not isinstance(value, bool) and fld.target_section:
@@ -70,7 +70,7 @@ def _locator(fld: Field, value: Any) -> dict[str, Any]:
     )
 
 
-def to_items(fld: Field, value: Any, lang: str) -> list[dict[str, Any]]:
+def to_items(fld: Field, value: object, lang: str) -> list[dict[str, object]]:
     """A value given by the model as a field's items ``[{lang, value}]``.
 
     Accepts a scalar, ``{lang: value}`` for several languages, an item ``{lang?, value}``, a
@@ -92,14 +92,14 @@ def to_items(fld: Field, value: Any, lang: str) -> list[dict[str, Any]]:
 
 
 def resolve_values(
-    archive: Archive, section_tipo: str, values: dict[str, Any], lang: str
-) -> dict[str, Any]:
+    archive: Archive, section_tipo: str, values: Mapping[str, object], lang: str
+) -> dict[str, object]:
     """``{field name or tipo: value}`` keyed by field tipo, each value checked.
 
     A relation value must name existing records of the field's target section, exactly as a
     portal link's target must (references to a plan's ops are checked when it is applied).
     """
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, value in values.items():
         fld = resolve_field(archive, section_tipo, name, lang)
         check_value(archive, fld, value, lang)
@@ -215,7 +215,7 @@ def refs_in_value(value: Any) -> bool:
 
 
 def require_unambiguous(
-    archive: Archive, section_tipo: str, match: dict[str, Any], lang: str
+    archive: Archive, section_tipo: str, match: Mapping[str, object], lang: str
 ) -> None:
     """Refuse a find_or_create whose match values fit more than one record (never a guess).
 

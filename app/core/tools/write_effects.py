@@ -17,7 +17,7 @@ the apply is caught too. ``{"ref": op_id}`` arguments are skipped until they are
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive.ids import check_ids, in_range
@@ -92,7 +92,7 @@ def _locators(value: Any) -> Iterator[RecordKey]:
             yield from _locators(item)
 
 
-def _subject(args: dict[str, Any]) -> RecordKey | None:
+def _subject(args: Mapping[str, object]) -> RecordKey | None:
     tipo, sid = args.get("section_tipo"), _as_id(args.get("section_id"))
     return RecordKey(tipo, sid) if isinstance(tipo, str) and sid is not None else None
 
@@ -110,7 +110,7 @@ def _field_targets(archive: Archive, key: RecordKey, field: Any) -> list[RecordK
     return [link.target for link in archive.links_from(key) if link.field_tipo == tipo]
 
 
-def _matched(archive: Archive, args: dict[str, Any]) -> list[RecordKey]:
+def _matched(archive: Archive, args: Mapping[str, object]) -> list[RecordKey]:
     from app.core.tools.matching import find_matches
 
     tipo, match = args.get("section_tipo"), args.get("match")
@@ -124,7 +124,7 @@ def _matched(archive: Archive, args: dict[str, Any]) -> list[RecordKey]:
         return []  # the op's own checks report a match that cannot be searched
 
 
-def touched_records(archive: Archive, tool: str, args: dict[str, Any]) -> list[RecordKey]:
+def touched_records(archive: Archive, tool: str, args: Mapping[str, object]) -> list[RecordKey]:
     """Every record the op changes, deletes, unlinks, links or finds (references skipped).
 
     The linkers of a deleted record are included whether or not the op asks to unlink them.
@@ -146,19 +146,21 @@ def touched_records(archive: Archive, tool: str, args: dict[str, Any]) -> list[R
     return list(dict.fromkeys(found))
 
 
-def _value_targets(archive: Archive, tool: str, args: dict[str, Any]) -> list[RecordKey]:
+def _value_targets(archive: Archive, tool: str, args: Mapping[str, object]) -> list[RecordKey]:
     """Records a relation value links as the write tools read it (a bare id counts as a record
     of the field's target section)."""
     from app.core.tools.resolve import resolve_field
     from app.core.tools.write_checks import to_items
 
     tipo = args.get("section_tipo")
-    values: dict[str, Any] = {}
-    for name in ("values", "match", "set"):
-        if isinstance(args.get(name), dict):
-            values |= args[name]
-    if tool in FIELD_TOOLS and isinstance(args.get("field"), str):
-        values[args["field"]] = args.get("value", args.get("items"))
+    values: dict[object, object] = {}
+    for part in ("values", "match", "set"):
+        given = args.get(part)
+        if isinstance(given, dict):
+            values |= given
+    field = args.get("field")
+    if tool in FIELD_TOOLS and isinstance(field, str):
+        values[field] = args.get("value", args.get("items"))
     found: list[RecordKey] = []
     for name, value in values.items():
         try:
@@ -176,7 +178,7 @@ def restricted_among(archive: Archive, keys: Iterable[RecordKey]) -> bool:
     return any(key.section_tipo in flags and archive.is_restricted(key) for key in keys)
 
 
-def guard_effects(archive: Archive, tool: str, args: dict[str, Any]) -> None:
+def guard_effects(archive: Archive, tool: str, args: Mapping[str, object]) -> None:
     """Refuse, for a caller without the restricted right, an op touching restricted records.
 
     Raises:

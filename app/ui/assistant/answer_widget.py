@@ -15,7 +15,6 @@ warning colour, with a tooltip saying that no tool in the run returned that reco
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from PySide6.QtCore import QEvent, QPoint, QSizeF, Qt, QUrl, Signal
 from PySide6.QtGui import (
@@ -29,6 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
 
+from app.core.agent.citations import Citation
 from app.ui.assistant.citations import linkify, unverified_marks
 from app.ui.browser.record_html import parse_record_link
 
@@ -73,7 +73,7 @@ class AnswerWidget(QTextBrowser):
         self._tail_at = 0
         """The document position where the open (plain) paragraph starts."""
         self.streaming = False
-        self.citations: list[dict[str, Any]] | None = None
+        self.citations: tuple[Citation, ...] | None = None
         """The run's verified/unverified citations (``None`` until the run ends)."""
         self.setOpenLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -115,18 +115,18 @@ class AnswerWidget(QTextBrowser):
         if self.streaming:
             self.set_text(self._markdown, self.citations)
 
-    def set_text(self, text: str, citations: Sequence[dict[str, Any]] | None = None) -> None:
+    def set_text(self, text: str, citations: Sequence[Citation] | None = None) -> None:
         """Replace the whole answer (rendered at once); ``citations`` as in the final frame."""
         self._markdown = text
         self.streaming = False
         if citations is not None:
-            self.citations = list(citations)
+            self.citations = tuple(citations)
         self.document().setMarkdown(linkify(text, self.citations), MARKDOWN)
         self._mark_unverified()
         self._stable = len(text)
         self._tail_at = max(0, self.document().characterCount() - 1)
 
-    def set_citations(self, citations: Sequence[dict[str, Any]]) -> None:
+    def set_citations(self, citations: Sequence[Citation]) -> None:
         """The run ended: link the verified citations, mark the others."""
         self.set_text(self._markdown, citations)
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
-from app.core.agent.citations import CITATION, langs_text
+from app.core.agent.citations import CITATION, Citation, langs_text
 from app.core.archive import RecordKey
 from app.ui.browser.record_html import record_link
 
@@ -24,7 +23,7 @@ WARNING = "⚠"
 __all__ = ["CITATION", "WARNING", "langs_text", "linkify", "unverified_marks"]
 
 
-def linkify(markdown: str, citations: Sequence[dict[str, Any]] | None = None) -> str:
+def linkify(markdown: str, citations: Sequence[Citation] | None = None) -> str:
     """``markdown`` with each verified citation made a ``record:`` link.
 
     ``citations`` is the ``final`` frame's list; ``None`` (not known yet) links nothing, and a
@@ -32,20 +31,20 @@ def linkify(markdown: str, citations: Sequence[dict[str, Any]] | None = None) ->
     """
     if citations is None:
         return markdown
-    by_key = {str(c.get("key")): c for c in citations}
+    by_key = {c.key: c for c in citations}
     parts = CODE_SPAN.split(markdown)
     for number in range(0, len(parts), 2):  # odd parts are code spans: left alone
         parts[number] = CITATION.sub(lambda m: _render(m, by_key), parts[number])
     return "".join(parts)
 
 
-def _render(match: re.Match[str], by_key: dict[str, dict[str, Any]]) -> str:
+def _render(match: re.Match[str], by_key: dict[RecordKey, Citation]) -> str:
     key = RecordKey(match["tipo"], int(match["id"]))
-    found = by_key.get(str(key))
-    if found is None or not found.get("verified"):
+    found = by_key.get(key)
+    if found is None or not found.verified:
         return f"({unverified_text(key)})"
     text = f"{key}" + (f" @{match['tc']}" if match["tc"] else "")
-    langs = langs_text(found.get("langs") or [])
+    langs = langs_text(found.langs)
     if langs:
         text += f" · {langs}"
     return f"([{text}]({record_link(key, match['tc'])}))"
@@ -56,10 +55,6 @@ def unverified_text(key: RecordKey) -> str:
     return f"{WARNING} {key}"
 
 
-def unverified_marks(citations: Sequence[dict[str, Any]] | None) -> list[str]:
+def unverified_marks(citations: Sequence[Citation] | None) -> list[str]:
     """The texts of the unverified citations as :func:`linkify` renders them."""
-    return [
-        unverified_text(RecordKey(str(c["section_tipo"]), int(c["section_id"])))
-        for c in citations or []
-        if not c.get("verified")
-    ]
+    return [unverified_text(c.key) for c in citations or [] if not c.verified]

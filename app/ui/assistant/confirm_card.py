@@ -9,12 +9,16 @@ plan book holds (:meth:`ConfirmCardWidget.show_status`); it never decides one it
 A plan that a tainted run proposed and that writes into an open section is flagged: "contains
 text from restricted records", and Apply stays off until the person ticks the second,
 explicit confirmation.
+
+The card reads only typed values: the :class:`~app.core.agent.plan_types.PendingPlan` a run's
+``final`` frame (or a reopened conversation) carries, each field's change as the core read it,
+and the :class:`~app.core.agent.plan_types.PlanState` the plan desk announces.
 """
 
 from __future__ import annotations
 
 import html
-from typing import Any
+from collections.abc import Mapping
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QMouseEvent
@@ -28,9 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.agent.plan_types import ApplyReport, ChangePlan, PlanRecord
-from app.core.archive import Archive
-from app.ui.assistant.plan_rows import created_records, field_change, format_args, op_outcomes
+from app.core.agent.plan_preview import FieldChange
+from app.core.agent.plan_types import ApplyReport, PendingPlan, PlanOp, PlanState
+from app.ui.assistant.plan_rows import created_records, format_args, op_outcomes
 from app.ui.browser.record_html import parse_record_link, record_link
 
 OUTCOME_NAMES = {
@@ -59,20 +63,21 @@ class ClickableLabel(QLabel):
 class OpRowWidget(QFrame):
     """One op of the plan."""
 
-    def __init__(self, archive: Archive, op: dict[str, Any], lang: str, parent: QWidget) -> None:
+    def __init__(self, op: PlanOp, change: FieldChange | None, parent: QWidget) -> None:
         super().__init__(parent)
         self.op = op
+        self.state = "pending"
         self.setObjectName("opRow")
-        summary = QLabel(html.escape(str(op.get("summary", ""))), self)
+        summary = QLabel(html.escape(op.summary), self)
         summary.setWordWrap(True)
         self.outcome = QLabel(self)
         self.outcome.setVisible(False)
         head = QHBoxLayout()
         head.addWidget(summary, 1)
         head.addWidget(self.outcome, 0, Qt.AlignmentFlag.AlignTop)
-        tool = QLabel(f"{op.get('op_id')} · {op.get('tool')}", self)
+        tool = QLabel(f"{op.op_id} · {op.tool}", self)
         tool.setObjectName("opTool")
-        args = QLabel(format_args(op.get("args") or {}), self)
+        args = QLabel(format_args(op.args), self)
         args.setObjectName("opArgs")
         args.setWordWrap(True)
         args.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -88,7 +93,6 @@ class OpRowWidget(QFrame):
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setVisible(False)
         layout.addWidget(self.detail)
-        change = field_change(archive, op, lang)
         if change is not None:
             text = self.tr("{field}: <s>{before}</s> → <b>{after}</b>").format(
                 field=html.escape(change.field_label),
@@ -142,25 +146,28 @@ class ConfirmCardWidget(QFrame):
 
     def __init__(
         self,
-        archive: Archive,
-        plan: dict[str, Any],
-        pending_id: str,
+        pending: PendingPlan,
+        changes: Mapping[str, FieldChange] | None = None,
         *,
-        lang: str = "lg-eng",
         parent: QWidget | None = None,
     ) -> None:
+        """``changes``: ``op_id → change`` of the ops that change a field (read by the core:
+        :func:`~app.core.agent.plan_preview.field_changes`)."""
         super().__init__(parent)
         self.setObjectName("confirmCard")
-        self.plan = ChangePlan.from_dict(plan)
-        self.pending_id = pending_id
+        self.pending = pending
+        self.plan = pending.plan
+        self.pending_id = pending.pending_id
         self.state = "pending"
-        self.restricted_text = bool(plan.get("restricted_text"))
+        self.restricted_text = pending.restricted_text
+        self._refusal = ""
         title = QLabel(self.tr("Proposed changes — nothing is written until you apply"), self)
         title.setObjectName("cardTitle")
         title.setWordWrap(True)
-        summary = QLabel(str(plan.get("summary", "")), self)
+        summary = QLabel(self.plan.summary, self)
         summary.setWordWrap(True)
-        self.rows = [OpRowWidget(archive, op.to_dict(), lang, self) for op in self.plan.ops]
+        found = changes or {}
+        self.rows = [OpRowWidget(op, found.get(op.op_id), self) for op in self.plan.ops]
         self.status = QLabel(self)
         self.status.setObjectName("toolLine")
         self.status.setWordWrap(True)
@@ -183,6 +190,7 @@ class ConfirmCardWidget(QFrame):
         self.second_row.setVisible(self.restricted_text)
         self.apply_button.setEnabled(not self.restricted_text)
         self._layout(title, summary)
+        self.show_status(pending.state)
 
     def _second_confirmation(self) -> tuple[QCheckBox, QWidget]:
         """The second confirmation's check box, with its text in a label that wraps.
@@ -241,7 +249,7 @@ class ConfirmCardWidget(QFrame):
         outcomes = op_outcomes(self.plan, report)
         created = created_records(self.plan, report)
         for row in self.rows:
-            op_id = str(row.op.get("op_id"))
+            op_id = row.op.op_id
             state, detail = outcomes.get(op_id, ("skipped", ""))
             key = created.get(op_id)
             link = f"<a href='{record_link(key)}'>{key}</a>" if key is not None else ""
@@ -255,25 +263,33 @@ class ConfirmCardWidget(QFrame):
         )
         self._finish()
 
-    def show_status(self, record: PlanRecord) -> None:
-        """Show the status the plan book holds for this card's plan (a no-op while pending)."""
-        if record.status == self.state or record.status == "pending":
+    @property
+    def settled(self) -> bool:
+        """Whether the card left "pending" for good (its buttons are gone)."""
+        return self.state in ("applied", "failed", "declined", "superseded", "refused")
+
+    def show_status(self, state: PlanState) -> None:
+        """Show a status the plan desk announced for this card's plan (a no-op while pending,
+        and once the card is resolved)."""
+        if state.status == "pending" or self.settled:
             return
-        if record.status in ("applied", "failed") and record.report is not None:
-            self.show_report(record.report)
-        elif record.status in ("declined", "superseded"):
-            self.show_declined(superseded=record.status == "superseded")
-        elif record.status == "applying":
+        if state.status in ("applied", "failed") and state.report is not None:
+            self.show_report(state.report)
+        elif state.status in ("declined", "superseded"):
+            self.show_declined(superseded=state.status == "superseded")
+        elif state.status == "applying":
             self.state = "applying"
             self.status.setText(
                 self.tr("Interrupted while applying; Apply resumes it.")
-                if record.interrupted
+                if state.interrupted
                 else self.tr("Applying…")
             )
-            self.apply_button.setEnabled(record.interrupted)
+            self.apply_button.setEnabled(state.interrupted)
             self.cancel_button.setVisible(False)
         else:
-            self.show_error(self.tr("The change was refused; nothing was written."))
+            self.show_error(
+                self._refusal or self.tr("The change was refused; nothing was written.")
+            )
 
     def show_declined(self, superseded: bool = False) -> None:
         """The card was cancelled, or a new message superseded it."""
@@ -286,8 +302,14 @@ class ConfirmCardWidget(QFrame):
         self._finish()
 
     def show_refusal(self, message: str) -> None:
-        """Apply was refused but the plan is still pending (e.g. write mode is off)."""
-        self.state = "pending"
+        """A resolution was refused with ``message``. A card still waiting says why and offers
+        Apply again (e.g. write mode was off); a resolved one keeps the status the desk
+        announced (a refused apply says why)."""
+        self._refusal = message
+        if self.state == "refused":
+            self.status.setText(message)
+        if self.settled:
+            return
         self.status.setText(message)
         self.apply_button.setEnabled(not self.restricted_text or self.second_confirm.isChecked())
         self.cancel_button.setEnabled(True)

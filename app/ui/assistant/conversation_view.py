@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from app.core.agent.citations import Citation
 from app.core.agent.events import ErrorEvent
-from app.core.archive import Archive
+from app.core.agent.plan_preview import FieldChange
+from app.core.agent.plan_types import PendingPlan
 from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.assistant.confirm_card import ConfirmCardWidget
 from app.ui.assistant.turn_widgets import (
@@ -19,6 +20,7 @@ from app.ui.assistant.turn_widgets import (
     ToolLineWidget,
     UserTurnWidget,
 )
+from app.ui.bridge import RunBridge
 
 
 def align_answer(text: str, shown: Sequence[str]) -> tuple[int, int, str]:
@@ -50,10 +52,8 @@ class ConversationView(QScrollArea):
 
     record_requested = Signal(object, str)
 
-    def __init__(self, archive: Archive, lang: str, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._archive = archive
-        self._lang = lang
         self.setObjectName("conversation")
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -88,6 +88,15 @@ class ConversationView(QScrollArea):
         self._scroll_timer.setInterval(0)
         self._scroll_timer.timeout.connect(self._to_bottom)
         self.verticalScrollBar().rangeChanged.connect(self._on_range)
+
+    def follow(self, bridge: RunBridge) -> None:
+        """Show each run ``bridge`` streams: its text, thinking and tool calls."""
+        bridge.text_received.connect(self.append_text)
+        bridge.thinking_started.connect(self.start_thinking)
+        bridge.thinking_received.connect(self.add_thinking_text)
+        bridge.thinking_stopped.connect(self.stop_thinking)
+        bridge.tool_started.connect(self.start_tool)
+        bridge.tool_finished.connect(self.finish_tool)
 
     # -- building ----------------------------------------------------------------------------
     def add(self, widget: QWidget) -> QWidget:
@@ -134,9 +143,7 @@ class ConversationView(QScrollArea):
         self._scroll_timer.start()
         return self.answer
 
-    def set_answer(
-        self, text: str, citations: Sequence[dict[str, Any]] | None = None
-    ) -> AnswerWidget:
+    def set_answer(self, text: str, citations: Sequence[Citation] | None = None) -> AnswerWidget:
         """The run's final answer, the single source of what the turn shows, and its citations.
 
         The answer is the text of every answer block of the turn (text between tool calls).
@@ -206,19 +213,15 @@ class ConversationView(QScrollArea):
         line = self.tool_lines.get(call_id) or self.start_tool(call_id, name, name)
         line.finish(ok, code)
 
-    def add_card(self, plan: dict[str, Any]) -> ConfirmCardWidget:
-        """A confirm card for a proposed plan."""
-        card = ConfirmCardWidget(
-            self._archive, plan, str(plan.get("pending_id", "")), lang=self._lang, parent=self.body
-        )
+    def add_card(
+        self, pending: PendingPlan, changes: Mapping[str, FieldChange] | None = None
+    ) -> ConfirmCardWidget:
+        """A confirm card for a proposed plan (``changes``: its ops' field changes)."""
+        card = ConfirmCardWidget(pending, changes, parent=self.body)
         card.record_requested.connect(self.record_requested)
         self.cards.append(card)
         self.add(card)
         return card
-
-    def pending_cards(self) -> list[ConfirmCardWidget]:
-        """Cards still waiting for Apply or Cancel."""
-        return [card for card in self.cards if card.state == "pending"]
 
     def add_error(self, error: ErrorEvent, *, offer_local: bool = False) -> ErrorBanner:
         """An error banner."""

@@ -1,4 +1,7 @@
-"""The conversations list: open, rename, delete, export to Markdown or JSON."""
+"""The conversations list: open, rename, delete, export to Markdown or JSON.
+
+Every read and write of the stored conversations is awaited on the archive's threads.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import ArxiuError
 from app.ui.services import Services
+from app.ui.tasks import TaskGroup
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -41,6 +45,7 @@ class ConversationsView(QWidget):
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.services = services
+        self.tasks = TaskGroup(self)
         title = QLabel(self.tr("Conversations"), self)
         title.setObjectName("paneTitle")
         back = QPushButton(self.tr("Back"), self)
@@ -67,12 +72,15 @@ class ConversationsView(QWidget):
         layout.addLayout(buttons)
 
     def refresh(self) -> None:
-        """Re-read the stored conversations."""
+        """Re-read the stored conversations (in the background)."""
+        self.tasks.start(self.reload(), name="list")
+
+    async def reload(self) -> None:
+        """Re-read the stored conversations (on a read thread) and list them."""
         session = self.services.session_now
+        found = await session.conversations.summaries() if session is not None else []
         self.list.clear()
-        if session is None:
-            return
-        for item in session.conversations.summaries():
+        for item in found:
             stamp = (item.updated_at or "")[:16].replace("T", " ")
             title = item.title or self.tr("Untitled")
             entry = QListWidgetItem(f"{title}\n{stamp}")
@@ -84,33 +92,37 @@ class ConversationsView(QWidget):
         item = self.list.currentItem()
         return str(item.data(ID_ROLE)) if item is not None else None
 
-    def rename(self, conversation_id: str, title: str) -> None:
+    async def rename(self, conversation_id: str, title: str) -> None:
         """Rename a conversation."""
         session = self.services.session_now
         if session is not None:
-            session.conversations.rename(conversation_id, title)
-        self.refresh()
+            await session.conversations.rename(conversation_id, title)
+        await self.reload()
 
-    def delete(self, conversation_id: str) -> None:
+    async def delete(self, conversation_id: str) -> None:
         """Delete a conversation."""
         session = self.services.session_now
         if session is None:
             return
-        session.conversations.delete(conversation_id)
+        await session.conversations.delete(conversation_id)
         self.deleted.emit(conversation_id)
-        self.refresh()
+        await self.reload()
 
-    def export(self, conversation_id: str, path: Path) -> None:
-        """Write a conversation to ``path`` (``.json`` as JSON, anything else as Markdown)."""
+    async def export(self, conversation_id: str, path: Path) -> None:
+        """Write a conversation to ``path`` (``.json`` as JSON, anything else as Markdown).
+
+        Raises:
+            OSError, ArxiuError: the file cannot be written, or the conversation read.
+        """
         session = self.services.session_now
         if session is None:
             return
         if path.suffix.lower() == ".json":
-            exported = session.conversations.export_json(conversation_id)
+            exported = await session.conversations.export_json(conversation_id)
             text = json.dumps(exported, ensure_ascii=False, indent=2)
         else:
-            text = session.conversations.export_markdown(conversation_id)
-        path.write_text(text, encoding="utf-8")
+            text = await session.conversations.export_markdown(conversation_id)
+        await self.services.run_blocking(lambda: path.write_text(text, encoding="utf-8"))
 
     def _on_open(self, item: QListWidgetItem) -> None:
         self.opened.emit(str(item.data(ID_ROLE)))
@@ -125,13 +137,13 @@ class ConversationsView(QWidget):
             return
         title, ok = QInputDialog.getText(self, self.tr("Rename"), self.tr("Title:"))
         if ok and title.strip():
-            self.rename(cid, title)
+            self.tasks.start(self.rename(cid, title), name="rename")
 
     def _delete_current(self) -> None:
         cid = self.current_id()
         answer = QMessageBox.question(self, self.tr("Delete"), self.tr("Delete this conversation?"))
         if cid is not None and answer == QMessageBox.StandardButton.Yes:
-            self.delete(cid)
+            self.tasks.start(self.delete(cid), name="delete")
 
     def _export_current(self) -> None:
         cid = self.current_id()
@@ -144,7 +156,10 @@ class ConversationsView(QWidget):
             self.tr("Markdown (*.md);;JSON (*.json)"),
         )
         if name:
-            try:
-                self.export(cid, Path(name))
-            except (OSError, ArxiuError) as error:
-                QMessageBox.warning(self, self.tr("Export"), str(error))
+            self.tasks.start(self._export(cid, Path(name)), name="export")
+
+    async def _export(self, conversation_id: str, path: Path) -> None:
+        try:
+            await self.export(conversation_id, path)
+        except (OSError, ArxiuError) as error:
+            QMessageBox.warning(self, self.tr("Export"), str(error))

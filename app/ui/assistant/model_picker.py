@@ -77,6 +77,11 @@ class ModelPicker(QWidget):
         value = self.effort.currentData()
         return str(value) if value else None
 
+    def current_vision(self) -> bool:
+        """Whether the chosen model reads images."""
+        model = self.current()
+        return bool(model and model.get("vision"))
+
     def is_external(self) -> bool:
         """Whether the chosen model is external."""
         model = self.current()

@@ -1,32 +1,19 @@
-"""What a confirm card shows for each op: tool, real arguments, before/after of a field.
+"""What a confirm card shows for each op: its real arguments, its outcome, the records made.
 
-Pure functions over the plan and the archive, so the card shows exactly what Apply will send
-and the tests can check it without widgets.
+Pure functions over the typed plan and its apply report, so the card shows exactly what Apply
+will send and the tests can check it without widgets. A field's value before and after is the
+core's (:mod:`app.core.agent.plan_preview`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from app.core.agent.plan_types import ApplyReport, ChangePlan, OpFailure, unlinked_text
-from app.core.archive import Archive, RecordKey
-from app.core.errors import ArxiuError
+from app.core.archive import RecordKey
 
-FIELD_TOOLS = frozenset({"dedalo_set_field", "dedalo_save_component"})
-FIELD_ARGS = ("field_tipo", "component_tipo", "field")
-VALUE_ARGS = ("value", "items", "values", "text")
 MAX_ARGS_CHARS = 600
-
-
-@dataclass(frozen=True)
-class FieldChange:
-    """A field's value before the op and the value the op writes."""
-
-    field_label: str
-    before: str
-    after: str
 
 
 def format_args(args: dict[str, Any]) -> str:
@@ -36,48 +23,6 @@ def format_args(args: dict[str, Any]) -> str:
     compact = " ".join(lines).replace("{ ", "{").replace(" }", "}").replace("[ ", "[")
     compact = compact.replace(" ]", "]")
     return compact if len(compact) <= MAX_ARGS_CHARS else compact[: MAX_ARGS_CHARS - 1] + "…"
-
-
-def field_change(archive: Archive, op: dict[str, Any], lang: str = "lg-eng") -> FieldChange | None:
-    """Before and after of a field-changing op on an existing record, else ``None``."""
-    args = op.get("args") or {}
-    if op.get("tool") not in FIELD_TOOLS:
-        return None
-    tipo, sid = args.get("section_tipo"), args.get("section_id")
-    field_tipo = next((args[k] for k in FIELD_ARGS if isinstance(args.get(k), str)), None)
-    if not isinstance(tipo, str) or not isinstance(sid, int) or field_tipo is None:
-        return None
-    after = next((args[k] for k in VALUE_ARGS if k in args), None)
-    try:
-        record = archive.find_record(RecordKey(tipo, sid))
-        label = archive.field(field_tipo).label(lang)
-    except ArxiuError:
-        return None
-    before = ""
-    if record is not None:
-        before = _items_text(record.items(field_tipo), lang)
-    return FieldChange(label, before or "—", _value_text(after, lang) or "—")
-
-
-def _items_text(items: list[dict[str, Any]], lang: str) -> str:
-    chosen = [i for i in items if i.get("lang") in (lang, "lg-nolan")] or items
-    return " · ".join(_value_text(i.get("value"), lang) for i in chosen)
-
-
-def _value_text(value: Any, lang: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return _items_text(
-            [v if isinstance(v, dict) and "value" in v else {"value": v} for v in value], lang
-        )
-    if isinstance(value, dict):
-        if "section_tipo" in value and "section_id" in value:
-            return f"{value['section_tipo']}/{value['section_id']}"
-        if "value" in value:
-            return _value_text(value["value"], lang)
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
 
 
 def failure_text(failure: OpFailure) -> str:
@@ -111,7 +56,7 @@ def created_records(plan: ChangePlan, report: ApplyReport) -> dict[str, RecordKe
     out = {}
     for op_id, section_id in report.created.items():
         op = plan.op(op_id)
-        tipo = op.args.get("section_tipo") if op is not None else None
-        if isinstance(tipo, str):
+        tipo = op.section_tipo if op is not None else None
+        if tipo is not None:
             out[op_id] = RecordKey(tipo, section_id)
     return out

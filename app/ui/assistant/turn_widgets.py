@@ -120,14 +120,14 @@ class ErrorBanner(QFrame):
         super().__init__(parent)
         self.error = error
         self.setObjectName("errorBanner")
-        title = QLabel(error.message, self)
+        title = QLabel(self.tr(error.message), self)  # the core's words, in the UI's language
         title.setObjectName("errorTitle")
         title.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
         layout.addWidget(title)
         if error.hint:
-            self.hint = QLabel(error.hint, self)
+            self.hint = QLabel(self.tr(error.hint), self)
             self.hint.setWordWrap(True)
             layout.addWidget(self.hint)
         code = QLabel(error.code, self)

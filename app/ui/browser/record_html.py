@@ -63,8 +63,10 @@ def record_html(
     lang: str = "lg-eng",
     colors: Palette | None = None,
     labels: dict[str, str] | None = None,
+    narrow: bool = False,
 ) -> str:
-    """The whole record view as one HTML document."""
+    """The whole record view as one HTML document (``narrow``: each field's label above its
+    value, for a narrow view)."""
     c = colors or Palette()
     words = labels or {}
     section = archive.section(record.section_tipo)
@@ -84,7 +86,7 @@ def record_html(
     for field in archive.fields(record.section_tipo):
         items = record.items(field.tipo)
         if items and field.kind != "media":
-            parts.append(_field_row(archive, record.key, field, items, lang, c))
+            parts.append(_field_row(archive, record.key, field, items, lang, c, narrow))
     parts.append("</table>")
     if shape is not None:
         below = children_of(archive, record.key, lang, shape)
@@ -163,12 +165,18 @@ def _field_row(
     items: list[dict[str, Any]],
     lang: str,
     c: Palette,
+    narrow: bool = False,
 ) -> str:
     label = html.escape(field.label(lang))
     if field.kind == "relation":
         body = _relation_links(archive, items, lang, c)
     else:
         body = "<br>".join(_value_html(key, field, item, c) for item in _by_language(items))
+    if narrow:
+        return (
+            f"<tr><td style='color:{c.muted}; font-size:small; border-top:1px solid {c.rule}'>"
+            f"{label}</td></tr><tr><td valign='top' style='color:{c.text}'>{body}</td></tr>"
+        )
     return (
         f"<tr><td width='120' valign='top' style='color:{c.muted}; white-space:nowrap; "
         f"border-top:1px solid {c.rule}'>{label}</td>"

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QPalette
+from PySide6.QtGui import QDesktopServices, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import (
 from app.core.archive import Archive, Media, RecordKey
 from app.core.archive.media import media_of
 from app.core.errors import ArxiuError
+from app.ui.browser.elided import ElidedButton
 from app.ui.browser.media_player import MediaPlayer, timecode_seconds
 from app.ui.browser.record_html import Palette, parse_record_link, record_html
 
@@ -33,8 +33,16 @@ def palette_colors(palette: QPalette) -> Palette:
     )
 
 
+NARROW_WIDTH = 420
+"""Below this width the record's fields are stacked (label above value), not in two columns."""
+
+
 class RecordView(QWidget):
     """Shows one record; its links open other records, its timecodes play the media.
+
+    Narrower than :data:`NARROW_WIDTH` (a small window, a wide results pane beside it), each
+    field's label goes above its value, so values keep the whole width rather than one word
+    per line beside a column of labels.
 
     Signals:
         record_requested: (key, timecode or "") a link to a record was clicked.
@@ -52,17 +60,19 @@ class RecordView(QWidget):
         self._lang = lang
         self._key: RecordKey | None = None
         self._media: list[Media] = []
+        self._narrow = False
         self._player = MediaPlayer(self)
         self._player.notice.connect(self.notice)
         self.browser = QTextBrowser(self)
         self.browser.setOpenLinks(False)
         self.browser.anchorClicked.connect(self._on_anchor)
         self.browser.setObjectName("recordBrowser")
-        self.ask_button = QPushButton(self.tr("Ask about this record"), self)
+        self.ask_button = ElidedButton(self.tr("Ask about this record"), self)
         self.ask_button.setEnabled(False)
         self.ask_button.clicked.connect(self._on_ask)
         self.empty = QLabel(self.tr("Select a record to read it here."), self)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
         self.empty.setObjectName("placeholder")
         self._layout_widgets()
         self.show_record(None)
@@ -103,13 +113,30 @@ class RecordView(QWidget):
             "contents": self.tr("Contents"),
         }
         colors = palette_colors(self.palette())
+        self._narrow = self.width() < NARROW_WIDTH
         self.browser.setHtml(
             record_html(
-                self._archive, record, self._media, lang=self._lang, colors=colors, labels=words
+                self._archive,
+                record,
+                self._media,
+                lang=self._lang,
+                colors=colors,
+                labels=words,
+                narrow=self._narrow,
             )
         )
         if timecode:
             self.play_at(timecode)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Switch between stacked and two-column fields when the width crosses
+        :data:`NARROW_WIDTH` (the scroll position is kept)."""
+        super().resizeEvent(event)
+        if self._key is not None and (self.width() < NARROW_WIDTH) != self._narrow:
+            bar = self.browser.verticalScrollBar()
+            position = bar.value()
+            self.show_record(self._key)
+            bar.setValue(position)
 
     def play_at(self, timecode: str) -> None:
         """Play the record's audio or video from ``timecode`` (or say there is none)."""

@@ -1,37 +1,50 @@
-"""The search box's results: label, section, snippet and passage timecode of each hit."""
+"""The search box's results: one row per record, grouped by section, sorted and filtered.
+
+Each row shows the record's title, section, date, language badges and the passage that
+matched with the query's words marked (:mod:`app.ui.browser.result_rows`); the heading counts
+records, not passages, and elides a long query rather than widening the pane
+(:class:`~app.ui.browser.elided.ElidedLabel`). Sorting and filtering
+(:mod:`app.ui.browser.result_filters`) reorder the records already found, through the core's
+:mod:`app.core.index.hit_order`, as ``arxiu search`` does.
+"""
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
+    QAbstractItemView,
     QListWidget,
     QListWidgetItem,
-    QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from app.core.index.hits import SearchHit
-from app.ui.browser.record_html import LANG_TAGS
+from app.core.index.hit_order import by_section, filter_hits, sort_hits
+from app.core.index.record_hits import RecordHit
+from app.ui.browser.elided import ElidedButton, ElidedLabel
+from app.ui.browser.record_view import palette_colors
+from app.ui.browser.result_filters import ResultFilters
+from app.ui.browser.result_rows import (
+    HTML_ROLE,
+    RichRowDelegate,
+    RowWords,
+    mark_colour,
+    passage_chars,
+    record_row_html,
+    section_row_html,
+)
 
 HIT_ROLE = Qt.ItemDataRole.UserRole
 
 
-def language_tag(hit: SearchHit) -> str:
-    """The record's languages as short tags (``CA``, ``ES/EN``), else the passage's."""
-    langs = hit.record_langs or ((hit.lang,) if hit.lang in LANG_TAGS else ())
-    return "/".join(LANG_TAGS.get(lang, lang.removeprefix("lg-").upper()) for lang in langs)
-
-
 class SearchResultsView(QWidget):
-    """A list of search hits; activating one opens its record at the passage.
+    """The records found for a query; activating one opens it at its passage.
 
     Signals:
-        record_requested: (key, timecode or "") a hit was opened.
+        record_requested: (key, timecode or "") a record was opened.
         closed: the person went back to the records table.
     """
 
@@ -40,44 +53,117 @@ class SearchResultsView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel(self)
+        self._query = ""
+        self._hits: list[RecordHit] = []
+        self.title = ElidedLabel(self)
         self.title.setObjectName("resultsTitle")
-        back = QPushButton(self.tr("Back to records"), self)
-        back.clicked.connect(self.closed)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.back = ElidedButton(self.tr("Back to records"), self)
+        self.back.clicked.connect(self.closed)
+        self.filters = ResultFilters(self.back, self)
+        self.filters.changed.connect(self._render)
         self.list = QListWidget(self)
-        self.list.setWordWrap(True)
         self.list.setObjectName("searchResults")
+        self.list.setItemDelegate(RichRowDelegate(self.list))
+        self.list.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list.setSpacing(1)
+        self.list.viewport().installEventFilter(self)
+        self._width = 0
         self.list.itemActivated.connect(self._on_activated)
         self.list.itemClicked.connect(self._on_activated)
-        head = QHBoxLayout()
-        head.addWidget(self.title, 1)
-        head.addWidget(back)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(head)
+        layout.setSpacing(4)
+        layout.addWidget(self.title)
+        layout.addWidget(self.filters)
         layout.addWidget(self.list, 1)
 
-    def show_hits(self, query: str, hits: list[SearchHit]) -> None:
-        """Show ``hits`` for ``query``."""
-        self.list.clear()
-        self.title.setText(
-            self.tr("{n} results for “{query}”").format(n=len(hits), query=html.escape(query))
-        )
-        for hit in hits:
-            where = f" · {language_tag(hit)}" if language_tag(hit) else ""
-            where += f" · ▶ {hit.timecode[:8]}" if hit.timecode else ""
-            where += f" · p. {hit.page}" if hit.page else ""
-            item = QListWidgetItem(f"{hit.label}  ({hit.key}){where}\n{hit.snippet.strip()}")
-            item.setData(HIT_ROLE, hit)
-            item.setToolTip(hit.snippet)
-            self.list.addItem(item)
+    def show_hits(self, query: str, hits: list[RecordHit]) -> None:
+        """Show the records found for ``query`` (in relevance order, each once)."""
+        self._query = query
+        self._hits = list(hits)
+        self.filters.offer(self._hits)
+        self._render()
 
     def show_message(self, text: str) -> None:
-        """Show a sentence instead of hits (no index yet, an error...)."""
+        """Show a sentence instead of records (searching, no index, an error...)."""
+        self._hits = []
         self.list.clear()
-        self.title.setText(text)
+        self.filters.offer([])
+        self.title.set_full_text(text)
+
+    def shown(self) -> list[RecordHit]:
+        """The records listed now, top to bottom (after sorting and filtering)."""
+        out = []
+        for row in range(self.list.count()):
+            hit = self.list.item(row).data(HIT_ROLE)
+            if isinstance(hit, RecordHit):
+                out.append(hit)
+        return out
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Re-lay the rows out when the list's width changes (a top-to-bottom list only does
+        so on its own when its height changes), so each row is as tall as its wrapped text;
+        rebuild them when the passage a row shows changes length
+        (:func:`~app.ui.browser.result_rows.passage_chars`)."""
+        if event.type() == QEvent.Type.Resize and watched is self.list.viewport():
+            width = self.list.viewport().width()
+            if width != self._width:
+                again = passage_chars(width) != passage_chars(self._width)
+                self._width = width
+                if again and self._hits:  # a passage of another length: the rows anew
+                    bar = self.list.verticalScrollBar()
+                    position = bar.value()
+                    self._render()
+                    bar.setValue(position)
+                else:
+                    self.list.doItemsLayout()
+        return super().eventFilter(watched, event)
+
+    def _render(self) -> None:
+        kept = sort_hits(
+            filter_hits(self._hits, self.filters.record_filter()), self.filters.order()
+        )
+        self.title.set_full_text(self._heading(len(kept)))
+        self.list.clear()
+        colors = palette_colors(self.palette())
+        mark = mark_colour(self.palette())
+        words = RowWords(exact=self.tr("exact match"), page=self.tr("p. {page}"))
+        chars = passage_chars(self.list.viewport().width())
+        for group in by_section(kept):
+            header = QListWidgetItem()
+            header.setFlags(Qt.ItemFlag.NoItemFlags)
+            header.setData(HTML_ROLE, section_row_html(group.label, len(group.hits), colors))
+            self.list.addItem(header)
+            for hit in group.hits:
+                item = QListWidgetItem()
+                item.setData(HIT_ROLE, hit)
+                html_row = record_row_html(hit, colors, mark, words, chars)
+                item.setData(HTML_ROLE, html_row)
+                item.setToolTip(f"{hit.title}\n{hit.key}")
+                self.list.addItem(item)
+        if self._hits and not kept:
+            empty = QListWidgetItem()
+            empty.setFlags(Qt.ItemFlag.NoItemFlags)
+            empty.setData(HTML_ROLE, html.escape(self.tr("No record matches these filters.")))
+            self.list.addItem(empty)
+
+    def _heading(self, shown: int) -> str:
+        total = len(self._hits)
+        if not total:
+            return self.tr("No records found for “{query}”").format(query=self._query)
+        if shown != total:
+            return self.tr("{shown} of {n} records for “{query}”").format(
+                shown=shown, n=total, query=self._query
+            )
+        if total == 1:
+            return self.tr("1 record for “{query}”").format(query=self._query)
+        return self.tr("{n} records for “{query}”").format(n=total, query=self._query)
 
     def _on_activated(self, item: QListWidgetItem) -> None:
         hit = item.data(HIT_ROLE)
-        if isinstance(hit, SearchHit):
-            self.record_requested.emit(hit.key, hit.timecode or "")
+        if isinstance(hit, RecordHit):
+            passage = hit.passage
+            self.record_requested.emit(hit.key, (passage.timecode if passage else None) or "")

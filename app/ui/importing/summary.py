@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from PySide6.QtCore import QCoreApplication
 
 from app.core.archive.importers import ImportSummary
@@ -15,8 +17,13 @@ def _t(text: str) -> str:
     return QCoreApplication.translate(CONTEXT, text)
 
 
-def summary_text(summary: ImportSummary) -> str:
-    """The summary: records created/updated/unchanged, links, media, skips with reasons."""
+def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None = None) -> str:
+    """The summary: records created/updated/unchanged, links, media, skips with reasons.
+
+    ``section_names`` maps a section's tipo to its name in the UI language, so the sections
+    line names them as the section list does (a tipo missing from it is shown as is).
+    """
+    names = section_names or {}
     lines = [
         _t(
             "{records} records ({created} new, {updated} updated, {unchanged} unchanged), "
@@ -37,7 +44,9 @@ def summary_text(summary: ImportSummary) -> str:
             _t("{n} records withdrawn by the source were removed.").format(n=summary.deleted)
         )
     if summary.sections:
-        parts = [f"{tipo}: {count}" for tipo, count in sorted(summary.sections.items())]
+        parts = [
+            f"{names.get(tipo, tipo)}: {count}" for tipo, count in sorted(summary.sections.items())
+        ]
         lines.append(_t("Sections: {list}").format(list=", ".join(parts)))
     lines += _skip_lines(summary)
     if summary.error is not None:

@@ -115,10 +115,11 @@ class RecordingSearcher:
         mode: SearchMode = "hybrid",
         filter: SearchFilter | None = None,
         group_by_record: bool = False,
+        lang: str | None = None,
     ) -> list[SearchHit]:
         self.queries.append((query, filter))
         return self.index.search(
-            query, k=k, mode=mode, filter=filter, group_by_record=group_by_record
+            query, k=k, mode=mode, filter=filter, group_by_record=group_by_record, lang=lang
         )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from app.core.agent import apply as apply_mod
 from app.core.agent import plan_book as book_mod
+from app.core.agent.plan_types import PlanOp
 from app.core.archive import open_archive
 from app.core.archive import records as records_mod
 from app.core.errors import ArxiuError
@@ -48,8 +49,8 @@ def _install(point: KillPoint, op_ids: list[str], events: Any) -> None:
     if kind == "boundary" and index < len(op_ids):
         real_run_op = apply_mod._run_op
 
-        async def run_op(op: dict[str, Any], *args: Any) -> Any:
-            if op["op_id"] == op_ids[index]:
+        async def run_op(op: PlanOp, *args: Any) -> Any:
+            if op.op_id == op_ids[index]:
                 _hang(events, point)
             return await real_run_op(op, *args)
 
@@ -57,17 +58,11 @@ def _install(point: KillPoint, op_ids: list[str], events: Any) -> None:
     elif kind == "boundary":
         real_finish = book_mod.PlanBook.finish
 
-        def finish(self: Any, *args: Any, **kwargs: Any) -> Any:
-            _hang(events, point)
-            return real_finish(self, *args, **kwargs)
-
-        async def afinish(self: Any, *args: Any, **kwargs: Any) -> Any:
+        async def finish(self: Any, *args: Any, **kwargs: Any) -> Any:
             _hang(events, point)  # the resolution's status write (on the writer thread)
-            return await real_afinish(self, *args, **kwargs)
+            return await real_finish(self, *args, **kwargs)
 
-        real_afinish = book_mod.PlanBook.afinish
         book_mod.PlanBook.finish = finish  # type: ignore[method-assign]
-        book_mod.PlanBook.afinish = afinish  # type: ignore[method-assign]
     else:
         real_audit = records_mod.write_audit
 

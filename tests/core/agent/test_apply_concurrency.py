@@ -23,7 +23,7 @@ def person_plan(name: str, archive: Archive, registry: ToolRegistry) -> dict[str
         "args": {"section_tipo": "rsc197", "match": {"Name": name}, "set": {"Birth year": 1931}},
         "summary": f"Find or create {name}",
     }
-    return validate_plan({"summary": name, "ops": [op]}, archive, registry)
+    return validate_plan({"summary": name, "ops": [op]}, archive, registry).to_dict()
 
 
 def apply_in_threads(folder: Path, plan: dict[str, Any], registry: ToolRegistry) -> list[Any]:
@@ -70,8 +70,7 @@ def test_a_proposed_plan_posted_back_from_four_threads_applies_once(
 ) -> None:
     """The Dédalo seed's body (no pending id) posted four times at once, each on its own
     connection: one apply, three ``mcp.plan_resolved``; twin entries of the plan apply apart."""
-    from app.core.agent.plan_book import PlanBook
-    from app.core.agent.plan_types import ChangePlan
+    from app.core.agent.plan_book import NewPlan, PlanBook
     from app.core.errors import ArxiuError
     from app.core.session import AssistantSession, AssistantSettings
 
@@ -81,12 +80,10 @@ def test_a_proposed_plan_posted_back_from_four_threads_applies_once(
         "args": {"section_tipo": "rsc197", "values": {"rsc85": "Posted person"}},
         "summary": "Create the person",
     }
-    plan = ChangePlan.from_dict(validate_plan({"summary": "p", "ops": [op]}, oh_archive, registry))
+    plan = validate_plan({"summary": "p", "ops": [op]}, oh_archive, registry)
     book = PlanBook(oh_archive)
-    twins = [
-        book.add(plan, conversation_id=None, model_id="local", egress="local", proposer="writer")
-        for _ in range(2)
-    ]
+    entry = NewPlan(plan, conversation_id=None, model_id="local", egress="local", proposer="writer")
+    twins = [asyncio.run(book.add(entry)) for _ in range(2)]
     start = threading.Barrier(8)
     outcomes: list[str] = []
     lock = threading.Lock()
@@ -97,7 +94,7 @@ def test_a_proposed_plan_posted_back_from_four_threads_applies_once(
             session = AssistantSession(
                 archive, registry=registry, settings=settings, person="writer"
             )
-            record = session.plans.get(record_id)
+            record = asyncio.run(session.plans.get(record_id))
             assert record is not None
             bare = {k: v for k, v in record.plan.to_dict().items() if k != "pending_id"}
             start.wait()

@@ -21,8 +21,7 @@ from typing import Any
 
 import pytest
 
-from app.core.agent.plan_book import PlanBook
-from app.core.agent.plan_types import ChangePlan
+from app.core.agent.plan_book import NewPlan, PlanBook
 from app.core.agent.plans import validate_plan
 from app.core.archive import Archive, RecordKey
 from app.core.session import AssistantSession
@@ -96,10 +95,11 @@ def crash_people(archive: Archive) -> list[str]:
 async def kill_and_resume(
     archive: Archive, registry: ToolRegistry, ops: list[dict[str, Any]], point: Any
 ) -> None:
-    plan = validate_plan({"summary": "crash", "ops": ops}, archive, registry)
-    record = PlanBook(archive).add(
-        ChangePlan.from_dict(plan), conversation_id=None, model_id="local", egress="local"
+    checked = validate_plan({"summary": "crash", "ops": ops}, archive, registry)
+    record = await PlanBook(archive).add(
+        NewPlan(checked, conversation_id=None, model_id="local", egress="local")
     )
+    plan = checked.to_dict()
     op_ids = [op["op_id"] for op in ops]
     ctx = plan_children.context()
     events = ctx.Queue()
@@ -116,7 +116,7 @@ async def kill_and_resume(
     committed = point[1]  # ops before the kill point committed; the one in flight did not
     assert integrity(archive) == "ok", point
     assert audited_ops(archive, plan["plan_hash"]) == op_ids[:committed], point
-    after_kill = PlanBook(archive).get(record.id)
+    after_kill = await PlanBook(archive).get(record.id)
     assert after_kill is not None
     assert (after_kill.status, after_kill.interrupted) == ("applying", True), point
 
@@ -131,7 +131,7 @@ async def kill_and_resume(
         key = RecordKey("rsc197", report.created[f"c{n}"])
         assert archive.get_record(key).text("rsc90") == f"Place {n}"
         assert [link.source for link in archive.links_to(key)] == [RecordKey("oh1", 1 + (n % 3))]
-    final = PlanBook(archive).get(record.id)
+    final = await PlanBook(archive).get(record.id)
     assert final is not None and final.status == "applied" and not final.interrupted
 
 
@@ -183,11 +183,10 @@ async def twins_killed_and_resumed(
 ) -> int:
     """Three book entries of one plan; the third killed at ``point`` between the others'
     applies, then resumed. Returns the duplicates found (records beyond one per entry's op)."""
-    plan = ChangePlan.from_dict(validate_plan({"summary": "twins", "ops": ops}, archive, registry))
+    plan = validate_plan({"summary": "twins", "ops": ops}, archive, registry)
     book = PlanBook(archive)
-    first, second, third = (
-        book.add(plan, conversation_id=None, model_id="local", egress="local") for _ in range(3)
-    )
+    entry = NewPlan(plan, conversation_id=None, model_id="local", egress="local")
+    first, second, third = [await book.add(entry) for _ in range(3)]
     session = AssistantSession(archive, registry=registry)
     reports = [await session.plans.resolve(first.id, True)]
     ctx = plan_children.context()
@@ -209,7 +208,7 @@ async def twins_killed_and_resumed(
     keys = [made_by(archive, r) for r in (*reports, resumed)]
     assert len({key for made in keys for key in made}) == 3 * (len(ops) // 3), point
     for record in (first, second, third):
-        done = book.get(record.id)
+        done = await book.get(record.id)
         assert done is not None and done.status == "applied", point
     return len(crash_people(archive)) - 3 * (len(ops) // 3)
 

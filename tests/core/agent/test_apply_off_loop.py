@@ -24,7 +24,7 @@ def people_plan(archive: Archive, registry: ToolRegistry) -> dict[str, Any]:
         }
         for n in range(PEOPLE)
     ]
-    return validate_plan({"summary": "people", "ops": ops}, archive, registry)
+    return validate_plan({"summary": "people", "ops": ops}, archive, registry).to_dict()
 
 
 def committed(archive: Archive, plan_hash: str) -> int:

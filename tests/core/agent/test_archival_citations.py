@@ -6,6 +6,7 @@ from __future__ import annotations
 from lxml import etree
 
 from app.core.agent.events import FinalEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
@@ -39,7 +40,9 @@ async def test_a_grounded_answer_cites_a_component_with_its_reference_code(
     )
     models["small"].extend(Turn(text="They are in the Vitet family papers."))
     question = "Where are the copies of Ludovic Vitet's 157 letters?"
-    events = await collect(await session.chat({"question": question, "model": "small"}))
+    events = await collect(
+        await session.chat(ChatRequest.from_dict({"question": question, "model": "small"}))
+    )
     searcher.index.close()
     final = events[-1]
     assert isinstance(final, FinalEvent)

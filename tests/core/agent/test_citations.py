@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.core.agent.citations import ReturnedRecords, find_citations, verify
 from app.core.agent.events import FinalEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.archive.model import RecordKey
 from app.core.models.scripted import ScriptedModel, Turn, call
@@ -34,8 +35,10 @@ async def test_an_invented_citation_is_unverified_and_counted(
         Turn(tool_calls=(call("dedalo_read_record", {"section_tipo": "oh1", "section_id": 1}),)),
         Turn(text="Interview with Joan Vila (oh1/1) names Linares (tp2/39) and (oh1/2)."),
     )
-    final = _final(await collect(await make_session().chat({"question": "Who left?"})))
-    by_key = {c["key"]: c for c in final.citations}
+    final = _final(
+        await collect(await make_session().chat(ChatRequest.from_dict({"question": "Who left?"})))
+    )
+    by_key = {str(c.key): c.to_dict() for c in final.citations}
     assert list(by_key) == ["oh1/1", "tp2/39", "oh1/2"]
     assert by_key["oh1/1"]["verified"] is True
     assert by_key["oh1/1"]["label"] == "Interview with Joan Vila"
@@ -45,7 +48,7 @@ async def test_an_invented_citation_is_unverified_and_counted(
     note = next(e for e in final.transcript_summary if "unverified" in e)
     assert note["unverified"] == 2 and note["citations"] == 3
     assert note["unverified_keys"] == ["tp2/39", "oh1/2"]
-    assert final.to_dict()["citations"] == final.citations
+    assert final.to_dict()["citations"] == [c.to_dict() for c in final.citations]
 
 
 async def test_a_record_refused_by_the_gate_does_not_verify_its_citation(
@@ -56,8 +59,12 @@ async def test_a_record_refused_by_the_gate_does_not_verify_its_citation(
         Turn(text="It is Interview about the mill (oh1/3)."),
     )
     session = make_session(external_content=True)
-    final = _final(await collect(await session.chat({"question": "mill?", "model": "cloud"})))
-    assert [(c["key"], c["verified"]) for c in final.citations] == [("oh1/3", False)]
+    final = _final(
+        await collect(
+            await session.chat(ChatRequest.from_dict({"question": "mill?", "model": "cloud"}))
+        )
+    )
+    assert [(str(c.key), c.verified) for c in final.citations] == [("oh1/3", False)]
 
 
 async def test_a_grounded_answer_lists_as_sources_only_verified_records(
@@ -68,12 +75,14 @@ async def test_a_grounded_answer_lists_as_sources_only_verified_records(
     final = _final(
         await collect(
             await make_session().chat(
-                {"question": "leaving when the reservoir flooded", "model": "small"}
+                ChatRequest.from_dict(
+                    {"question": "leaving when the reservoir flooded", "model": "small"}
+                )
             )
         )
     )
     sources = final.answer.split("Sources:")[1]
-    cited = {c["key"]: c["verified"] for c in final.citations}
+    cited = {str(c.key): c.verified for c in final.citations}
     assert cited.pop("tp2/39") is False
     assert cited and all(cited.values())  # every listed source is verified
     assert "tp2/39" not in sources
@@ -86,4 +95,4 @@ def test_a_deleted_or_missing_record_is_never_verified(oh_archive: Archive) -> N
     returned.note(ToolResult(ok=False, records=(RecordKey("oh1", 1),)))
     assert RecordKey("oh1", 77) in returned and RecordKey("oh1", 1) not in returned
     out = verify("A (oh1/77) and B (oh1/1)", returned, oh_archive)
-    assert [(c["key"], c["verified"]) for c in out] == [("oh1/77", False), ("oh1/1", False)]
+    assert [(str(c.key), c.verified) for c in out] == [("oh1/77", False), ("oh1/1", False)]

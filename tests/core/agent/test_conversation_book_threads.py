@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app.core.agent.events import FinalEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.archive import conversations as conversations_mod
 from app.core.models.scripted import ScriptedModel, Turn
@@ -26,7 +27,7 @@ async def test_a_turn_is_saved_on_the_writer_thread_while_the_loop_goes_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     order: list[str] = []
     threads: list[tuple[str, str]] = []
     entered, release = threading.Event(), threading.Event()
@@ -50,7 +51,9 @@ async def test_a_turn_is_saved_on_the_writer_thread_while_the_loop_goes_on(
     models["local"].extend(Turn(text="La presa es va acabar el 1962."))
     question = "Quan es va acabar la presa de Sau?"
     running = asyncio.ensure_future(
-        collect(await session.chat({"question": question}, conversation_id=cid))
+        collect(
+            await session.chat(ChatRequest.from_dict({"question": question}), conversation_id=cid)
+        )
     )
     while not entered.is_set() and not running.done():
         await asyncio.sleep(0.005)
@@ -62,18 +65,18 @@ async def test_a_turn_is_saved_on_the_writer_thread_while_the_loop_goes_on(
     loop_thread = threading.current_thread().name
     assert all(name != loop_thread for _, name in threads), threads
     assert threads[-1][0] == "save" and threads[-1][1].startswith("arxiu-writer")
-    stored = session.conversations.stored(cid)  # nothing lost: the whole turn is kept
+    stored = await session.conversations.stored(cid)  # nothing lost: the whole turn is kept
     assert [turn.question for turn in stored.transcript] == [question]
     assert "1962" in stored.transcript[0].answer
     assert stored.title and stored.model == "local"
     assert any("1962" in str(message) for message in stored.history)
 
 
-async def test_asave_keeps_what_save_keeps(
+async def test_a_saved_conversation_reads_back_in_the_list(
     make_session: SessionFactory, oh_archive: Archive
 ) -> None:
     session = make_session()
-    conversation = session.conversations.new("Fons Puig")
-    await session.conversations.asave(conversation)
-    assert session.conversations.stored(conversation.id).title == "Fons Puig"
-    assert [s.id for s in session.conversations.summaries()] == [conversation.id]
+    conversation = await session.conversations.new("Fons Puig")
+    await session.conversations.save(conversation)
+    assert (await session.conversations.stored(conversation.id)).title == "Fons Puig"
+    assert [s.id for s in (await session.conversations.summaries())] == [conversation.id]

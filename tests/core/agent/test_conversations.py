@@ -8,7 +8,7 @@ import json
 
 from app.core.agent.conversations import history_bytes, history_window
 from app.core.agent.events import FinalEvent
-from app.core.agent.request import MAX_HISTORY_BYTES, MAX_HISTORY_ENTRIES
+from app.core.agent.request import MAX_HISTORY_BYTES, MAX_HISTORY_ENTRIES, ChatRequest
 from app.core.archive import Archive
 from app.core.models.catalog import Catalog
 from app.core.models.scripted import ScriptedModel, Turn, call
@@ -41,18 +41,20 @@ async def test_a_long_conversation_keeps_answering_and_keeps_its_whole_history(
 ) -> None:
     """Regression: the 34th question was refused (history has more than 64 entries)."""
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     for number in range(1, 36):
         models["local"].extend(Turn(text=f"answer {number}"))
         events = await collect(
-            await session.chat({"question": f"question {number}"}, conversation_id=cid)
+            await session.chat(
+                ChatRequest.from_dict({"question": f"question {number}"}), conversation_id=cid
+            )
         )
         assert isinstance(events[-1], FinalEvent), (number, events[-1])
     sent = _sent_history(models["local"])
     assert len(sent) == MAX_HISTORY_ENTRIES
     assert sent[0] == ("user", "question 3")  # the oldest exchanges are not sent
     assert sent[-1] == ("assistant", "answer 34")
-    stored = session.conversations.get(cid)
+    stored = await session.conversations.get(cid)
     assert len(stored.history) == 70  # nothing is lost from the stored conversation
     assert stored.history[0] == {"role": "user", "text": "question 1"}
     assert len(stored.transcript) == 35
@@ -65,10 +67,14 @@ async def test_the_history_sent_fits_the_models_context_window(
     tiny = entry("tiny", default=True, context_size=1024, max_tokens=256)
     make = session_factory(oh_archive, Catalog((tiny,)), {"tiny": model}, registry, searcher)
     session = make()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     for number in range(1, 8):
         model.extend(Turn(text=f"answer {number} " + "y" * 300))
-        await collect(await session.chat({"question": f"question {number}"}, conversation_id=cid))
+        await collect(
+            await session.chat(
+                ChatRequest.from_dict({"question": f"question {number}"}), conversation_id=cid
+            )
+        )
     sent = _sent_history(model)
     budget = history_bytes(tiny)
     assert budget < MAX_HISTORY_BYTES
@@ -76,7 +82,7 @@ async def test_the_history_sent_fits_the_models_context_window(
     assert 0 < len(json.dumps(entries, ensure_ascii=False).encode()) <= budget
     assert sent[0][0] == "user" and sent[-1][1].startswith("answer 6")
     assert len(sent) < 12  # trimmed: six exchanges do not fit
-    assert len(session.conversations.get(cid).history) == 14
+    assert len((await session.conversations.get(cid)).history) == 14
 
 
 async def test_a_tainted_exchange_trimmed_out_of_the_window_still_taints_the_run(
@@ -86,16 +92,22 @@ async def test_a_tainted_exchange_trimmed_out_of_the_window_still_taints_the_run
     tiny = entry("tiny", default=True, context_size=1024, max_tokens=256)
     make = session_factory(oh_archive, Catalog((tiny,)), {"tiny": model}, registry, searcher)
     session = make()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     model.extend(
         Turn(tool_calls=(call("dedalo_read_record", {"section_tipo": "ohr", "section_id": 1}),)),
         Turn(text=f"It says {SECRET}."),
     )
-    await collect(await session.chat({"question": "What does ohr/1 say?"}, conversation_id=cid))
+    await collect(
+        await session.chat(
+            ChatRequest.from_dict({"question": "What does ohr/1 say?"}), conversation_id=cid
+        )
+    )
     for number in range(1, 6):
         model.extend(Turn(text=f"answer {number} " + "z" * 300))
         events = await collect(
-            await session.chat({"question": f"question {number}"}, conversation_id=cid)
+            await session.chat(
+                ChatRequest.from_dict({"question": f"question {number}"}), conversation_id=cid
+            )
         )
     assert all(SECRET not in text for _, text in _sent_history(model))  # trimmed away
     final = events[-1]
@@ -108,19 +120,21 @@ async def test_a_stored_tainted_answer_outside_the_window_taints_the_run(
 ) -> None:
     """Only the oldest answer is tainted and it is not sent: the run is tainted all the same."""
     session = make_session()
-    conversation = session.conversations.new()
+    conversation = await session.conversations.new()
     tainted = {"role": "assistant", "text": f"It says {SECRET}.", "tainted": True}
     later = [entry for number in range(40) for entry in _exchange(number)]
     history = ({"role": "user", "text": "ohr/1?"}, tainted, *later)
-    session.conversations.save(dataclasses.replace(conversation, history=history))
+    (await session.conversations.save(dataclasses.replace(conversation, history=history)))
     models["local"].extend(Turn(text="Anything else?"))
     events = await collect(
-        await session.chat({"question": "Go on"}, conversation_id=conversation.id)
+        await session.chat(
+            ChatRequest.from_dict({"question": "Go on"}), conversation_id=conversation.id
+        )
     )
     assert all(SECRET not in text for _, text in _sent_history(models["local"]))
     final = events[-1]
     assert isinstance(final, FinalEvent) and final.tainted is True
-    assert session.conversations.get(conversation.id).history[1] == tainted
+    assert (await session.conversations.get(conversation.id)).history[1] == tainted
 
 
 def test_the_window_starts_at_a_question_and_never_splits_an_exchange() -> None:

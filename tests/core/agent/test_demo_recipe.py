@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from app.core.agent.events import FinalEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive import open_archive
 from app.core.archive.model import RecordKey
 from app.core.archive.write_switch import set_writes_allowed, writes_allowed
@@ -82,12 +83,17 @@ async def test_the_recipe_on_a_demo_interview_creates_one_anna_pujol(
         )
         context = INTERVIEW.to_locator()
         events = await collect(
-            await session.chat({"question": ANNA_QUESTION, "mode": "write", "context": context})
+            await session.chat(
+                ChatRequest.from_dict(
+                    {"question": ANNA_QUESTION, "mode": "write", "context": context}
+                )
+            )
         )
         final = events[-1]
         assert isinstance(final, FinalEvent) and final.stop == "change_plan"
-        plan = final.change_plan
-        assert plan is not None
+        pending = final.change_plan
+        assert pending is not None
+        plan = pending.to_dict()  # the wire form a client sends back
         tools = [op["tool"] for op in plan["ops"]]
         assert "dedalo_find_or_create" in tools and "dedalo_portal_link" in tools
         assert find_matches(archive, "rsc197", {"rsc84": "Anna Pujol"}) == []

@@ -8,6 +8,7 @@ import pytest
 
 from app.core.agent.egress import EgressGate
 from app.core.agent.events import FinalEvent, TextEvent, ToolResultEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.tools.base import EGRESS_CLASSES, Tool, ToolContext, ToolResult
@@ -27,7 +28,9 @@ async def run_calls(
     )
     model.extend(Turn(text="done"))
     events = await collect(
-        await make_session(**settings).chat({"question": "go", "model": model.id})
+        await make_session(**settings).chat(
+            ChatRequest.from_dict({"question": "go", "model": model.id})
+        )
     )
     assert isinstance(events[-1], FinalEvent)
     return [e for e in events if isinstance(e, ToolResultEvent)]
@@ -170,7 +173,9 @@ async def test_external_grounded_search_excludes_restricted_inside_the_index(
 ) -> None:
     session = make_session(external_content=True)
     events = await collect(
-        await session.chat({"question": "the flood and the mill", "model": "cloud-small"})
+        await session.chat(
+            ChatRequest.from_dict({"question": "the flood and the mill", "model": "cloud-small"})
+        )
     )
     assert isinstance(events[-1], FinalEvent)
     searcher = session.searcher
@@ -186,7 +191,9 @@ async def test_restricted_context_is_not_sent_to_an_external_model(
     context = {"section_tipo": "ohr", "section_id": 1, "summary": f"{SECRET} summary"}
     await collect(
         await (make_session(external_content=True)).chat(
-            {"question": "summarise this", "model": "cloud", "context": context}
+            ChatRequest.from_dict(
+                {"question": "summarise this", "model": "cloud", "context": context}
+            )
         )
     )
     sent = sent_text(models["cloud"])
@@ -201,12 +208,19 @@ async def test_a_tainted_turn_is_withheld_after_switching_to_an_external_model(
         Turn(text=f"The testimony says: {SECRET} flood."),
     )
     session = make_session(external_content=True)
-    cid = session.conversations.new().id
-    await collect(await session.chat({"question": "What does ohr/1 say?"}, conversation_id=cid))
-    assert session.conversations.get(cid).history[-1]["tainted"] is True
+    cid = (await session.conversations.new()).id
+    await collect(
+        await session.chat(
+            ChatRequest.from_dict({"question": "What does ohr/1 say?"}), conversation_id=cid
+        )
+    )
+    assert (await session.conversations.get(cid)).history[-1]["tainted"] is True
     models["cloud"].extend(Turn(text="Hello."))
     events = await collect(
-        await session.chat({"question": "Now in one word?", "model": "cloud"}, conversation_id=cid)
+        await session.chat(
+            ChatRequest.from_dict({"question": "Now in one word?", "model": "cloud"}),
+            conversation_id=cid,
+        )
     )
     notice = next(e for e in events if isinstance(e, TextEvent))
     assert "not sent to this external model" in notice.delta
@@ -227,7 +241,9 @@ async def test_a_local_answer_without_restricted_content_is_not_tainted(
         Turn(tool_calls=(call("dedalo_read_record", {"section_tipo": "oh1", "section_id": 1}),)),
         Turn(text="Joan left."),
     )
-    events = await collect(await (make_session()).chat({"question": "oh1/1?"}))
+    events = await collect(
+        await (make_session()).chat(ChatRequest.from_dict({"question": "oh1/1?"}))
+    )
     assert "tainted" not in events[-1].to_dict()["history"][-1]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app.core.agent.egress_errors import GENERIC_CODE
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.archive.model import Field, RecordKey
 from app.core.archive.write_switch import set_writes_allowed
@@ -45,7 +46,11 @@ async def _external(
     model.extend(*[Turn(tool_calls=(call(n, a, f"c{i}"),)) for i, (n, a) in enumerate(calls)])
     model.extend(Turn(text="done"))
     session = make_session(external_content=True, write_allowed=True)
-    await collect(await session.chat({"question": "go", "model": model.id, "mode": mode}))
+    await collect(
+        await session.chat(
+            ChatRequest.from_dict({"question": "go", "model": model.id, "mode": mode})
+        )
+    )
     return _tool_messages(model)
 
 
@@ -146,7 +151,9 @@ async def test_a_local_model_keeps_the_precise_error_and_events_keep_the_true_co
         Turn(tool_calls=(call("dedalo_read_record", {"section_tipo": "oh1", "section_id": 999}),)),
         Turn(text="done"),
     )
-    events = await collect(await make_session().chat({"question": "oh1/999?"}))
+    events = await collect(
+        await make_session().chat(ChatRequest.from_dict({"question": "oh1/999?"}))
+    )
     sent = _tool_messages(models["local"])
     assert sent[0]["error"]["code"] == "archive.record_not_found"
     assert "does not exist" in sent[0]["error"]["message"]
@@ -176,7 +183,7 @@ async def test_a_reader_without_restricted_access_gets_the_generic_errors_too(
         Turn(text="done"),
     )
     session = make_session(can_read_restricted=False)
-    await collect(await session.chat({"question": "go"}))
+    await collect(await session.chat(ChatRequest.from_dict({"question": "go"})))
     sent = _tool_messages(models["local"])
     assert sent[0] == sent[1] and sent[0]["error"]["code"] == GENERIC_CODE
     assert SECRET not in sent_text(models["local"])

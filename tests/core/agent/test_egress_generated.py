@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from app.core.agent.conversation_types import Conversation as StoredConversation
 from app.core.agent.events import Event, FinalEvent, ToolUseEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError
 from app.core.index.embedders import HashingEmbedder
@@ -278,10 +279,10 @@ class Conversation:
             model_factory=self.model_for,
         )
         try:
-            cid = session.conversations.new().id
+            cid = (await session.conversations.new()).id
             for run in runs:
                 await self._run(session, cid, run)
-            self._check_taint(session.conversations.get(cid))
+            self._check_taint(await session.conversations.get(cid))
         finally:
             await session.aclose()
             index.close()
@@ -298,7 +299,9 @@ class Conversation:
         request: dict[str, Any] = {"question": "tell me", "model": run.model, "mode": run.mode}
         if run.context is not None and run.context[0].startswith("s"):
             request["context"] = self._context(*run.context)
-        events = [e async for e in await session.chat(request, conversation_id=cid)]
+        events = [
+            e async for e in await session.chat(ChatRequest.from_dict(request), conversation_id=cid)
+        ]
         self.counts.runs += 1
         calls = sum(isinstance(e, ToolUseEvent) for e in events)
         calls += sum(name == "propose_change_plan" for t in run.turns for name, _ in t)
@@ -320,10 +323,8 @@ class Conversation:
         if not isinstance(final, FinalEvent):
             return
         for cited in final.citations:
-            from app.core.archive.model import RecordKey
-
-            key = RecordKey(cited["section_tipo"], cited["section_id"])
-            if cited["verified"] and key in self.world.restricted:
+            key = cited.key
+            if cited.verified and key in self.world.restricted:
                 self.counts.leaks.append(f"verified restricted citation {key}")
 
     def _check_taint(self, conversation: StoredConversation) -> None:
@@ -544,16 +545,19 @@ class RightsPlay:
         ]
         self.local.calls.clear()
         before = self._snapshot()
-        events = [e async for e in await self.session.chat({"question": "change", "mode": "write"})]
+        events = [
+            e
+            async for e in await self.session.chat(
+                ChatRequest.from_dict({"question": "change", "mode": "write"})
+            )
+        ]
         shown = [json.dumps(e.to_dict(), ensure_ascii=False, default=str) for e in events]
         shown += [m.content for c in self.local.calls for m in c.messages if m.role == "tool"]
         final = events[-1]
         if isinstance(final, FinalEvent) and final.change_plan is not None:
             self.counts.proposed += 1
             try:
-                report = await self.session.plans.resolve(
-                    str(final.change_plan["pending_id"]), True
-                )
+                report = await self.session.plans.resolve(str(final.change_plan.pending_id), True)
                 done = None if report is None else report.to_dict()
                 shown.append(json.dumps(done, ensure_ascii=False, default=str))
             except ArxiuError as error:

@@ -7,6 +7,7 @@ from typing import Any
 
 from app.core.agent.events import FinalEvent
 from app.core.agent.history_taint import SHINGLE_WORDS, exchange_rows, judge, probe, text_digest
+from app.core.agent.request import ChatRequest
 from app.core.agent.transcript import withhold_tainted
 from app.core.archive import Archive, open_archive
 from app.core.archive.answer_ledger import look_up, record
@@ -85,13 +86,16 @@ async def test_a_session_judges_a_stateless_history_by_its_owner(
         Turn(text=TAINTED),
     )
     session = make_session(external_content=True)
-    events = await collect(await session.chat({"question": "ohr/1?"}, history_owner="u_anna"))
+    events = await collect(
+        await session.chat(ChatRequest.from_dict({"question": "ohr/1?"}), history_owner="u_anna")
+    )
     final = events[-1]
     assert isinstance(final, FinalEvent) and final.tainted
     stripped = [{"role": e["role"], "text": e["text"]} for e in final.history]
     await collect(
         await session.chat(
-            {"question": "Sum up", "model": "cloud", "history": stripped}, history_owner="u_anna"
+            ChatRequest.from_dict({"question": "Sum up", "model": "cloud", "history": stripped}),
+            history_owner="u_anna",
         )
     )
     assert SECRET not in sent_text(models["cloud"])

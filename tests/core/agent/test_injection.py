@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from app.core.agent.events import FinalEvent, ToolResultEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.archive.model import RecordKey
 from app.core.index.embedders import HashingEmbedder
@@ -120,13 +121,18 @@ async def play(
     )
     finals = []
     try:
-        cid = session.conversations.new().id
+        cid = (await session.conversations.new()).id
         for model, mode in (("local", "write"), ("probe", "read"), ("probe", "write")):
             attack.local.script = attack.local_script()
             attack.queue = attack.external_turns()
             request = {"question": "What does this interview say?", "model": model, "mode": mode}
             request["context"] = {"section_tipo": "oh1", "section_id": attack.read[1]["section_id"]}
-            events = [e async for e in await session.chat(request, conversation_id=cid)]
+            events = [
+                e
+                async for e in await session.chat(
+                    ChatRequest.from_dict(request), conversation_id=cid
+                )
+            ]
             codes.update(e.code or "ok" for e in events if isinstance(e, ToolResultEvent))
             final = events[-1]
             assert isinstance(final, FinalEvent), (attack.entry["id"], model, mode, final)
@@ -172,9 +178,9 @@ def test_obeyed_injections_write_nothing_and_leak_nothing(
             found += [f"{entry['id']}: {s}" for s in leaks(attack.server.sent())]
             for final in finals[1:]:  # the external runs
                 found += [
-                    f"{entry['id']}: verified {c['key']}"
+                    f"{entry['id']}: verified {c.key}"
                     for c in final.citations
-                    if c["verified"] and RecordKey(c["section_tipo"], c["section_id"]) in restricted
+                    if c.verified and c.key in restricted
                 ]
             assert snapshot(archive) == before, entry["id"]
     finally:

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from app.core.agent.plan_book import LOCAL_PERSON, PlanBook
-from app.core.agent.plan_types import ChangePlan, PlanRecord
+from app.core.agent.plan_book import LOCAL_PERSON, NewPlan, PlanBook
+from app.core.agent.plan_types import PlanRecord
 from app.core.agent.plans import validate_plan
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive, open_archive
 from app.core.archive.database import Database
 from app.core.archive.migrations import MIGRATIONS
@@ -35,10 +36,12 @@ CREATE_PEOPLE = [
 ]
 
 
-def book_plan(archive: Archive, registry: ToolRegistry, ops: list[dict[str, Any]]) -> PlanRecord:
+async def book_plan(
+    archive: Archive, registry: ToolRegistry, ops: list[dict[str, Any]]
+) -> PlanRecord:
     plan = validate_plan({"summary": "people", "ops": ops}, archive, registry)
-    return PlanBook(archive).add(
-        ChangePlan.from_dict(plan), conversation_id=None, model_id="local", egress="local"
+    return await PlanBook(archive).add(
+        NewPlan(plan, conversation_id=None, model_id="local", egress="local")
     )
 
 
@@ -47,10 +50,10 @@ def people_named(archive: Archive, prefix: str) -> list[str]:
     return [n for n in names if n.startswith(prefix)]
 
 
-def test_two_processes_resolving_one_plan_at_once_apply_it_once(
+async def test_two_processes_resolving_one_plan_at_once_apply_it_once(
     oh_archive: Archive, registry: ToolRegistry
 ) -> None:
-    record = book_plan(oh_archive, registry, CREATE_PEOPLE)
+    record = await book_plan(oh_archive, registry, CREATE_PEOPLE)
     ctx = plan_children.context()
     events, go = ctx.Queue(), ctx.Barrier(2)
     op_ids = [op["op_id"] for op in CREATE_PEOPLE]
@@ -74,7 +77,7 @@ def test_two_processes_resolving_one_plan_at_once_apply_it_once(
         "Book person 2",
         "Book person 3",
     ]
-    done = PlanBook(oh_archive).get(record.id)
+    done = await PlanBook(oh_archive).get(record.id)
     assert done is not None and done.status == "applied" and done.report is not None
     creates = [r for r in oh_archive.audit_rows() if r["plan_id"] == record.id]
     assert sorted(r["op_id"] for r in creates) == ["c1", "c2", "c3"]
@@ -84,36 +87,40 @@ async def test_the_status_lives_in_the_book_and_survives_a_restart(
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     plan = await propose(session, models, cid)
     with oh_archive.db.reading() as conn:
         row = conn.execute("SELECT status FROM plans WHERE id = ?", (plan["pending_id"],))
         assert row.fetchone()[0] == "pending"
-    stored = oh_archive.conversation(cid)
+    stored = await oh_archive.conversation(cid)
     assert stored is not None and stored.get("pending_plan") is None  # not a second source
     assert all("plan_status" not in turn for turn in stored["transcript"])
     assert await session.plans.resolve(plan["pending_id"], False) is None
     fresh = make_session()
-    found = fresh.plans.get(plan["pending_id"])
+    found = await fresh.plans.get(plan["pending_id"])
     assert found is not None and found.status == "declined"
     assert found.plan.plan_hash == plan["plan_hash"]
     assert [op.op_id for op in found.plan.ops] == ["p1", "l1"]
-    assert fresh.conversations.get(cid).pending_plan.status == "declined"  # what the UI reads
+    reopened = await fresh.conversations.get(cid)
+    assert reopened.pending_plan is not None
+    assert reopened.pending_plan.status == "declined"  # what the UI reads
 
 
-def test_a_claim_is_refused_once_resolved(oh_archive: Archive, registry: ToolRegistry) -> None:
-    record = book_plan(oh_archive, registry, CREATE_PEOPLE[:1])
+async def test_a_claim_is_refused_once_resolved(
+    oh_archive: Archive, registry: ToolRegistry
+) -> None:
+    record = await book_plan(oh_archive, registry, CREATE_PEOPLE[:1])
     book = PlanBook(oh_archive)
-    assert book.claim(record.id, False).record.status == "declined"
+    assert (await book.claim(record.id, False)).record.status == "declined"
     with pytest.raises(ArxiuError) as caught:
-        book.claim(record.id, True)
+        await book.claim(record.id, True)
     assert (caught.value.code, caught.value.details["status"]) == ("mcp.plan_resolved", "declined")
     with pytest.raises(ArxiuError) as unknown:
-        book.claim("no-such-plan", True)
+        await book.claim("no-such-plan", True)
     assert unknown.value.code == "mcp.plan_unknown"
 
 
-def test_plans_kept_in_conversations_by_an_older_version_move_into_the_book(
+async def test_plans_kept_in_conversations_by_an_older_version_move_into_the_book(
     tmp_path: Path,
 ) -> None:
     folder = tmp_path / "old"
@@ -145,7 +152,7 @@ def test_plans_kept_in_conversations_by_an_older_version_move_into_the_book(
     db.close()
     with open_archive(folder) as archive:
         book = PlanBook(archive)
-        early, latest = book.get("p-early"), book.get("p-latest")
+        early, latest = await book.get("p-early"), await book.get("p-latest")
         assert early is not None and early.status == "declined"
         assert latest is not None and latest.status == "pending"
         assert latest.conversation_id == "c1" and latest.proposer is None  # the local person's
@@ -157,17 +164,17 @@ async def test_with_the_archive_switch_off_nothing_is_written_and_the_plan_waits
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     plan = await propose(session, models, cid)
     set_writes_allowed(oh_archive, False)
     assert session.models()["write_allowed"] is False
     with pytest.raises(ArxiuError) as chat:
-        await session.chat({"question": "more", "mode": "write"})
+        await session.chat(ChatRequest.from_dict({"question": "more", "mode": "write"}))
     assert chat.value.code == "mcp.write_disabled"
     with pytest.raises(ArxiuError) as resolve:
         await session.plans.resolve(plan["pending_id"], True)
     assert resolve.value.code == "mcp.write_disabled"
-    still = session.plans.get(plan["pending_id"])
+    still = await session.plans.get(plan["pending_id"])
     assert still is not None and still.status == "pending"
     assert oh_archive.audit_rows() == []
     set_writes_allowed(oh_archive, True)
@@ -181,18 +188,15 @@ async def test_another_persons_plan_answers_as_an_unknown_id(
     from app.core.session import AssistantSession
 
     plan = validate_plan({"summary": "people", "ops": CREATE_PEOPLE[:1]}, oh_archive, registry)
-    record = PlanBook(oh_archive).add(
-        ChangePlan.from_dict(plan),
-        conversation_id="c1",
-        model_id="local",
-        egress="local",
-        proposer="alice",
+    record = await PlanBook(oh_archive).add(
+        NewPlan(plan, conversation_id="c1", model_id="local", egress="local", proposer="alice")
     )
     for person in ("bob", LOCAL_PERSON):  # another API user, and the local person
         other = AssistantSession(oh_archive, registry=registry, person=person)
-        assert other.plans.get(record.id) is None and other.plans.latest("c1") is None
-        assert other.plans.supersede(record.id) is False
-        other.plans.supersede_conversation("c1")
+        assert await other.plans.get(record.id) is None
+        assert await other.plans.latest("c1") is None
+        assert await other.plans.supersede(record.id) is False
+        await other.plans.supersede_conversation("c1")
         codes = []
         for plan_id in (record.id, "no-such-plan"):
             for approved in (True, False):
@@ -204,7 +208,7 @@ async def test_another_persons_plan_answers_as_an_unknown_id(
             await other.plans.apply_posted(record.plan.to_dict(), record.plan.plan_hash)
         assert posted.value.code == "mcp.plan_unknown"
     alice = AssistantSession(oh_archive, registry=registry, person="alice")
-    pending = alice.plans.get(record.id)
+    pending = await alice.plans.get(record.id)
     assert pending is not None and pending.status == "pending" and pending.proposer == "alice"
     report = await alice.plans.resolve(record.id, True)
     assert report is not None and report.ok

@@ -47,7 +47,7 @@ async def test_proposing_and_applying_a_plan_never_touch_the_book_on_the_loop_th
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     seen = spy_threads(monkeypatch)
     plan = await propose(session, models, cid)
     report = await session.plans.resolve(plan["pending_id"], True)
@@ -59,9 +59,9 @@ async def test_proposing_and_applying_a_plan_never_touch_the_book_on_the_loop_th
     writes = [name for step, name in seen if step in ("_add_in", "_claim_in", "_finish_in")]
     assert all(name.startswith("arxiu-writer") for name in writes), seen
     assert seen[steps.index("_claim_in") - 1][1].startswith("arxiu-read-")  # the lookup
-    done = await session.plans.aget(plan["pending_id"])
+    done = await session.plans.get(plan["pending_id"])
     assert done is not None and done.status == "applied"
-    assert session.plans.get(plan["pending_id"]) == done  # the sync path reads the same
+    assert await make_session().plans.get(plan["pending_id"]) == done  # read back alike
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ async def test_the_loop_goes_on_while_a_book_write_is_held_and_a_cancelled_one_s
 ) -> None:
     from app.core.session import AssistantSession
 
-    record = book_plan(oh_archive, registry, CREATE_PEOPLE[:1])
+    record = await book_plan(oh_archive, registry, CREATE_PEOPLE[:1])
     session = AssistantSession(oh_archive, registry=registry)
     order: list[str] = []
     entered, release = threading.Event(), threading.Event()
@@ -104,7 +104,7 @@ async def test_the_loop_goes_on_while_a_book_write_is_held_and_a_cancelled_one_s
         await resolving
     await oh_archive.db.awrite(lambda conn: None)  # the writer runs in order: the write is done
     assert order == ["write started", "loop ran", "write committed"]
-    found = PlanBook(oh_archive).get(record.id)
+    found = await PlanBook(oh_archive).get(record.id)
     assert found is not None and found.status == status
 
 
@@ -113,7 +113,7 @@ async def test_two_resolutions_at_once_in_one_loop_take_effect_once(
 ) -> None:
     from app.core.session import AssistantSession
 
-    record = book_plan(oh_archive, registry, CREATE_PEOPLE)
+    record = await book_plan(oh_archive, registry, CREATE_PEOPLE)
     session = AssistantSession(oh_archive, registry=registry)
     claims: list[str] = []
     second_claimed = threading.Event()
@@ -150,7 +150,7 @@ async def test_two_resolutions_at_once_in_one_loop_take_effect_once(
         "Book person 2",
         "Book person 3",
     ]
-    done = PlanBook(oh_archive).get(record.id)
+    done = await PlanBook(oh_archive).get(record.id)
     assert done is not None and done.status == "applied" and not done.interrupted
     with pytest.raises(ArxiuError) as unknown:
         await session.plans.resolve("no-such-plan", True)
@@ -162,7 +162,7 @@ async def test_an_approval_cancelled_during_its_claim_leaves_the_plan_resumable(
 ) -> None:
     from app.core.session import AssistantSession
 
-    record = book_plan(oh_archive, registry, CREATE_PEOPLE[:1])
+    record = await book_plan(oh_archive, registry, CREATE_PEOPLE[:1])
     session = AssistantSession(oh_archive, registry=registry)
     entered, release = threading.Event(), threading.Event()
     real_claim = PlanBook._claim_in
@@ -182,10 +182,10 @@ async def test_an_approval_cancelled_during_its_claim_leaves_the_plan_resumable(
         await approving
     await oh_archive.db.awrite(lambda conn: None)  # after the claim and its cleared mark
     monkeypatch.setattr(PlanBook, "_claim_in", real_claim)
-    left = await session.plans.aget(record.id)
+    left = await session.plans.get(record.id)
     assert left is not None and left.status == "applying" and left.interrupted
     report = await session.plans.resolve(record.id, True)  # resumed, applied once
     assert report is not None and report.ok
     assert people_named(oh_archive, "Book person") == ["Book person 1"]
-    done = await session.plans.aget(record.id)
+    done = await session.plans.get(record.id)
     assert done is not None and done.status == "applied"

@@ -71,7 +71,7 @@ async def test_apply_checks_the_ref_again_against_the_record_made(
         },
         "summary": "set the birthplace",
     }
-    plan = validate_plan(_plan(PERSON, good), oh_archive, registry)
+    plan = validate_plan(_plan(PERSON, good), oh_archive, registry).to_dict()
     forged = copy.deepcopy(plan)
     forged["ops"][1]["args"]["section_tipo"] = "oh1"
     forged["ops"][1]["args"]["field"] = "oh2"
@@ -181,7 +181,7 @@ def test_refs_in_every_argument_position(
         args = build([ref])  # a list of references is a relation value too
     op = {"op_id": "x1", "tool": tool, "args": args, "summary": name}
     try:
-        plan = validate_plan(_plan(creator, op), oh_archive, registry)
+        plan = validate_plan(_plan(creator, op), oh_archive, registry).to_dict()
     except ArxiuError as error:
         assert required != made_in, f"{name}: refused {error.code}: {error.message}"
         assert error.details.get("op_id") == "x1", name

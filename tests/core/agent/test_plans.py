@@ -12,6 +12,7 @@ import pytest
 from app.core.agent.apply import ApplyContext, apply_plan
 from app.core.agent.events import FinalEvent, ToolResultEvent
 from app.core.agent.plans import MAX_OPS, plan_hash, validate_plan
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.archive.model import RecordKey
 from app.core.archive.plan_seal import plan_key, seal
@@ -84,17 +85,18 @@ async def test_the_seed_recipe_end_to_end(
         )
     )
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     request = {
         "question": ANNA_QUESTION,
         "mode": "write",
         "context": {"section_tipo": "oh1", "section_id": 1},
     }
-    events = await collect(await session.chat(request, conversation_id=cid))
+    events = await collect(await session.chat(ChatRequest.from_dict(request), conversation_id=cid))
     final = events[-1]
     assert isinstance(final, FinalEvent) and final.stop == "change_plan"
-    plan = final.change_plan
-    assert plan is not None
+    pending = final.change_plan
+    assert pending is not None and pending.plan.ops[0].tool == "dedalo_find_or_create"
+    plan = pending.to_dict()  # the wire form a client sends back
     assert [op["tool"] for op in plan["ops"]] == ["dedalo_find_or_create", "dedalo_portal_link"]
     assert plan["ops"][0]["args"]["section_tipo"] == "rsc197"
     assert plan["ops"][0]["args"]["match"] == {"rsc85": "Anna Pujol"}
@@ -123,14 +125,14 @@ async def test_the_seed_recipe_end_to_end(
     audit = [r for r in oh_archive.audit_rows() if r["plan_id"] == plan["pending_id"]]
     assert [(r["op_id"], r["action"]) for r in audit][:2] == [("p1", "create"), ("l1", "update")]
     assert audit[0]["model"] == "local"
-    stored = session.conversations.get(cid).pending_plan
+    stored = (await session.conversations.get(cid)).pending_plan
     assert stored is not None and stored.status == "applied"
 
 
 async def test_an_edited_plan_is_refused_with_hash_mismatch(
     oh_archive: Archive, registry: ToolRegistry
 ) -> None:
-    plan = validate_plan({"summary": "Anna", "ops": ANNA_OPS}, oh_archive, registry)
+    plan = validate_plan({"summary": "Anna", "ops": ANNA_OPS}, oh_archive, registry).to_dict()
     edited = copy.deepcopy(plan)
     edited["ops"][0]["args"]["match"]["rsc85"] = "Someone Else"
     with pytest.raises(ArxiuError) as caught:
@@ -175,7 +177,7 @@ async def test_refs_chain_created_records_into_later_ops(
             "summary": "link",
         },
     ]
-    plan = validate_plan({"summary": "chain", "ops": ops}, oh_archive, registry)
+    plan = validate_plan({"summary": "chain", "ops": ops}, oh_archive, registry).to_dict()
     report = await apply_plan(plan, plan["plan_hash"], env(oh_archive, registry))
     new = RecordKey("rsc197", report.created["c1"])
     assert oh_archive.get_record(new).text("rsc90") == "Cardona"
@@ -258,9 +260,9 @@ def test_invalid_plans_are_refused(
 
 def test_sixty_four_ops_are_allowed(oh_archive: Archive, registry: ToolRegistry) -> None:
     ops = [{**ANNA_OPS[0], "op_id": f"p{i}"} for i in range(MAX_OPS)]
-    plan = validate_plan({"summary": "many", "ops": ops}, oh_archive, registry)
+    plan = validate_plan({"summary": "many", "ops": ops}, oh_archive, registry).to_dict()
     assert len(plan["ops"]) == MAX_OPS and plan["plan_hash"] == plan_hash(plan)
-    single = validate_plan({"summary": "one", "ops": [LINK_PERE]}, oh_archive, registry)
+    single = validate_plan({"summary": "one", "ops": [LINK_PERE]}, oh_archive, registry).to_dict()
     assert single["ops"][0]["args"]["target"] == {"section_tipo": "rsc197", "section_id": 1}
 
 
@@ -282,7 +284,7 @@ async def test_apply_stops_at_the_first_error_and_reports(
         },
         ANNA_OPS[0],
     ]
-    plan = validate_plan({"summary": "fails midway", "ops": ops}, oh_archive, registry)
+    plan = validate_plan({"summary": "fails midway", "ops": ops}, oh_archive, registry).to_dict()
     report = await apply_plan(plan, plan["plan_hash"], env(oh_archive, registry))
     assert [a.op_id for a in report.applied] == ["d1"]
     assert report.failed is not None and report.failed.op_id == "s1"
@@ -300,7 +302,11 @@ async def test_an_invalid_proposal_goes_back_to_the_model(
         Turn(tool_calls=(call("propose_change_plan", {"summary": "x", "ops": too_many}),)),
         Turn(text="I cannot do that many at once."),
     )
-    events = await collect(await (make_session()).chat({"question": "add people", "mode": "write"}))
+    events = await collect(
+        await (make_session()).chat(
+            ChatRequest.from_dict({"question": "add people", "mode": "write"})
+        )
+    )
     assert not any(isinstance(e, ToolResultEvent) for e in events)  # synthetic: no tool events
     final = events[-1]
     assert isinstance(final, FinalEvent) and final.stop == "end_turn" and final.change_plan is None
@@ -312,7 +318,9 @@ async def propose(session: Any, models: dict[str, ScriptedModel], cid: str) -> d
         Turn(tool_calls=(call("propose_change_plan", {"summary": "Anna", "ops": ANNA_OPS}),))
     )
     events = await collect(
-        await session.chat({"question": ANNA_QUESTION, "mode": "write"}, conversation_id=cid)
+        await session.chat(
+            ChatRequest.from_dict({"question": ANNA_QUESTION, "mode": "write"}), conversation_id=cid
+        )
     )
     plan = events[-1].to_dict()["change_plan"]
     assert plan is not None
@@ -323,9 +331,13 @@ async def test_a_new_message_supersedes_the_pending_plan(
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     plan = await propose(session, models, cid)
-    await collect(await session.chat({"question": "actually, never mind"}, conversation_id=cid))
+    await collect(
+        await session.chat(
+            ChatRequest.from_dict({"question": "actually, never mind"}), conversation_id=cid
+        )
+    )
     with pytest.raises(ArxiuError) as caught:
         await session.plans.resolve(plan["pending_id"], True)
     assert caught.value.code == "mcp.plan_resolved"
@@ -337,7 +349,7 @@ async def test_only_the_first_resolution_takes_effect(
     make_session: SessionFactory, models: dict[str, ScriptedModel], oh_archive: Archive
 ) -> None:
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     plan = await propose(session, models, cid)
     assert await session.plans.resolve(plan["pending_id"], False) is None
     with pytest.raises(ArxiuError) as caught:
@@ -358,9 +370,9 @@ async def test_write_mode_and_apply_need_writes_allowed(
 ) -> None:
     session = make_session(write_allowed=False)
     with pytest.raises(ArxiuError) as refused:
-        await session.chat({"question": "x", "mode": "write"})
+        await session.chat(ChatRequest.from_dict({"question": "x", "mode": "write"}))
     assert refused.value.code == "mcp.write_disabled"
-    plan = validate_plan({"summary": "Anna", "ops": ANNA_OPS}, oh_archive, registry)
+    plan = validate_plan({"summary": "Anna", "ops": ANNA_OPS}, oh_archive, registry).to_dict()
     with pytest.raises(ArxiuError):
         await session.plans.apply_posted(plan, plan["plan_hash"])
     assert anna_keys(oh_archive) == []

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.core.agent.request import validate_request
+from app.core.agent.request import ChatRequest, validate_request
 from app.core.archive import Archive
 from app.core.errors import ArxiuError
 from app.core.models.catalog import Catalog
@@ -93,7 +93,7 @@ async def test_invalid_requests_are_refused_before_streaming(
 ) -> None:
     session = make_session()
     with pytest.raises(ArxiuError) as caught:
-        await session.chat(request_)
+        await session.chat(ChatRequest.from_dict(request_))
     assert caught.value.code == code
     assert caught.value.to_dict()["label_key"] == f"error.{code}"
     assert all(not model.calls for model in models.values())
@@ -130,14 +130,16 @@ async def test_an_invalid_catalog_file_disables_the_assistant(
     (arxiu_home / "models.json").write_text('{"models": [{"id": "BAD ID", "label": "x"}]}')
     session = AssistantSession(archive)
     with pytest.raises(ArxiuError) as caught:
-        await session.chat({"question": "hi"})
+        await session.chat(ChatRequest.from_dict({"question": "hi"}))
     assert caught.value.code == "ai.model_catalog_invalid"
     with pytest.raises(ArxiuError):
         session.models()
 
 
 async def test_a_valid_request_streams(make_session: SessionFactory) -> None:
-    events = await collect(await (make_session()).chat({"question": "hi", "images": None}))
+    events = await collect(
+        await (make_session()).chat(ChatRequest.from_dict({"question": "hi", "images": None}))
+    )
     assert events[0].kind == "start" and events[-1].kind == "final"
 
 

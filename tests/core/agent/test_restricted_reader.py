@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from app.core.agent.events import FinalEvent, ToolResultEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.errors import ArxiuError
 from app.core.models.scripted import ScriptedModel, Turn, call
@@ -27,7 +28,9 @@ async def _run(make_session: SessionFactory, model: ScriptedModel, **settings: A
     )
     session = make_session(**settings)
     context = {"section_tipo": "ohr", "section_id": 1, "summary": f"{SECRET} summary"}
-    return await collect(await session.chat({"question": "the flood", "context": context}))
+    return await collect(
+        await session.chat(ChatRequest.from_dict({"question": "the flood", "context": context}))
+    )
 
 
 async def test_a_restricted_reader_on_a_local_model_gets_public_content_only(
@@ -64,7 +67,9 @@ async def test_a_restricted_reader_on_an_external_model_keeps_the_content_settin
         Turn(text="done"),
     )
     session = make_session(can_read_restricted=False)
-    events = await collect(await session.chat({"question": "x", "model": "cloud"}))
+    events = await collect(
+        await session.chat(ChatRequest.from_dict({"question": "x", "model": "cloud"}))
+    )
     (result,) = [e for e in events if isinstance(e, ToolResultEvent)]
     assert result.code == "mcp.egress_restricted"  # content is off for external models
 
@@ -83,13 +88,17 @@ async def test_a_readers_confirmed_plan_that_became_restricted_touching_is_refus
     }
     models["local"].extend(Turn(tool_calls=(call("propose_change_plan", plan),)))
     session = make_session(write_allowed=True, can_read_restricted=False)
-    final = (await collect(await session.chat({"question": "delete", "mode": "write"})))[-1]
+    final = (
+        await collect(
+            await session.chat(ChatRequest.from_dict({"question": "delete", "mode": "write"}))
+        )
+    )[-1]
     assert isinstance(final, FinalEvent) and final.change_plan is not None
     link = [{"lang": "lg-nolan", "value": person.to_locator()}]
     oh_archive.update_record(closed, {**title, "oh24": link})  # a restricted linker, now
     version = oh_archive.get_record(closed).version
     try:
-        report = await session.plans.resolve(str(final.change_plan["pending_id"]), True)
+        report = await session.plans.resolve(str(final.change_plan.pending_id), True)
         answer = json.dumps(None if report is None else report.to_dict())
     except ArxiuError as error:
         answer = json.dumps(error.to_dict())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.agent.events import FinalEvent, ToolResultEvent
+from app.core.agent.request import ChatRequest
 from app.core.agent.sources import MAX_SOURCES, RELEVANT, STRONG, hits_of, select_sources
 from app.core.models.scripted import ScriptedModel, Turn
 from tests.core.agent.conftest import SessionFactory, collect
@@ -95,7 +96,9 @@ async def test_grounded_citations_are_relevant_records_the_search_returned(
     models["small"].extend(Turn(text="Joan left."))
     question = "who had to leave when the reservoir flooded the valley?"
     session = make_session()
-    events = await collect(await session.chat({"question": question, "model": "small"}))
+    events = await collect(
+        await session.chat(ChatRequest.from_dict({"question": question, "model": "small"}))
+    )
     final = events[-1]
     assert isinstance(final, FinalEvent)
     assert any(isinstance(e, ToolResultEvent) and e.ok for e in events)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from app.core.agent.conversations import is_tainted
 from app.core.agent.events import FinalEvent
+from app.core.agent.request import ChatRequest
 from app.core.models.base import Message
 from app.core.models.scripted import ScriptedModel, Turn, call
 from tests.core.agent.conftest import SECRET, SessionFactory, collect, sent_text
@@ -28,18 +29,27 @@ async def test_an_answer_from_a_tainted_history_is_tainted_and_never_reaches_an_
         _repeat_history,
     )
     session = make_session(external_content=True)
-    cid = session.conversations.new().id
-    await collect(await session.chat({"question": "What does ohr/1 say?"}, conversation_id=cid))
-    events = await collect(await session.chat({"question": "Say that again"}, conversation_id=cid))
+    cid = (await session.conversations.new()).id
+    await collect(
+        await session.chat(
+            ChatRequest.from_dict({"question": "What does ohr/1 say?"}), conversation_id=cid
+        )
+    )
+    events = await collect(
+        await session.chat(
+            ChatRequest.from_dict({"question": "Say that again"}), conversation_id=cid
+        )
+    )
     again = events[-1]
     assert isinstance(again, FinalEvent)
     assert SECRET in again.answer  # it repeated the restricted text without a tool call
     assert again.history[-1].get("tainted") is True
-    assert session.conversations.get(cid).history[-1].get("tainted") is True
+    assert (await session.conversations.get(cid)).history[-1].get("tainted") is True
     models["cloud"].extend(Turn(text="Hello."))
     await collect(
         await session.chat(
-            {"question": "Summarise our chat", "model": "cloud"}, conversation_id=cid
+            ChatRequest.from_dict({"question": "Summarise our chat", "model": "cloud"}),
+            conversation_id=cid,
         )
     )
     assert SECRET not in sent_text(models["cloud"])
@@ -54,15 +64,23 @@ async def test_a_conversations_taint_never_drops(
         Turn(text=RESTRICTED_TEXT),
     )
     session = make_session(external_content=True)
-    cid = session.conversations.new().id
-    await collect(await session.chat({"question": "ohr/1?"}, conversation_id=cid))
+    cid = (await session.conversations.new()).id
+    await collect(
+        await session.chat(ChatRequest.from_dict({"question": "ohr/1?"}), conversation_id=cid)
+    )
     models["cloud"].extend(Turn(text="I cannot see that."))
-    await collect(await session.chat({"question": "And?", "model": "cloud"}, conversation_id=cid))
+    await collect(
+        await session.chat(
+            ChatRequest.from_dict({"question": "And?", "model": "cloud"}), conversation_id=cid
+        )
+    )
     models["local"].extend(Turn(text="Anything else?"))
-    events = await collect(await session.chat({"question": "Go on"}, conversation_id=cid))
+    events = await collect(
+        await session.chat(ChatRequest.from_dict({"question": "Go on"}), conversation_id=cid)
+    )
     final = events[-1]
     assert isinstance(final, FinalEvent) and final.tainted is True
-    stored = session.conversations.get(cid)
+    stored = await session.conversations.get(cid)
     assert is_tainted(stored)
     assert [t.tainted for t in stored.transcript] == [True, False, True]
 
@@ -75,7 +93,9 @@ async def test_a_stateless_request_with_a_tainted_history_entry_gives_a_tainted_
         {"role": "assistant", "text": RESTRICTED_TEXT, "tainted": True},
     ]
     models["local"].extend(_repeat_history)
-    events = await collect(await make_session().chat({"question": "again", "history": history}))
+    events = await collect(
+        await make_session().chat(ChatRequest.from_dict({"question": "again", "history": history}))
+    )
     final = events[-1]
     assert isinstance(final, FinalEvent)
     assert final.tainted is True and final.history[-1]["tainted"] is True
@@ -86,9 +106,11 @@ async def test_an_untouched_conversation_stays_untainted(
 ) -> None:
     models["local"].extend(Turn(text="Hello."), Turn(text="Hello again."))
     session = make_session()
-    cid = session.conversations.new().id
+    cid = (await session.conversations.new()).id
     for question in ("hi", "again"):
-        events = await collect(await session.chat({"question": question}, conversation_id=cid))
+        events = await collect(
+            await session.chat(ChatRequest.from_dict({"question": question}), conversation_id=cid)
+        )
         final = events[-1]
         assert isinstance(final, FinalEvent) and final.tainted is False
-    assert not is_tainted(session.conversations.get(cid))
+    assert not is_tainted(await session.conversations.get(cid))

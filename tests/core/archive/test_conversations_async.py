@@ -26,7 +26,7 @@ TURN = {
 }
 
 
-async def test_asave_then_aconversation_round_trips_on_the_archive_threads(
+async def test_a_save_then_a_read_round_trips_on_the_archive_threads(
     archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: list[tuple[str, str]] = []
@@ -42,19 +42,18 @@ async def test_asave_then_aconversation_round_trips_on_the_archive_threads(
 
     monkeypatch.setattr(conversations_mod, "_upsert", upsert)
     monkeypatch.setattr(conversations_mod, "_fetch", fetch)
-    await archive.asave_conversation(TURN)
-    saved = await archive.aconversation("c1")
+    await archive.save_conversation(TURN)
+    saved = await archive.conversation("c1")
     assert saved is not None
     assert (saved["title"], saved["history"], saved["transcript"]) == (
         "Pantà de Sau",
         TURN["history"],
         TURN["transcript"],
     )
-    assert await archive.aconversation("no-such") is None
+    assert await archive.conversation("no-such") is None
     assert [kind for kind, _ in threads] == ["save", "read", "read"]
     assert threads[0][1].startswith("arxiu-writer")
     assert all(name.startswith("arxiu-read-") for _, name in threads[1:])
-    assert archive.conversation("c1") == saved  # the sync path (the CLI's) reads the same row
 
 
 async def test_the_loop_goes_on_while_a_save_is_held_and_a_cancelled_save_still_lands(
@@ -73,7 +72,7 @@ async def test_the_loop_goes_on_while_a_save_is_held_and_a_cancelled_save_still_
         order.append("save committed")
 
     monkeypatch.setattr(conversations_mod, "_upsert", held)
-    saving = asyncio.ensure_future(archive.asave_conversation(TURN))
+    saving = asyncio.ensure_future(archive.save_conversation(TURN))
     while not entered.is_set():
         await asyncio.sleep(0.005)
     order.append("loop ran")
@@ -83,24 +82,24 @@ async def test_the_loop_goes_on_while_a_save_is_held_and_a_cancelled_save_still_
         await saving
     await archive.db.awrite(lambda conn: None)  # the writer runs in order: the save is done
     assert order == ["save started", "loop ran", "save committed"]
-    saved = archive.conversation("c1")
+    saved = await archive.conversation("c1")
     assert saved is not None and saved["transcript"] == TURN["transcript"]
 
 
-async def test_asave_on_a_read_only_archive_is_refused_with_a_code(tmp_path: Path) -> None:
+async def test_a_save_on_a_read_only_archive_is_refused_with_a_code(tmp_path: Path) -> None:
     open_archive(tmp_path / "a", create=True).close()
     with open_archive(tmp_path / "a", read_only=True) as ro:
         with pytest.raises(ArchiveError) as caught:
-            await ro.asave_conversation(TURN)
+            await ro.save_conversation(TURN)
         assert caught.value.code == "archive.read_only"
         assert caught.value.hint
-        assert ro.conversation("c1") is None
+        assert (await ro.conversation("c1")) is None
 
 
 async def test_a_failed_save_reaches_the_caller_coded_and_changes_nothing(
     archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await archive.asave_conversation(TURN)
+    await archive.save_conversation(TURN)
 
     def broken(conn: sqlite3.Connection, conversation: dict[str, Any]) -> None:
         conn.execute("UPDATE conversations SET title = 'half' WHERE id = 'c1'")
@@ -108,7 +107,7 @@ async def test_a_failed_save_reaches_the_caller_coded_and_changes_nothing(
 
     monkeypatch.setattr(conversations_mod, "_upsert", broken)
     with pytest.raises(ArchiveError) as caught:
-        await archive.asave_conversation({**TURN, "title": "new"})
+        await archive.save_conversation({**TURN, "title": "new"})
     assert caught.value.code == "archive.sqlite"
-    saved = archive.conversation("c1")
+    saved = await archive.conversation("c1")
     assert saved is not None and saved["title"] == "Pantà de Sau"  # rolled back whole

@@ -178,8 +178,8 @@ def test_concurrent_writers_are_serialised(people: Archive) -> None:
     assert int(record.text("rsc85") or 0) == record.version - 1
 
 
-def test_conversations_round_trip(people: Archive) -> None:
-    people.save_conversation(
+async def test_conversations_round_trip(people: Archive) -> None:
+    await people.save_conversation(
         {
             "id": "c1",
             "title": "Reservoir",
@@ -188,14 +188,14 @@ def test_conversations_round_trip(people: Archive) -> None:
             "pending_plan": {"plan_hash": "h"},
         }
     )
-    saved = people.conversation("c1")
+    saved = await people.conversation("c1")
     assert saved is not None
     assert saved["history"] == [{"role": "user", "text": "hola"}]
     assert saved["pending_plan"] == {"plan_hash": "h"}
-    people.save_conversation({**saved, "title": "Renamed", "pending_plan": None})
-    assert [c["title"] for c in people.conversations()] == ["Renamed"]
-    people.delete_conversation("c1")
-    assert people.conversations() == []
+    await people.save_conversation({**saved, "title": "Renamed", "pending_plan": None})
+    assert [c["title"] for c in await people.conversations()] == ["Renamed"]
+    await people.delete_conversation("c1")
+    assert await people.conversations() == []
 
 
 def test_data_survives_reopen(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from app.core.archive import Archive, RecordKey, Section
 from app.core.errors import IndexError_
 from app.core.index import Index, Searcher, SearchFilter, SearchMode
 from app.core.index.dense import DenseMatrix
+from app.core.index.search import SearchEngine
 
 from .conftest import CountingEmbedder, text
 
@@ -139,6 +142,22 @@ def test_matrix_updates_keep_exact_and_compressed_in_step() -> None:
 
 
 def test_index_is_a_searcher(index: Index) -> None:
-    searcher: Searcher = index  # checked by mypy: the contract the agent's tools code against
-    hits = searcher.search("festa", k=1, mode="lexical", filter=None)
+    searcher: Searcher = index  # the contract the agent's tools code against
+    hits = searcher.search("festa", k=1, mode="lexical", filter=None, lang="lg-nolan")
     assert hits[0].to_dict()["section_tipo"] == "oh1"
+
+
+def test_the_searcher_protocol_takes_what_its_implementations_take() -> None:
+    """Regression: the Protocol lacked ``lang=``, which ``Index`` and ``SearchEngine`` take, so
+    code typed against it could not pass a language. mypy checks the types where the app uses
+    them (``Index.engine`` is typed ``Searcher``; ``Index`` is handed on as one by the API
+    context and by the desktop app's ``Services``); this checks the parameters themselves."""
+
+    def parameters(fn: object) -> list[tuple[str, object, object]]:
+        signature = inspect.signature(fn)  # type: ignore[arg-type]
+        return [(p.name, p.kind, p.default) for p in signature.parameters.values()]
+
+    protocol = parameters(Searcher.search)
+    assert ("lang", inspect.Parameter.KEYWORD_ONLY, None) in protocol
+    assert parameters(Index.search) == protocol
+    assert parameters(SearchEngine.search) == protocol

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.core.agent.events import ErrorEvent, Event, FinalEvent
+from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
 from app.core.models.anthropic import AnthropicModel
 from app.core.models.base import ChatModel
@@ -148,7 +149,9 @@ async def run_once(archive: Archive, provider: str, url: str) -> list[Event]:
         entry["egress"] = "local"
     session = AssistantSession(archive, catalog=catalog_from_data([entry]), model_factory=model_for)
     try:
-        stream = await session.chat({"question": "what happened?", "model": "srv"})
+        stream = await session.chat(
+            ChatRequest.from_dict({"question": "what happened?", "model": "srv"})
+        )
         return [item async for item in stream]
     finally:
         await session.aclose()

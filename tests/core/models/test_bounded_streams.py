@@ -255,33 +255,30 @@ def test_a_lone_surrogate_reaching_the_output_is_printed_escaped(
 def test_the_local_worker_ends_a_reply_past_its_time_limit_with_stream_timeout() -> None:
     import multiprocessing
 
+    from app.core.models.base import Message
     from app.core.models.gguf import bundled_gguf
+    from app.core.models.local_messages import Close, Failed, Generate, Ready, Text, WorkerConfig
     from app.core.models.local_worker import serve
 
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
     stop = context.Event()
-    config = {"path": str(bundled_gguf()), "n_ctx": 512, "extra_buffers": False}
+    config = WorkerConfig(str(bundled_gguf()), 512, extra_buffers=False)
     process = context.Process(target=serve, args=(child, stop, config), daemon=True)
     process.start()
     try:
-        assert parent.poll(120) and parent.recv()[0] == "ready"
-        request = {
-            "messages": [{"role": "user", "content": "Count from one to one hundred."}],
-            "max_tokens": 200,
-            "temperature": 0.0,
-            "max_seconds": 1e-6,
-        }
-        parent.send(("generate", request))
-        kinds: list[str] = []
-        while not kinds or kinds[-1] == "text":
+        assert parent.poll(120) and isinstance(parent.recv(), Ready)
+        ask = (Message("user", "Count from one to one hundred."),)
+        parent.send(Generate(ask, max_tokens=200, temperature=0.0, max_seconds=1e-6))
+        received: list[object] = []
+        while not received or isinstance(received[-1], Text):
             assert parent.poll(120)
-            kind, payload = parent.recv()
-            kinds.append(kind)
-        parent.send(("close", None))
+            received.append(parent.recv())
+        parent.send(Close())
     finally:
         process.join(10)
         if process.is_alive():
             process.kill()
-    assert kinds[-1] == "error" and payload["code"] == "ai.stream_timeout"
-    assert payload["details"]["usage"]["output_tokens"] < 200
+    failed = received[-1]
+    assert isinstance(failed, Failed) and failed.code == "ai.stream_timeout"
+    assert failed.details["usage"]["output_tokens"] < 200

@@ -27,6 +27,7 @@ from app.core.models.chat_template import (
 from app.core.models.gguf import bundled_gguf
 from app.core.models.gguf_facts import read_facts
 from app.core.models.local_llama import LocalLlamaModel, _Reply
+from app.core.models.local_messages import Generate
 from app.core.models.local_worker import prompt_text
 from tests.core.models.gguf_files import QWEN_TOOLS_TEMPLATE
 
@@ -140,15 +141,14 @@ def test_a_tool_template_model_gets_native_tools_not_the_grammar() -> None:
     model = LocalLlamaModel(entry)
     messages = [Message("user", "Find the flood interviews.")]
     request, reply = model._request(messages, [SEARCH], StreamOptions(), native=True)
-    assert reply.mode == "native" and request["grammar"] is None
-    assert request["tools"][0]["function"]["name"] == "search_records"
-    assert request["messages"] == [{"role": "user", "content": "Find the flood interviews."}]
-    assert "search_records" in request["text_messages"][0]["content"]
+    assert reply.mode == "native" and request.native and not request.constrained
+    assert request.tools == (SEARCH,) and request.messages == tuple(messages)
     plain, plain_reply = model._request(messages, [SEARCH], StreamOptions(), native=False)
-    assert plain_reply.mode == "auto" and "tools" not in plain
+    assert plain_reply.mode == "auto" and not plain.native and plain.tools == (SEARCH,)
     required = StreamOptions(tool_choice="required")
     forced, forced_reply = model._request(messages, [SEARCH], required, native=True)
-    assert forced_reply.mode == "tool" and forced["grammar"] is not None
+    assert forced_reply.mode == "tool" and forced.constrained and not forced.native
+    assert model._request(messages, [SEARCH], StreamOptions(tool_choice="none"))[0].tools == ()
 
 
 class _Vocab:
@@ -171,12 +171,11 @@ class _Llm:
 
 
 def test_the_worker_renders_native_tools_and_falls_back_when_the_template_refuses() -> None:
-    request = {
-        "messages": [{"role": "user", "content": "hi"}],
-        "tools": native_tools([SEARCH]),
-        "text_messages": [{"role": "user", "content": "hi (tools described in text)"}],
-    }
-    assert "# Tools" in prompt_text(_Llm(QWEN_TOOLS_TEMPLATE), request)
+    request = Generate((Message("user", "hi"),), (SEARCH,), native=True)
+    native = prompt_text(_Llm(QWEN_TOOLS_TEMPLATE), request)
+    assert "# Tools" in native and '"name": "search_records"' in native
+    assert "You can call these tools" not in native
     picky = "{% if tools %}{{ raise_exception('no tools here') }}{% endif %}" + QWEN_TOOLS_TEMPLATE
     fallback = prompt_text(_Llm(picky), request)
-    assert "tools described in text" in fallback and "# Tools" not in fallback
+    assert "You can call these tools" in fallback and "search_records" in fallback
+    assert "# Tools" not in fallback

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import threading
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -201,3 +202,101 @@ async def test_a_crashed_worker_gives_a_coded_error_and_restarts(
     assert caught.value.retryable
     again = await collect(local_model, ask, [], StreamOptions(max_tokens=3))
     assert text_of(again)
+
+
+LONG_PROMPT = " ".join(f"Record {i} describes a letter from the mayor." for i in range(300))
+STORY = Message("user", "Write a long story about a village archive and its flood.")
+
+
+async def _until(condition: Any, limit_s: float = 120.0) -> None:
+    """Wait (test side) until ``condition()`` holds."""
+    async with asyncio.timeout(limit_s):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+async def test_a_worker_killed_while_reading_the_prompt_is_a_coded_error_not_a_hang(
+    local_model: LocalLlamaModel,
+) -> None:
+    await local_model.load()
+    pid, restarts = local_model.pid, local_model.restarts
+    assert pid is not None
+    options = StreamOptions(max_tokens=400)  # no stop event: only the pipe can end the wait
+    seen: list[ModelEvent] = []
+
+    async def consume() -> None:
+        async for event in local_model.stream([SYSTEM, Message("user", LONG_PROMPT)], [], options):
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.3)  # the ~3,000-token prompt is being read
+    os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    with pytest.raises(ModelError) as caught:
+        async with asyncio.timeout(30):
+            await task
+    assert caught.value.code == "ai.model_crashed" and caught.value.retryable
+    assert time.monotonic() - killed < 10
+    assert local_model.pid is None and local_model.restarts == restarts + 1
+    again = await collect(
+        local_model, [SYSTEM, Message("user", "Hi")], [], StreamOptions(max_tokens=3)
+    )
+    assert text_of(again) and local_model.pid not in (None, pid)
+
+
+async def test_leaving_or_cancelling_a_reply_keeps_the_worker(local_model: LocalLlamaModel) -> None:
+    await local_model.load()
+    pid, restarts = local_model.pid, local_model.restarts
+    options = StreamOptions(max_tokens=300, temperature=0.0)
+    deltas = 0
+    async for event in local_model.stream([SYSTEM, STORY], [], options):
+        deltas += isinstance(event, TextDelta)
+        if deltas == 2:
+            break  # the reader leaves: the worker is told to stop and drained next time
+    seen: list[ModelEvent] = []
+
+    async def consume() -> None:
+        async for event in local_model.stream([SYSTEM, STORY], [], options):
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    await _until(lambda: any(isinstance(e, TextDelta) for e in seen))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    after = await collect(
+        local_model, [SYSTEM, Message("user", "Hi")], [], StreamOptions(max_tokens=4)
+    )
+    assert text_of(after) and isinstance(after[-1], Stop)
+    assert (local_model.pid, local_model.restarts) == (pid, restarts)  # the same child answered
+
+
+async def test_close_while_streaming_ends_the_reply_stopped_and_another_model_goes_on(
+    local_model: LocalLlamaModel,
+) -> None:
+    other = LocalLlamaModel(replace(builtin_local(), id="other", context_size=1024))
+    seen: list[ModelEvent] = []
+
+    async def consume() -> None:
+        async for event in other.stream([SYSTEM, STORY], [], StreamOptions(max_tokens=400)):
+            seen.append(event)
+
+    try:
+        task = asyncio.create_task(consume())
+        await _until(lambda: sum(isinstance(e, TextDelta) for e in seen) >= 2)
+        pid = other.pid
+        assert pid is not None
+        async with asyncio.timeout(30):
+            await other.aclose()  # the model switch / app shutdown path
+            await task
+        assert seen[-1] == Stop("stopped") and isinstance(seen[-2], Usage)
+        assert other.pid is None
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # the child is gone (and reaped)
+        # The model in use before goes on answering, and the closed one starts afresh.
+        ask = [SYSTEM, Message("user", "Hi")]
+        assert text_of(await collect(local_model, ask, [], StreamOptions(max_tokens=3)))
+        assert text_of(await collect(other, ask, [], StreamOptions(max_tokens=3)))
+        assert other.pid not in (None, pid)
+    finally:
+        await other.aclose()

@@ -27,6 +27,7 @@ class FakeSearcher:
         mode: SearchMode = "hybrid",
         filter: SearchFilter | None = None,
         group_by_record: bool = False,
+        lang: str | None = None,
     ) -> list[SearchHit]:
         self.calls.append(
             {"query": query, "k": k, "mode": mode, "filter": filter, "per_record": group_by_record}

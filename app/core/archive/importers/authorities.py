@@ -107,7 +107,7 @@ SCHEMA = Schema(
         ),
         Section(
             PLACES,
-            labels("Places", "Llocs", "Lugares"),
+            labels("Places (access points)", "Llocs (punts d'accés)", "Lugares (puntos de acceso)"),
             "Places named by archival descriptions and authority records.",
             label_field="place2",
         ),

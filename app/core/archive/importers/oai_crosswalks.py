@@ -2,32 +2,26 @@
 
 The harvester (:mod:`.oai_pmh`) reads a repository's pages; what one ``<metadata>`` element
 becomes is the business of the format's own importer. :data:`CROSSWALKS` maps a metadata
-prefix to a factory returning that importer's :class:`Crosswalk`, or ``None`` when the importer
-offers none.
+prefix to a factory returning that format's :class:`Crosswalk`: its schema, and how to start
+the :class:`~.oai_reader.Reader` of one harvest.
 
-``oai_dc`` is the Dublin Core importer's :func:`~.dublin_core.dc_page` (creators and subjects
-linked to the authority sections); ``oai_ead``/``ead`` the EAD importer's ``oai_page``, when it
-offers one.
+* ``oai_dc``: one record per OAI record, by the Dublin Core importer's
+  :func:`~.dublin_core.dc_page` (creators and subjects linked to the authority sections),
+  through :class:`~.oai_reader.RecordReader`.
+* ``ead`` (Arxiu's provider, EAD3) and ``oai_ead`` (ArchivesSpace, EAD 2002): one OAI record is
+  a whole finding aid and becomes its whole hierarchy of records, by the EAD importer's
+  crosswalk (:class:`~.oai_ead.EadReader`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from app.core.archive.importers import dublin_core, ead
-from app.core.archive.importers.base import Built, Schema, Skip
-from app.core.archive.importers.safe_xml import Element
-
-if TYPE_CHECKING:
-    from app.core.archive.store import Archive
-
-
-PageFn = Callable[["Archive", list[Element]], list[Built | Skip]]
-"""``page(archive, records)``: each ``<record>`` element of one response as a record, or as a
-:class:`~.base.Skip` (line and file filled in by the harvester); it may create the authority
-records the page mentions first."""
+from app.core.archive.importers import dublin_core, oai_ead
+from app.core.archive.importers.base import Schema
+from app.core.archive.importers.oai_reader import Reader, RecordReader, Target
 
 
 @dataclass(frozen=True)
@@ -35,21 +29,18 @@ class Crosswalk:
     """How the records of one metadata format become archive records."""
 
     schema: Schema
-    page: PageFn
+    start: Callable[[Target], Reader]
+    """The reader of one harvest."""
 
 
 def dublin_core_crosswalk() -> Crosswalk:
     """The ``oai_dc`` crosswalk: the Dublin Core importer's page of records."""
-    return Crosswalk(dublin_core.SCHEMA, dublin_core.dc_page)
+    return Crosswalk(dublin_core.SCHEMA, functools.partial(RecordReader, page=dublin_core.dc_page))
 
 
-def ead_crosswalk() -> Crosswalk | None:
-    """The ``ead``/``oai_ead`` crosswalk, when the EAD importer offers one (``oai_page``)."""
-    page = getattr(ead, "oai_page", None)
-    schema = getattr(ead, "SCHEMA", None)
-    if callable(page) and isinstance(schema, Schema):
-        return Crosswalk(schema, page)
-    return None
+def ead_crosswalk() -> Crosswalk:
+    """The ``ead``/``oai_ead`` crosswalk: each finding aid through the EAD importer's."""
+    return Crosswalk(oai_ead.SCHEMA, oai_ead.EadReader)
 
 
 CROSSWALKS: dict[str, Callable[[], Crosswalk | None]] = {

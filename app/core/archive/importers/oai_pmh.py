@@ -1,10 +1,13 @@
 """The OAI-PMH harvester: ``arxiu import oai URL [--set S] [--from DATE]``.
 
 :func:`harvest` asks a repository for ``ListRecords`` and follows its resumption tokens until
-the list ends. Each record goes through the crosswalk of its metadata format (``oai_dc``: the
-Dublin Core importer's; ``oai_ead``/``ead``: the EAD importer's, when present) under the source
+the list ends. Each record goes through the crosswalk of its metadata format
+(:mod:`.oai_crosswalks`; ``oai_dc``: the Dublin Core importer's, one record each; ``ead``/
+``oai_ead``: the EAD importer's, a whole finding aid each, see :mod:`.oai_ead`) under the source
 ``the base URL, normalised`` (:func:`normalise_base_url`), so harvesting again updates records
-instead of duplicating them.
+instead of duplicating them. ``summary.read`` counts the records read: one per ``oai_dc``
+record, one per archival unit (archdesc or component) of an EAD finding aid, and one per
+deleted or unusable OAI record.
 
 * **Incremental.** The ``responseDate`` of the first response of the last complete harvest is
   kept per (base URL, set, metadata prefix) in the archive's meta (:func:`harvest_key`) and
@@ -16,6 +19,9 @@ instead of duplicating them.
   has edited them* (no audit row of their own) *and no other record links to them*. Otherwise
   they are kept and listed as skips (``import.oai_deleted_kept``), so a person's work never
   vanishes because a repository withdrew a record. ``summary.deleted`` counts the deletions.
+  What a deleted record stands for is the reader's to say (:meth:`~.oai_reader.Reader.withdrawn`):
+  for a finding aid, its whole hierarchy, deepest first, and the components a new version of
+  it left out (:mod:`.oai_ead`).
 * **Transient HTTP failures** (429, 500, 502, 503, 504, dropped connections, timeouts) are
   retried with exponential backoff, honouring ``Retry-After``, at most
   :attr:`RetryPolicy.attempts` times; then ``import.oai_unreachable``.
@@ -67,6 +73,7 @@ from app.core.archive.importers.base import (
     ensure_schema,
 )
 from app.core.archive.importers.oai_crosswalks import CROSSWALKS, Crosswalk
+from app.core.archive.importers.oai_reader import Reader, Target, Withdrawal, line_of
 from app.core.archive.importers.safe_xml import (
     MAX_BYTES,
     Element,
@@ -132,11 +139,20 @@ class _Harvest:
     crosswalk: Crosswalk
     run: ImportRun
     progress: ProgressFn | None
+    reader: Reader = field(init=False)
     from_date: str | None = None
     response_date: str | None = None
     pages: int = 0
+    listed: int = 0
+    """``<record>`` elements seen (the progress; ``completeListSize`` counts them too)."""
     deleted: list[tuple[str, int, str]] = field(default_factory=list)
+    """``(identifier, line, where)`` of the deleted records of the page."""
+    withdrawals: list[Withdrawal] = field(default_factory=list)
+    """What the reader found withdrawn on the page besides (components left out)."""
     tokens: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.reader = self.crosswalk.start(Target(self.archive, self.run, self.source))
 
 
 # -- entry points ------------------------------------------------------------------------------
@@ -174,8 +190,8 @@ def harvest(
         base_url: the repository's OAI-PMH base URL.
         set_spec: only this set.
         from_date: ask for records changed since this date (else since the last harvest).
-        metadata_prefix: ``oai_dc`` (default), or ``oai_ead``/``ead`` when the EAD importer
-            is installed.
+        metadata_prefix: ``oai_dc`` (default), ``oai_ead`` (ArchivesSpace's EAD) or ``ead``
+            (Arxiu's EAD3): a finding aid per record, each with its whole hierarchy.
         progress: ``progress(records read, complete list size or records read)``.
         retry: the retry policy (default :class:`RetryPolicy`).
         sleep: how to wait between tries.
@@ -252,7 +268,8 @@ def crosswalk_for(prefix: str) -> Crosswalk:
         raise ImportFailed(
             "import.oai_format_unsupported",
             f"Arxiu cannot read records in the metadata format {prefix!r}.",
-            hint="Harvest with --metadata-prefix oai_dc (every repository offers it).",
+            hint="Harvest with --metadata-prefix oai_dc (every repository offers it), "
+            "or ead/oai_ead for finding aids.",
             details={"metadata_prefix": prefix},
         )
     return crosswalk
@@ -282,7 +299,7 @@ def _walk(state: _Harvest, fetch: _Fetcher) -> None:
         state.run.flush()
         _apply_deletions(state)
     if state.progress is not None:
-        state.progress(summary.read, summary.read)
+        state.progress(state.listed, state.listed)
 
 
 def _page(state: _Harvest, fetch: _Fetcher, params: dict[str, str]) -> dict[str, str] | None:
@@ -299,20 +316,14 @@ def _page(state: _Harvest, fetch: _Fetcher, params: dict[str, str]) -> dict[str,
     listing = child(root, "ListRecords")
     if listing is None:
         raise _not_oai(where)
-    summary = state.run.summary
     live = []
     for record in children(listing, "record"):
-        summary.read += 1
+        state.listed += 1
         if _usable(state, record, where):
             live.append(record)
     if live:
         ensure_schema(state.archive, state.crosswalk.schema)
-    built = state.crosswalk.page(state.archive, live) if live else []
-    for record, made in zip(live, built, strict=True):
-        if isinstance(made, Skip):
-            summary.skipped.append(Skip(_line(record), made.reason, where, made.code))
-        else:
-            state.run.add(made, _line(record), where)
+        state.withdrawals.extend(state.reader.read(live, where))
     token = child(listing, "resumptionToken")
     value = (token.text or "").strip() if token is not None else ""
     if value in state.tokens:
@@ -326,59 +337,65 @@ def _page(state: _Harvest, fetch: _Fetcher, params: dict[str, str]) -> dict[str,
     state.tokens.add(value)
     if state.progress is not None:
         size = attr(token, "completeListSize")
-        total = int(size) if size.isdigit() else summary.read
-        state.progress(summary.read, max(total, summary.read))
+        total = int(size) if size.isdigit() else state.listed
+        state.progress(state.listed, max(total, state.listed))
     return {"verb": "ListRecords", "resumptionToken": value} if value else None
 
 
 def _usable(state: _Harvest, record: Element, where: str) -> bool:
-    """Whether a ``<record>`` goes to the crosswalk; a deleted one is queued, a bad one skipped."""
-    line = _line(record)
+    """Whether a ``<record>`` goes to the crosswalk; a deleted one is queued, a bad one skipped
+    (both counted as read here: the reader counts the others)."""
+    line = line_of(record)
     header = child(record, "header")
     identifier = text_of(child(header, "identifier")) if header is not None else ""
     summary = state.run.summary
+    metadata = child(record, "metadata")
+    deleted = attr(header, "status") == "deleted"
+    if identifier and not deleted and metadata is not None and child(metadata) is not None:
+        return True
+    summary.read += 1
     if not identifier:
         summary.skipped.append(Skip(line, "a record without an identifier", where, BAD_RECORD))
-        return False
-    if attr(header, "status") == "deleted":
+    elif deleted:
         state.deleted.append((identifier, line, where))
-        return False
-    metadata = child(record, "metadata")
-    if metadata is None or next(children(metadata), None) is None:
+    else:
         reason = f"{identifier}: a record without metadata"
         summary.skipped.append(Skip(line, reason, where, BAD_RECORD))
-        return False
-    return True
-
-
-def _line(node: Element) -> int:
-    """The element's line in its response (0 when lxml does not know)."""
-    line = node.sourceline
-    return line if isinstance(line, int) else 0
+    return False
 
 
 def _apply_deletions(state: _Harvest) -> None:
     """Delete the records the repository withdrew, unless a person edited or links them."""
-    summary = state.run.summary
-    for identifier, line, where in state.deleted:
-        key = state.archive.external_key(state.source, identifier)
-        if key is None or state.archive.find_record(key) is None:
-            continue  # never harvested here, or already gone
-        if _edited_locally(state.archive, key):
-            reason = f"{identifier}: deleted upstream, kept because it was edited here ({key})"
-            summary.skipped.append(Skip(line, reason, where, DELETED_KEPT))
-            continue
-        try:
-            state.archive.delete_record(key, audit={"actor": AUDIT_ACTOR, "op_id": identifier})
-        except ArchiveError as exc:
-            if exc.code != "archive.record_linked":
-                raise
-            reason = f"{identifier}: deleted upstream, kept because other records link to {key}"
-            summary.skipped.append(Skip(line, reason, where, DELETED_KEPT))
-            continue
-        _forget_external(state.archive, state.source, identifier)
-        summary.deleted += 1
+    pending = [state.reader.withdrawn(*deleted) for deleted in state.deleted]
+    withdrawals = [w for w in pending if w is not None] + state.withdrawals
     state.deleted.clear()
+    state.withdrawals = []
+    for withdrawal in withdrawals:
+        gone = [key for key in withdrawal.keys if _withdraw(state, withdrawal, key)]
+        state.reader.forget(withdrawal, gone)
+
+
+def _withdraw(state: _Harvest, withdrawal: Withdrawal, key: RecordKey) -> bool:
+    """Delete one withdrawn record, or report why it is kept; whether it was deleted."""
+    archive, summary = state.archive, state.run.summary
+    if archive.find_record(key) is None:
+        return False  # already gone
+    kept = f"{withdrawal.identifier}: {withdrawal.why}, kept because"
+    if _edited_locally(archive, key):
+        reason = f"{kept} it was edited here ({key})"
+        summary.skipped.append(Skip(withdrawal.line, reason, withdrawal.where, DELETED_KEPT))
+        return False
+    try:
+        archive.delete_record(key, audit={"actor": AUDIT_ACTOR, "op_id": withdrawal.identifier})
+    except ArchiveError as exc:
+        if exc.code != "archive.record_linked":
+            raise
+        reason = f"{kept} other records link to {key}"
+        summary.skipped.append(Skip(withdrawal.line, reason, withdrawal.where, DELETED_KEPT))
+        return False
+    _forget_external(archive, state.source, key)
+    summary.deleted += 1
+    return True
 
 
 def _edited_locally(archive: Archive, key: RecordKey) -> bool:
@@ -392,11 +409,12 @@ def _edited_locally(archive: Archive, key: RecordKey) -> bool:
     return row is not None
 
 
-def _forget_external(archive: Archive, source: str, identifier: str) -> None:
+def _forget_external(archive: Archive, source: str, key: RecordKey) -> None:
     """Drop the id mapping of a deleted record: if it comes back, it gets a new id."""
     archive.db.write(
         lambda c: c.execute(
-            "DELETE FROM external_ids WHERE source = ? AND external_id = ?", (source, identifier)
+            "DELETE FROM external_ids WHERE source = ? AND section_tipo = ? AND section_id = ?",
+            (source, key.section_tipo, key.section_id),
         )
     )
 

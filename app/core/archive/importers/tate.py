@@ -36,10 +36,9 @@ from app.core.archive.importers.base import (
     external_keys,
     import_file,
     labels,
-    put,
-    put_many,
     schema_field,
 )
+from app.core.archive.importers.items import put, put_many
 from app.core.archive.importers.reading import (
     BadRow,
     count_lines,

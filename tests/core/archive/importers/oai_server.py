@@ -1,9 +1,11 @@
 """A small OAI-PMH repository on 127.0.0.1 for the harvester's tests, serving real records.
 
 It reads the Caltech static-repository files (``oai-dc/caltech``) with lxml, one set per file
-(``resources-197``, ``resources-34``), and answers ``Identify`` and ``ListRecords`` in pages of
-``page_size`` with resumption tokens, ``from``/``until``/``set`` filtering and
-``noRecordsMatch``. Every request's arguments are logged with the time it arrived.
+(``resources-197``, ``resources-34``), or real EAD finding aids (:func:`load_ead`: the ANF files
+of ``ead/anf``, each a record whose metadata is its ``<ead>``; the ArchivesSpace ``oai_ead``
+responses of ``ead/caltech-aspace-oai``, their own records), and answers ``Identify`` and
+``ListRecords`` in pages of ``page_size`` with resumption tokens, ``from``/``until``/``set``
+filtering and ``noRecordsMatch``. Every request's arguments are logged with the time it arrived.
 
 Faults are injected per ``ListRecords`` request number (1-based), so a test says exactly which
 request fails: ``"503"`` (with ``Retry-After: 1``), ``"404"``, ``"drop"`` (the connection
@@ -29,6 +31,8 @@ from lxml import etree
 OAI = "http://www.openarchives.org/OAI/2.0/"
 DC = "http://purl.org/dc/elements/1.1/"
 NS = {"oai": OAI, "dc": DC}
+EAD_DAY = "2024-05-02T10:00:00Z"
+"""The datestamp of every finding aid :func:`load_ead` reads."""
 SECONDS = "YYYY-MM-DDThh:mm:ssZ"
 SLOW = "X-Test-Slow"
 
@@ -59,6 +63,28 @@ def load_caltech(folder: Path) -> list[Item]:
             day = record.findtext("oai:header/oai:datestamp", namespaces=NS).strip()
             dc = record.find("oai:metadata/*", NS)
             items.append(Item(identifier, day + "T00:00:00Z", set_spec, etree.tostring(dc)))
+    return items
+
+
+def load_ead(folder: Path, set_spec: str) -> list[Item]:
+    """Every finding aid of ``folder``: a bare ``<ead>`` file becomes the record
+    ``oai:test:{EADID}`` (an EAD without a namespace gets ``xmlns=""``, so that it stays out
+    of the OAI namespace); an OAI-PMH response keeps its records' identifiers."""
+    parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False)
+    items: list[Item] = []
+    for path in sorted(folder.glob("*.xml")):
+        root = etree.parse(str(path), parser).getroot()
+        if etree.QName(root).localname == "ead":
+            identifier = f"oai:test:{root.findtext('eadheader/eadid')}"
+            body = etree.tostring(root)
+            if etree.QName(root).namespace is None:
+                body = body.replace(b"<ead", b'<ead xmlns=""', 1)
+            items.append(Item(identifier, EAD_DAY, set_spec, body))
+            continue
+        for record in root.iterfind(".//oai:record", NS):
+            identifier = record.findtext("oai:header/oai:identifier", namespaces=NS).strip()
+            ead = record.find("oai:metadata/*", NS)
+            items.append(Item(identifier, EAD_DAY, set_spec, etree.tostring(ead)))
     return items
 
 
@@ -112,6 +138,12 @@ class OaiServer:
         item.metadata = etree.tostring(dc)
         item.datestamp = stamp()
 
+    def replace(self, identifier: str, metadata: bytes) -> None:
+        """Give a record new metadata and a datestamp of now."""
+        item = self._find(identifier)
+        item.metadata = metadata
+        item.datestamp = stamp()
+
     def delete(self, identifier: str) -> None:
         """Withdraw a record (it is then served as a deleted header)."""
         item = self._find(identifier)
@@ -163,8 +195,7 @@ class OaiServer:
         if token is not None:
             if bad_token:
                 return self._error(args, "badResumptionToken", "expired")
-            offset, set_spec, since = token.split("!")
-            prefix = "oai_dc"
+            offset, set_spec, since, prefix = token.split("!")
         else:
             offset, set_spec, since = "0", args.get("set", ""), args.get("from", "")
             prefix = args.get("metadataPrefix", "")
@@ -185,7 +216,7 @@ class OaiServer:
         parts = ['<request verb="ListRecords">oai</request><ListRecords>']
         parts.extend(self._record(item) for item in page)
         end = start + len(page)
-        next_token = f"{end}!{set_spec}!{since}" if end < len(chosen) else ""
+        next_token = f"{end}!{set_spec}!{since}!{prefix}" if end < len(chosen) else ""
         if repeat and token is not None:
             next_token = token  # a repository whose list never ends
         parts.append(

@@ -1,0 +1,163 @@
+"""``arxiu search``: the archive searched by meaning and words, one line per record.
+
+Records are listed once each, grouped by section, exact titles first, each with its date,
+languages and the passage that matched, the query's words in ``[brackets]`` — the list the
+desktop app's results pane shows (:func:`app.core.index.record_hits.search_records`).
+``--sort``, ``--lang-filter``, ``--from`` and ``--to`` order and narrow it as the pane's
+controls do (:mod:`app.core.index.hit_order`). ``--chunks`` prints the ranked passages
+instead, several per record, as the index returns them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from app.commands.common import ProgressBar, open_current, print_json
+from app.commands.index_cmd import MODEL_HELP, completeness
+from app.core.archive import RecordKey
+from app.core.index import Index, SearchFilter
+from app.core.index.embedders import default_embedders
+from app.core.index.hit_order import SORT_ORDERS, RecordFilter, by_section, filter_hits, sort_hits
+from app.core.index.hits import SearchHit
+from app.core.index.record_hits import RecordHit, search_records
+from app.core.index.service import MODEL_SETTING
+
+UI_LANGS = {"ca": "lg-cat", "es": "lg-spa", "en": "lg-eng"}
+"""``ARXIU_LANG`` values and the label language each gives the listing."""
+PASSAGE_CHARS = 240
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``search`` command."""
+    search = sub.add_parser("search", help="search the archive by meaning and words")
+    search.add_argument("query")
+    search.add_argument("--section", action="append", default=[], help="only this section")
+    search.add_argument("--record", action="append", default=[], help="only SECTION/ID")
+    search.add_argument("--k", type=int, default=10, help="number of records (default 10)")
+    search.add_argument("--mode", choices=["hybrid", "dense", "lexical"], default="hybrid")
+    search.add_argument(
+        "--chunks", action="store_true", help="list ranked passages, several per record"
+    )
+    search.add_argument("--records", action="store_true", help=argparse.SUPPRESS)
+    search.add_argument("--sort", choices=SORT_ORDERS, default="relevance")
+    search.add_argument(
+        "--lang-filter", action="append", default=[], metavar="LG", help="only records in LG"
+    )
+    search.add_argument("--from", dest="year_from", type=int, help="only records from this year")
+    search.add_argument("--to", dest="year_to", type=int, help="only records up to this year")
+    search.add_argument(
+        "--lang", help="language of titles and sections (lg-cat...; default: ARXIU_LANG)"
+    )
+    search.add_argument("--egress", action="store_true", help="exclude restricted material")
+    search.add_argument("--model", help=MODEL_HELP)
+    search.add_argument(
+        "--wait", action="store_true", help="embed what is pending first (default: search now)"
+    )
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    search.set_defaults(func=run_search)
+
+
+def label_language(given: str | None) -> str:
+    """The language of titles: ``--lang``, else ``ARXIU_LANG``'s, else English."""
+    return given or UI_LANGS.get(os.environ.get("ARXIU_LANG", ""), "lg-eng")
+
+
+def run_search(args: argparse.Namespace) -> int:
+    """Print the best records (or, with ``--chunks``, passages) for a query, at once from
+    what is indexed (``--wait``: after embedding what is pending); how complete the dense
+    index is goes to stderr."""
+    narrow = RecordFilter((), tuple(args.lang_filter), args.year_from, args.year_to)
+    with open_current(args) as archive:
+        index = Index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
+        index.sync_lexical()
+        if args.wait:
+            bar = ProgressBar("indexing")
+            index.add_progress_listener(lambda p: bar.update(p.done, p.total))
+            index.index_now()
+            bar.finish()
+        stats = index.stats()
+        if args.mode != "lexical" and stats.dense_complete < 1.0:
+            print(completeness(stats), file=sys.stderr)
+        where = SearchFilter(
+            sections=tuple(args.section),
+            records=tuple(RecordKey.parse(r) for r in args.record),
+            exclude_restricted=args.egress,
+        )
+        if args.chunks:
+            chunks = index.search(args.query, k=args.k, mode=args.mode, filter=where)
+            index.close()
+            return _print_chunks(chunks, args.json)
+        found = search_records(
+            index, archive, args.query, k=args.k, mode=args.mode, filter=where,
+            lang=label_language(args.lang),
+        )  # fmt: skip
+        index.close()
+    hits = sort_hits(filter_hits(found, narrow), args.sort)
+    if args.json:
+        print_json([h.to_dict() for h in hits])
+        return 0
+    print(heading(args.query, hits, len(found)))
+    for group in by_section(hits):
+        print(f"\n{group.label} ({len(group.hits)})")
+        for hit in group.hits:
+            print(format_record(hit))
+    return 0
+
+
+def heading(query: str, hits: list[RecordHit], found: int) -> str:
+    """``3 records for "…"`` (``2 of 3`` when filtered; ``no records`` when none)."""
+    if not found:
+        return f'no records for "{query}"'
+    count = f"{len(hits)} of {found}" if len(hits) != found else str(found)
+    return f'{count} record{"" if found == 1 else "s"} for "{query}"'
+
+
+def format_record(hit: RecordHit) -> str:
+    """Two or three lines: rank, key, title (and the exact name), then date, languages, where
+    the passage is, then the passage with the query's words in brackets."""
+    head = f"{hit.rank:>3}. {hit.key}  {hit.title}"
+    if hit.exact_name is not None:
+        head += f"  = {hit.exact_name}" if hit.exact_name != hit.title else "  (exact)"
+    details = [d for d in (hit.date, "/".join(_tags(hit.langs))) if d]
+    passage = hit.passage
+    if passage is not None and passage.timecode:
+        details.append(f"@{passage.timecode}")
+    elif passage is not None and passage.page:
+        details.append(f"p.{passage.page}")
+    details.append(f"{hit.score:.3f}")
+    lines = [head, "     " + " · ".join(details)]
+    if passage is not None:
+        lines.append("     " + _bracketed(passage.text, passage.marks)[: PASSAGE_CHARS + 20])
+    return "\n".join(lines)
+
+
+def _tags(langs: tuple[str, ...]) -> list[str]:
+    return [code.removeprefix("lg-") for code in langs]
+
+
+def _bracketed(text: str, marks: tuple[tuple[int, int], ...]) -> str:
+    out, position = [], 0
+    for start, end in marks:
+        if start >= position:
+            out.append(f"{text[position:start]}[{text[start:end]}]")
+            position = end
+    return "".join(out) + text[position:]
+
+
+def _print_chunks(hits: list[SearchHit], as_json: bool) -> int:
+    """The ``--chunks`` listing: every ranked passage, as before records were grouped."""
+    if as_json:
+        print_json([h.to_dict() for h in hits])
+        return 0
+    for rank, hit in enumerate(hits, start=1):
+        where = f" @{hit.timecode}" if hit.timecode else f" p.{hit.page}" if hit.page else ""
+        print(
+            f"{rank:>2}. {hit.key} {hit.label} [{hit.field_tipo} {hit.lang}{where}] "
+            f"{hit.score:.3f}\n    {hit.snippet}"
+        )
+    if not hits:
+        print("no hits")
+    return 0

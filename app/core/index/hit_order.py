@@ -1,0 +1,106 @@
+"""Filtering, sorting and grouping results by record (:class:`~app.core.index.record_hits.
+RecordHit`), the same in the results view and in ``arxiu search``.
+
+* :func:`filter_hits` keeps the records of some sections, written in some languages, or dated
+  within a range of years (a range leaves out the records without a date);
+* :func:`sort_hits` orders them by relevance (an exact title first, then the ranking) or by
+  date, oldest or newest first (records without a date last);
+* :func:`by_section` groups them by section, each section where its first record is, keeping
+  the order inside each group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from app.core.errors import IndexError_
+from app.core.index.record_hits import RecordHit
+
+SortOrder = Literal["relevance", "oldest", "newest"]
+SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "oldest", "newest")
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """What a person narrowed the results to (empty: everything).
+
+    ``langs`` are Dédalo codes (``lg-cat``); ``year_from`` and ``year_to`` are inclusive.
+    """
+
+    sections: tuple[str, ...] = ()
+    langs: tuple[str, ...] = ()
+    year_from: int | None = None
+    year_to: int | None = None
+
+    def __post_init__(self) -> None:
+        if (
+            self.year_from is not None
+            and self.year_to is not None
+            and self.year_from > self.year_to
+        ):
+            raise IndexError_(
+                "index.bad_date_range",
+                f"The date range starts after it ends ({self.year_from} > {self.year_to}).",
+                hint="Give the earlier year first.",
+                category="input",
+            )
+
+    def keeps(self, hit: RecordHit) -> bool:
+        """Whether ``hit`` passes every restriction."""
+        if self.sections and hit.key.section_tipo not in self.sections:
+            return False
+        if self.langs and not set(self.langs) & set(hit.langs):
+            return False
+        if self.year_from is None and self.year_to is None:
+            return True
+        year = hit.year
+        if year is None:
+            return False
+        low = self.year_from if self.year_from is not None else year
+        high = self.year_to if self.year_to is not None else year
+        return low <= year <= high
+
+
+def filter_hits(hits: Sequence[RecordHit], flt: RecordFilter) -> list[RecordHit]:
+    """The hits ``flt`` keeps, in their order."""
+    return [hit for hit in hits if flt.keeps(hit)]
+
+
+def sort_hits(hits: Sequence[RecordHit], order: SortOrder = "relevance") -> list[RecordHit]:
+    """``hits`` by relevance (their rank) or by date; undated records last, by rank."""
+    if order not in SORT_ORDERS:
+        raise IndexError_(
+            "index.bad_sort",
+            f"Unknown sort order {order!r}.",
+            hint="Use relevance, oldest or newest.",
+            category="input",
+        )
+    by_rank = sorted(hits, key=lambda h: h.rank)
+    if order == "relevance":
+        return by_rank
+    dated = [h for h in by_rank if h.year is not None]
+    undated = [h for h in by_rank if h.year is None]
+    dated.sort(key=lambda h: (h.year or 0, (h.date or "").lstrip("-")), reverse=order == "newest")
+    return dated + undated
+
+
+@dataclass(frozen=True)
+class SectionGroup:
+    """The results of one section, in the order shown."""
+
+    section_tipo: str
+    label: str
+    hits: tuple[RecordHit, ...]
+
+
+def by_section(hits: Sequence[RecordHit]) -> list[SectionGroup]:
+    """``hits`` grouped by section: sections in the order of their first hit."""
+    groups: dict[str, list[RecordHit]] = {}
+    for hit in hits:
+        groups.setdefault(hit.key.section_tipo, []).append(hit)
+    return [
+        SectionGroup(tipo, members[0].section_label, tuple(members))
+        for tipo, members in groups.items()
+    ]

@@ -1,0 +1,70 @@
+"""Chunking records as an import writes them: in the import's own transactions, from memory.
+
+:func:`chunking_imports` adds a batch hook to the archive
+(:meth:`~app.core.archive.bulk.BulkWriter.batch_hook`) for the length of an import: each bulk
+upsert then chunks the records it created or changed from the values it has just written
+(nothing is read back and parsed again) and writes their chunks, and their FTS5 rows, in the
+same transaction as the records. A killed import therefore leaves every committed record
+chunked and searchable already.
+
+What the hook does not see (a batch written record by record after a bad record, a record
+written outside a bulk upsert) is still pending afterwards, in ``index_records`` terms, and
+:func:`~app.core.index.indexer.sync_chunks` after the import chunks it as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from app.core.archive.bulk_plan import Written
+from app.core.archive.model import Field, Record
+from app.core.archive.store import Archive
+from app.core.index import storage
+from app.core.index.chunking import TEXT_KINDS, chunk_record
+from app.core.index.indexer import chunks_written
+from app.core.index.storage import RecordWork
+
+SectionShape = tuple[list[Field], str | None, str | None]
+"""A section's fields, label field and reference-code field: what :func:`chunk_record` needs."""
+
+
+@contextlib.contextmanager
+def chunking_imports(archive: Archive) -> Iterator[None]:
+    """Chunk every record that bulk upserts inside the ``with`` create or change, in their
+    transactions (the chunk listeners are told once each batch has committed)."""
+    with archive.batch_hook(ChunkHook(archive)):
+        yield
+
+
+@dataclass(frozen=True)
+class ChunkHook:
+    """The batch hook of :func:`chunking_imports` (equal for one archive: two imports at once
+    into it chunk each batch once)."""
+
+    archive: Archive
+
+    def __call__(self, conn: sqlite3.Connection, batch: list[Written]) -> Callable[[], None]:
+        """Chunk ``batch`` and write its chunks on ``conn`` (the batch's transaction)."""
+        shapes: dict[str, SectionShape] = {}
+        work: list[RecordWork] = []
+        for item in batch:
+            tipo = item.key.section_tipo
+            shape = shapes.get(tipo)
+            if shape is None:  # read per batch: an import may add fields as it goes
+                shape = shapes[tipo] = self._shape(tipo)
+            record = Record(tipo, item.key.section_id, item.values, item.version, item.restricted)
+            chunks = chunk_record(record, *shape)
+            work.append(RecordWork(item.key, item.version, item.restricted, chunks))
+        result = storage.write_records(conn, work, [])
+        return lambda: chunks_written(self.archive, result)
+
+    def _shape(self, tipo: str) -> SectionShape:
+        """What ``chunk_record`` needs of section ``tipo``; of its fields only those it reads
+        (text kinds, not the label), the same chunks for less work per record."""
+        archive = self.archive
+        label_field = archive.section(tipo).label_field
+        texts = [f for f in archive.fields(tipo) if f.kind in TEXT_KINDS and f.tipo != label_field]
+        return texts, label_field, archive.code_field(tipo)

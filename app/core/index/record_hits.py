@@ -1,0 +1,256 @@
+"""Search results by record: each record once, with its title, section, date, languages and
+the passages that matched, an exact title or name first.
+
+The search ranks chunks; a person reads records. :func:`search_records` asks the searcher for
+its ranking *by record* (:meth:`~app.core.index.hits.Searcher.search` with
+``group_by_record``: a record scored by how well its fields agree) and for the chunk ranking
+beneath it, and gives one :class:`RecordHit` per record:
+
+* the records whose title or code equals the query (:mod:`app.core.index.exact_names`) come
+  first, even one the ranking missed (``Barcino``: the mint of that name above the mints that
+  mention it);
+* each record's passages are its matching chunks, the one worth reading first
+  (:mod:`app.core.index.hit_passages`): real text with the query's words marked, not its
+  identifiers nor its title again;
+* title and section are in the person's language, the date is the record's first date field
+  (else a year-numbered field: a coin's "Date from", a concept's "Start year").
+
+The desktop app's results view and ``arxiu search`` both show this list, so the two agree; the
+assistant's search tool keeps its own per-chunk output (:mod:`app.core.tools.search`).
+:mod:`app.core.index.hit_order` filters, sorts and groups it by section.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.archive import language
+from app.core.archive.model import Field, Record, RecordKey
+from app.core.archive.store import Archive
+from app.core.index import ranking
+from app.core.index.exact_names import exact_names, titles
+from app.core.index.hit_passages import HitPassage, Span, choose, marks, query_words
+from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
+from app.core.index.search import snippet
+from app.core.index.storage import ChunkRow
+
+CHUNK_DEPTH = 200
+"""Chunks of the per-chunk ranking read for passages (at least; five per record asked)."""
+PASSAGES = 3
+"""Passages kept per record, best first."""
+_YEAR = re.compile(r"^\s*(-?\d{1,4})(?!\d)")
+_YEAR_FIELD = re.compile(r"\b(year|date)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RecordHit:
+    """One record in the results: what a person reads, and why it matched.
+
+    ``rank`` is the record's place by relevance (1 is best) whatever order it is shown in;
+    ``exact_name`` the title or code that equals the query (``None``: no exact match);
+    ``title_marks`` the spans of the query's words in ``title``. ``passages`` may be empty:
+    a record whose chunks say nothing its title does not is shown by its title.
+    """
+
+    key: RecordKey
+    title: str
+    section_label: str
+    score: float
+    rank: int
+    passages: tuple[HitPassage, ...] = ()
+    langs: tuple[str, ...] = ()
+    date: str | None = None
+    exact_name: str | None = None
+    title_marks: tuple[Span, ...] = ()
+
+    @property
+    def exact(self) -> bool:
+        """Whether the record's title or code is the query itself."""
+        return self.exact_name is not None
+
+    @property
+    def passage(self) -> HitPassage | None:
+        """The passage to show (the best), if the record has one."""
+        return self.passages[0] if self.passages else None
+
+    @property
+    def year(self) -> int | None:
+        """The year the date starts with (negative: BC), else ``None``."""
+        found = _YEAR.match(self.date or "")
+        return int(found.group(1)) if found else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``arxiu search --json``): the best passage's text, timecode and page at
+        the top level, as a per-chunk hit has them, and every passage."""
+        best = self.passage
+        return {
+            "section_tipo": self.key.section_tipo,
+            "section_id": self.key.section_id,
+            "label": self.title,
+            "section": self.section_label,
+            "date": self.date,
+            "record_langs": list(self.langs),
+            "score": round(self.score, 6),
+            "rank": self.rank,
+            "exact": self.exact_name,
+            "snippet": best.text if best else "",
+            "timecode": best.timecode if best else None,
+            "page": best.page if best else None,
+            "title_marks": [list(span) for span in self.title_marks],
+            "passages": [p.to_dict() for p in self.passages],
+        }
+
+
+def search_records(
+    searcher: Searcher,
+    archive: Archive,
+    query: str,
+    *,
+    k: int = 30,
+    mode: SearchMode = "hybrid",
+    filter: SearchFilter | None = None,
+    lang: str = "lg-eng",
+    query_lang: str | None = None,
+) -> list[RecordHit]:
+    """The ``k`` best records for ``query``, each once, exact titles first.
+
+    Args:
+        searcher: the index.
+        archive: the archive it indexes (titles, sections, dates).
+        query: what the person typed.
+        k: how many records.
+        mode: hybrid, dense or lexical.
+        filter: restrictions applied inside the search (sections, records, egress).
+        lang: the language of titles and section names (``lg-cat``…).
+        query_lang: the query's language when known (else guessed, as the search does).
+    """
+    flt = filter or SearchFilter()
+    found = searcher.search(
+        query, k=k, mode=mode, filter=flt, group_by_record=True, lang=query_lang
+    )
+    if not found:
+        return []
+    depth = max(CHUNK_DEPTH, 5 * k)
+    chunks = searcher.search(query, k=depth, mode=mode, filter=flt, lang=query_lang)
+    exact = {e.key: e.name for e in exact_names(archive, query, [h.key for h in found], flt)}
+    best = {h.key: h for h in found}
+    order = list(dict.fromkeys([*exact, *best]))[:k]
+    per_record: dict[RecordKey, list[SearchHit]] = {}
+    for hit in (*found, *chunks):
+        per_record.setdefault(hit.key, []).append(hit)
+    guessed = language.detect(query) if query_lang is None else query_lang
+    words = query_words(query, None if guessed == language.NEUTRAL else guessed)
+    readers = tuple(c for c in dict.fromkeys((guessed, lang)) if c and c != language.NEUTRAL)
+    builder = _Builder(archive, query, words, lang, readers)
+    top = found[0].score
+    with archive.db.reading() as conn:
+        missing = [key for key in order if key not in best]
+        langs = ranking.record_languages(conn, missing)
+        hits = [
+            builder.build(
+                conn,
+                key,
+                rank,
+                best[key].score if key in best else top,
+                per_record.get(key, []),
+                best[key].record_langs if key in best else tuple(sorted(langs.get(key, ()))),
+                exact.get(key),
+            )
+            for rank, key in enumerate(order, start=1)
+        ]
+    return [hit for hit in hits if hit is not None]
+
+
+class _Builder:
+    """Turns a ranked key and its chunk hits into a :class:`RecordHit`."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        query: str,
+        words: Sequence[str],
+        lang: str,
+        prefer: tuple[str, ...] = (),
+    ) -> None:
+        self.archive = archive
+        self.query = query
+        self.words = words
+        self.lang = lang
+        self.prefer = prefer
+        self._fields: dict[str, list[Field]] = {}
+
+    def build(
+        self,
+        conn: sqlite3.Connection,
+        key: RecordKey,
+        rank: int,
+        score: float,
+        hits: list[SearchHit],
+        langs: tuple[str, ...],
+        exact_name: str | None,
+    ) -> RecordHit | None:
+        """The record's hit (``None``: the record was deleted since it was indexed)."""
+        record = self.archive.find_record(key)
+        if record is None:
+            return None
+        title = self.archive.label_of(record, self.lang)
+        names = {title, *titles(self.archive, record)}
+        passages = choose(map(self._passage, hits), names, self.query, self.words, self.prefer)
+        if not passages:
+            more = [self._row_passage(row) for row in _record_chunks(conn, key)]
+            passages = choose(more, names, self.query, self.words, self.prefer)
+        return RecordHit(
+            key=key,
+            title=title,
+            section_label=self.archive.section(key.section_tipo).label(self.lang),
+            score=score,
+            rank=rank,
+            passages=tuple(passages[:PASSAGES]),
+            title_marks=marks(title, self.words),
+            langs=langs,
+            date=self.date(record),
+            exact_name=exact_name,
+        )
+
+    def _passage(self, hit: SearchHit) -> HitPassage:
+        text = hit.snippet.strip()
+        return HitPassage(
+            text, hit.field_tipo, hit.lang, hit.score, hit.timecode, hit.page,
+            marks(text, self.words),
+        )  # fmt: skip
+
+    def _row_passage(self, row: ChunkRow) -> HitPassage:
+        text = snippet(row.text, self.query).strip()
+        return HitPassage(
+            text, row.field_tipo, row.lang, 0.0, row.timecode, row.page, marks(text, self.words)
+        )
+
+    def date(self, record: Record) -> str | None:
+        """The record's date: its first date field with a value, else a year field's."""
+        tipo = record.section_tipo
+        if tipo not in self._fields:
+            fields = self.archive.fields(tipo)
+            dated = [f for f in fields if f.kind == "date"]
+            dated += [
+                f for f in fields if f.kind == "number" and _YEAR_FIELD.search(f.label("lg-eng"))
+            ]
+            self._fields[tipo] = dated
+        for field in self._fields[tipo]:
+            value = record.text(field.tipo, self.lang)
+            if value:
+                return value
+        return None
+
+
+def _record_chunks(conn: sqlite3.Connection, key: RecordKey) -> list[ChunkRow]:
+    """Every chunk of ``key``, in the record's order."""
+    rows = conn.execute(
+        "SELECT id, field_tipo, lang, label, text, timecode, page FROM index_chunks "
+        "WHERE section_tipo = ? AND section_id = ? ORDER BY id",
+        (key.section_tipo, key.section_id),
+    ).fetchall()
+    return [ChunkRow(r[0], key, r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]

@@ -1,0 +1,94 @@
+"""``arxiu search`` lists records, each once, grouped by section; ``--chunks`` the passages."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+QUERIES = [
+    ("Quines entrevistes parlen de les famílies que van haver de marxar pel pantà?", "lg-cat"),
+    ("la presa i el poble negat", "lg-cat"),
+    ("¿Qué entrevistas hablan de las familias que tuvieron que irse por el embalse?", "lg-spa"),
+    ("la escuela del pueblo", "lg-spa"),
+    ("Which interviews talk about families who left when the valley flooded?", "lg-eng"),
+    ("Roman coins of Emporion", "lg-eng"),
+]
+HEAD = re.compile(r"^\s*\d+\. (\S+/\d+)  ")
+
+
+@pytest.fixture(scope="module")
+def demo(demo_archive_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the demo archive with its hashing index built."""
+    folder = tmp_path_factory.mktemp("search") / "demo"
+    shutil.copytree(demo_archive_dir, folder)
+    assert main(["index", "--archive", str(folder), "--model", "hashing"]) == 0
+    return folder
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["search", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(("query", "lang"), QUERIES)
+def test_no_record_is_listed_twice(
+    demo: Path, capsys: pytest.CaptureFixture[str], query: str, lang: str
+) -> None:
+    base = [query, "--archive", str(demo), "--model", "hashing", "--k", "30", "--lang", lang]
+    code, out, _ = _run(capsys, *base, "--json")
+    hits = json.loads(out)
+    keys = [f"{h['section_tipo']}/{h['section_id']}" for h in hits]
+    assert code == 0 and len(hits) >= 5 and len(keys) == len(set(keys))
+    code, out, _ = _run(capsys, *base)
+    listed = [m.group(1) for line in out.splitlines() if (m := HEAD.match(line))]
+    assert code == 0 and listed and len(listed) == len(set(listed))
+    assert sorted(listed) == sorted(keys)
+    assert out.splitlines()[0] == f'{len(keys)} records for "{query}"'
+
+
+def test_records_are_grouped_under_their_section_in_the_label_language(
+    demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["pantà", "--archive", str(demo), "--model", "hashing", "--k", "20"]
+    _, out, _ = _run(capsys, *args, "--lang", "lg-cat")
+    sections = [line for line in out.splitlines() if re.match(r"^\S.* \(\d+\)$", line)]
+    assert "Història oral" in " ".join(sections)
+    assert len(sections) == len(set(sections))  # each section once
+    _, english, _ = _run(capsys, *args, "--lang", "lg-eng")
+    assert "Oral history (" in english and "Història oral (" not in english
+    assert "[pantà]" in out  # the query's word marked in a passage
+
+
+def test_the_chunks_view_lists_passages_several_per_record(
+    demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    query = "famílies que van haver de marxar pel pantà"
+    code, out, _ = _run(
+        capsys, query, "--archive", str(demo), "--model", "hashing", "--k", "40", "--chunks",
+        "--json",
+    )  # fmt: skip
+    keys = [f"{h['section_tipo']}/{h['section_id']}" for h in json.loads(out)]
+    assert code == 0 and len(keys) > len(set(keys))  # what the records view folds together
+
+
+def test_sorting_and_filtering_by_date_and_language(
+    demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["pantà expropiació", "--archive", str(demo), "--model", "hashing", "--json"]
+    _, out, _ = _run(capsys, *base, "--k", "30", "--section", "oh1", "--sort", "oldest")
+    dates = [h["date"] for h in json.loads(out)]
+    assert dates and dates == sorted(dates)
+    _, out, _ = _run(capsys, *base, "--k", "30", "--from", "1990", "--to", "1999")
+    years = [int(h["date"][:4]) for h in json.loads(out)]
+    assert years and all(1990 <= y <= 1999 for y in years)
+    _, out, _ = _run(capsys, *base, "--k", "30", "--lang-filter", "lg-spa")
+    assert all("lg-spa" in h["record_langs"] for h in json.loads(out))
+    code, _, err = _run(capsys, *base, "--from", "2000", "--to", "1990")
+    assert code == 2 and "index.bad_date_range" in err

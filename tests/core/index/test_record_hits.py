@@ -1,0 +1,207 @@
+"""Results by record: each record once, exact titles first, a passage worth reading with the
+query's words marked; on real nomisma concepts, the Vitet finding aid and the demo archive."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.core.archive import Archive, open_archive
+from app.core.archive.importers import run_import
+from app.core.archive.importers.nomisma import concept_key
+from app.core.index import HashingEmbedder, Index
+from app.core.index.hit_passages import HitPassage, choose, is_identifiers, marks, query_words
+from app.core.index.hits import SearchFilter, SearchMode
+from app.core.index.record_hits import RecordHit, search_records
+from tests.conftest import shared_data
+
+NEIGHBOURS = ("barcino", "barcelona", "barkeno", "madinat_barshilunah", "barce", "arssama_xanthus")
+"""The nomisma concepts whose labels or definitions say "Barcino" or look like it."""
+OTHERS = 150
+"""Other concepts (the first lines of the file) around them."""
+
+
+@pytest.fixture(scope="module")
+def nomisma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Archive, Index]]:
+    """The real Barcino neighbourhood of nomisma and 150 other concepts, indexed."""
+    source = shared_data("nomisma", "concepts.jsonl.gz")
+    folder = tmp_path_factory.mktemp("nomisma")
+    lines = []
+    with gzip.open(source, "rt", encoding="utf-8") as rows:
+        for number, line in enumerate(rows):
+            if number < OTHERS or json.loads(line)["id"] in NEIGHBOURS:
+                lines.append(line)
+    with gzip.open(folder / "concepts.jsonl.gz", "wt", encoding="utf-8") as out:
+        out.writelines(lines)
+    archive = open_archive(folder / "archive", create=True)
+    run_import(archive, "nomisma", folder / "concepts.jsonl.gz")
+    index = Index(archive, HashingEmbedder())
+    index.index_now()
+    yield archive, index
+    index.close()
+    archive.close()
+
+
+def _keys(hits: list[RecordHit]) -> list[str]:
+    return [str(h.key) for h in hits]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_barcino_lists_each_record_once_the_mint_barcino_first(
+    nomisma: tuple[Archive, Index], mode: SearchMode
+) -> None:
+    archive, index = nomisma
+    barcino, barcelona = concept_key(archive, "barcino"), concept_key(archive, "barcelona")
+    assert barcino is not None and barcelona is not None
+    hits = search_records(index, archive, "Barcino", k=30, mode=mode, lang="lg-cat")
+    assert len(hits) == len(set(_keys(hits))), _keys(hits)
+    assert hits[0].key == barcino
+    # In Catalan the mint's title is "Barcelona"; the name that matched is shown beside it.
+    assert hits[0].title == "Barcelona" and hits[0].exact_name == "Barcino"
+    assert not any(h.exact for h in hits[1:])
+    assert barcelona in {h.key for h in hits}  # the medieval mint, once, further down
+    passage = hits[0].passage
+    assert passage is not None and "Colonia Barcino" in passage.text  # its definition
+    marked = [passage.text[a:b] for a, b in passage.marks]
+    assert marked == ["Barcino"]
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+
+
+def test_an_exact_title_the_ranking_missed_is_still_first(nomisma: tuple[Archive, Index]) -> None:
+    """Only the first record is asked for: the exact name comes from the label lookup."""
+    archive, index = nomisma
+    hits = search_records(index, archive, "barkeno", k=1, mode="lexical")
+    assert [h.key for h in hits] == [concept_key(archive, "barkeno")]
+    assert hits[0].exact_name == "Barkeno" and hits[0].title == "Barkeno"
+
+
+def test_the_filter_holds_for_exact_names_too(nomisma: tuple[Archive, Index]) -> None:
+    archive, index = nomisma
+    elsewhere = SearchFilter(sections=("no_such_section",))
+    assert search_records(index, archive, "Barcino", filter=elsewhere) == []
+
+
+@pytest.fixture
+def vitet(tmp_path: Path) -> Iterator[tuple[Archive, Index]]:
+    """The ANF's Vitet family papers (572AP), imported and indexed."""
+    archive = open_archive(tmp_path / "archive", create=True)
+    run_import(archive, "ead", shared_data("ead", "anf", "FRAN_IR_003500.xml"))
+    index = Index(archive, HashingEmbedder())
+    index.index_now()
+    yield archive, index
+    index.close()
+    archive.close()
+
+
+def test_an_archival_unit_shows_its_text_not_its_identifiers(
+    vitet: tuple[Archive, Index],
+) -> None:
+    """Words of the units' call-number chunks ("cote de consultation") make those chunks the
+    best of many units; none is shown by them."""
+    archive, index = vitet
+    query = "cote de consultation des lettres de Ludovic Vitet"
+    best = index.search(query, k=30, group_by_record=True)
+    assert any(is_identifiers(h.snippet, h.lang) for h in best)  # what the rows used to show
+    hits = search_records(index, archive, query, k=30, lang="lg-cat")
+    assert hits and len(hits) == len(set(_keys(hits)))
+    for hit in hits:
+        for passage in hit.passages:
+            assert not is_identifiers(passage.text, passage.lang), passage.text
+
+
+def test_a_unit_is_not_shown_by_the_name_of_its_fonds(vitet: tuple[Archive, Index]) -> None:
+    """The lead's query: a unit titled with Vitet's name shows its title, the words marked,
+    not "Fonds Vitet (XIXe-XXe siècles)" again."""
+    archive, index = vitet
+    hits = search_records(
+        index, archive, "cartes de Ludovic Vitet a la seva família", k=30, lang="lg-cat"
+    )
+    assert hits and len(hits) == len(set(_keys(hits)))
+    units = [h for h in hits if "Vitet" in h.title and h.key.section_tipo == "ead1"]
+    assert units
+    for hit in units:
+        assert "Vitet" in [hit.title[a:b] for a, b in hit.title_marks]
+        assert all("Fonds Vitet" not in p.text for p in hit.passages), hit.passages
+
+
+def test_a_call_number_query_keeps_the_identifier_passage(vitet: tuple[Archive, Index]) -> None:
+    archive, index = vitet
+    code = "572AP/14"
+    hits = search_records(index, archive, code, k=5, mode="lexical")
+    assert hits[0].exact_name == code
+    assert hits[0].passage is not None and code in hits[0].passage.text
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory, demo_archive_dir: Path) -> Iterator[Index]:
+    folder = tmp_path_factory.mktemp("demo") / "demo"
+    shutil.copytree(demo_archive_dir, folder)
+    archive = open_archive(folder)
+    index = Index(archive, HashingEmbedder())
+    index.index_now()
+    yield index
+    index.close()
+    archive.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "lang"),
+    [
+        ("Quines entrevistes parlen de les famílies que van haver de marxar pel pantà?", "lg-cat"),
+        ("familias que tuvieron que irse por el embalse", "lg-spa"),
+        ("families who had to leave when the reservoir flooded the valley", "lg-eng"),
+        ("Sant Romà", "lg-cat"),
+    ],
+)
+def test_demo_searches_list_records_once_with_their_facts(
+    demo: Index, query: str, lang: str
+) -> None:
+    archive = demo.archive
+    hits = search_records(demo, archive, query, k=40, lang=lang)
+    keys = _keys(hits)
+    assert len(keys) == len(set(keys)) and len(hits) >= 10
+    for hit in hits:
+        section = archive.section(hit.key.section_tipo)
+        assert hit.section_label == section.label(lang)
+        assert hit.title == archive.label_of(archive.get_record(hit.key), lang)
+    interviews = [h for h in hits if h.key.section_tipo == "oh1"]
+    assert interviews and all(h.date and h.year for h in interviews)  # oh29, the interview date
+    assert all(h.langs for h in interviews)
+
+
+def test_query_words_are_marked_in_their_inflections() -> None:
+    question = "Quines entrevistes parlen de les famílies que van haver de marxar?"
+    words = query_words(question, "lg-cat")
+    assert "entrevistes" not in words and "van" not in words  # the frame; function words
+    text = "La família Vilaseca va marxar del mas; les families van marxar-ne."
+    assert [text[a:b] for a, b in marks(text, words)] == [
+        "família",
+        "marxar",
+        "families",
+        "marxar",
+    ]
+
+
+def test_real_text_is_chosen_over_identifiers_and_titles() -> None:
+    coded = HitPassage(
+        "572AP/14 · cote-de-consultation: 572AP/14 · FRAN_IR_003500 · "
+        "FRAN_IR_003500#d_1_4_1 · FRAN_IR_003500.xml",
+        "ead2",
+        "lg-fra",
+        3.0,
+    )
+    title = HitPassage("Lettres de Ludovic Vitet", "ead1", "lg-fra", 2.0)
+    text = HitPassage(
+        "Lettres adressées par Ludovic Vitet à sa famille, 1830-1870.", "ead6", "lg-fra", 1.0
+    )
+    titles = ["572AP/14 · Lettres de Ludovic Vitet", "Lettres de Ludovic Vitet"]
+    assert is_identifiers(coded.text, coded.lang) and not is_identifiers(text.text, text.lang)
+    words = query_words("Ludovic Vitet")
+    assert choose([coded, title, text], titles, "Ludovic Vitet", words) == [text]
+    coded_marked = HitPassage(coded.text, coded.field_tipo, coded.lang, 3.0, marks=((0, 8),))
+    assert choose([text, coded_marked], titles, "572AP/14", ("572ap", "14"))[0] is coded_marked

@@ -1,0 +1,91 @@
+"""The panel's turn and its plan's apply reach SQLite only off the GUI thread.
+
+Every statement any connection of the archive runs is traced with the thread that runs it
+(:meth:`Database.trace <app.core.archive.database.Database.trace>`): a turn that calls a tool
+and proposes a plan, the card, and the apply of that plan, run by a real panel over the real
+session, must run none on the GUI thread (the run streams from its own loop thread, the plan
+desk and the conversations are awaited on the archive's read and writer threads).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import qasync
+
+from app.core.archive import Archive
+from app.core.archive.write_switch import set_writes_allowed
+from app.core.models.catalog import catalog_from_data
+from app.core.models.scripted import ScriptedModel, Turn, call
+from app.core.session import AssistantSession, AssistantSettings
+from app.ui.app_settings import AppSettings
+from app.ui.assistant.confirm_card import ConfirmCardWidget
+from app.ui.assistant.panel import AssistantPanel
+from app.ui.services import Services
+from tests.ui.conftest import LOCAL, emitted, key, run
+from tests.ui.test_assistant_panel import PLAN, TURN_S
+
+
+@pytest.fixture
+def panel(qtbot: Any, qloop: qasync.QEventLoop, ui_archive: Archive) -> Iterator[AssistantPanel]:
+    """A panel on its own (no main window) over the real session with a scripted model."""
+    script = [
+        Turn(tool_calls=(call("dedalo_count_records", {"section_tipo": "rsc197"}, "c1"),)),
+        Turn(text="There are three people.", tool_calls=(call("propose_change_plan", PLAN),)),
+    ]
+    model = ScriptedModel(script, id="scripted")
+    set_writes_allowed(ui_archive, True)
+    session = AssistantSession(
+        ui_archive,
+        catalog_from_data([dict(LOCAL)]),
+        settings=AssistantSettings(write_allowed=True),
+        model_factory=lambda entry: model,
+    )
+    services = Services(ui_archive, AppSettings())
+    services.set_session(session)
+    widget = AssistantPanel(services)
+    qtbot.addWidget(widget)
+    widget.show()
+    run(qloop, widget.load_models())
+    yield widget
+    widget.shutdown()
+    run(qloop, widget.aclose())
+    run(qloop, services.aclose())
+
+
+def gui_thread_statements(archive: Archive) -> tuple[list[str], list[str]]:
+    """Trace ``archive``: ``(statements on the GUI thread, all statements)``, filled as they
+    run."""
+    gui, every = [], []
+    main = threading.main_thread()
+
+    def traced(statement: str) -> None:
+        every.append(statement)
+        if threading.current_thread() is main:
+            gui.append(statement)
+
+    archive.db.trace(traced)
+    return gui, every
+
+
+def test_a_turn_and_its_plans_apply_never_reach_sqlite_on_the_gui_thread(
+    panel: AssistantPanel, qloop: qasync.QEventLoop, ui_archive: Archive
+) -> None:
+    panel.mode.setCurrentIndex(panel.mode.findData("write"))
+    gui, every = gui_thread_statements(ui_archive)
+    try:
+        with emitted(qloop, panel.turn_finished, timeout=TURN_S):
+            panel.send("How many people are there? Then add Anna Pujol as informant of oh1/3")
+        (card,) = [w for w in panel.view.widgets() if isinstance(w, ConfirmCardWidget)]
+        turn = len(every)
+        with emitted(qloop, card.resolved, timeout=TURN_S):
+            card.apply_button.click()
+    finally:
+        ui_archive.db.trace(None)
+    assert card.state == "applied", card.status.text()
+    assert key("rsc197", 4) in [link.target for link in ui_archive.links_from(key("oh1", 3))]
+    assert turn > 10 and len(every) > turn  # the turn and the apply did reach SQLite...
+    assert gui == []  # ...never from the GUI thread
