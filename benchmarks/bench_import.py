@@ -185,8 +185,8 @@ def bench_ead(args: argparse.Namespace, work: Path) -> None:
     _line("bare lxml iterparse", parse_s, timed.records, None)
     _line("import_ead (records)", timed.record, timed.records, parse_s)
     _line("bare iterparse + FTS5", fts_s, timed.records, None)
-    _line("import_dataset (+chunks+FTS)", timed.total, timed.records, fts_s)
-    _line("  the same against iterparse", timed.total, timed.records, parse_s)
+    _line("import_dataset (+chunks, FTS)", timed.total, timed.records, fts_s)
+    _line("  same, against iterparse", timed.total, timed.records, parse_s)
     print(f"  (chunks + FTS add {timed.chunk.wall:.2f} s, {timed.chunk.cpu:.2f} s CPU)")
 
 
@@ -227,7 +227,7 @@ def _line(name: str, span: Span, records: int, floor: Span | None) -> None:
     ratio = "" if floor is None else f"  {floor.wall / span.wall:5.2f}x the floor"
     cpu_ratio = "" if floor is None else f" ({floor.cpu / span.cpu:4.2f}x by CPU)"
     print(
-        f"  {name:<26}{span.wall:8.2f} s  {records / span.wall:10,.0f} records/s"
+        f"  {name:<30}{span.wall:8.2f} s  {records / span.wall:10,.0f} records/s"
         f"  CPU {span.cpu:6.2f} s{ratio}{cpu_ratio}"
     )
 
@@ -348,7 +348,7 @@ def _utils_and_reads(
     utils_seconds, utils_count = utils_import(folder, work / "utils.db")
     utils_rate, raw_rate = utils_count / utils_seconds, records / raw_s.wall
     print(
-        f"  sqlite-utils              {utils_seconds:8.2f} s  {utils_rate:10,.0f} records/s"
+        f"  sqlite-utils                  {utils_seconds:8.2f} s  {utils_rate:10,.0f} records/s"
         f"  ({utils_rate / raw_rate:.2f}x raw: insert_all, same batches)"
     )
     arxiu_p50, arxiu_p95 = percentiles(read_latency(archive, args.samples))
