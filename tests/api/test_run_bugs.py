@@ -4,48 +4,31 @@ goes on serving; the bug is logged once with its traceback."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from app.api.context import ApiContext, Limits
+from app.api.context import ApiContext
 from app.api.server import create_app
 from app.api.users import UserStore
 from app.core.archive import Archive
 from app.core.models.scripted import ScriptedModel, Turn
-from app.core.session import AssistantSettings
 from tests.api.conftest import Live, login, sse_events, start_server, stop_server
 from tests.api.conftest import call as api_call
 from tests.core.agent.broken_tool import STREAMED, broken_registry, broken_turn
-from tests.core.agent.conftest import RecordingSearcher, scripted_catalog
 
 pytestmark = pytest.mark.allow_log("app.core.agent.loop", message="ZeroDivisionError")
 
 
 @pytest.fixture
-def broken_live(
-    oh_archive: Archive, users: UserStore, models: dict[str, ScriptedModel]
-) -> Iterator[Live]:
-    """A live server whose registry holds the broken tool."""
-    searcher = RecordingSearcher(oh_archive)
-    ctx = ApiContext(
-        archive_dir=None,
-        users=users,
-        allow_writes=True,
-        limits=Limits(max_body_bytes=64 * 1024, heartbeat_s=0.05),
-        archive=oh_archive,
-        searcher=searcher,
-        catalog=scripted_catalog(),
-        registry=broken_registry(),
-        model_factory=lambda entry: models[entry.id],
-        settings=AssistantSettings(),
-    )
-    live = start_server(create_app(ctx))
+def broken_live(ctx: ApiContext) -> Iterator[Live]:
+    """A live server over the usual context, its registry holding the broken tool."""
+    live = start_server(create_app(dataclasses.replace(ctx, registry=broken_registry())))
     yield live
     stop_server(live)
-    searcher.index.close()
 
 
 @pytest.fixture

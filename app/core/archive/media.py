@@ -130,18 +130,23 @@ def add_media(
     )
     media_id = archive.db.write(lambda conn: _insert_media(conn, key, row, audit, replace))
     archive.notify_changed([key])
+    return _media(media_id, key, row)
+
+
+def _media(media_id: int, key: RecordKey, row: MediaRow | sqlite3.Row) -> Media:
+    """The typed media of a ``media`` row, new or read back."""
     return Media(
         id=media_id,
         key=key,
-        field_tipo=field_tipo,
+        field_tipo=row["field_tipo"],
         path=row["path"],
-        mime=mime,
-        size=size,
-        sha256=sha,
-        width=width,
-        height=height,
-        duration_s=duration_s,
-        thumbnail=thumb,
+        mime=row["mime"],
+        size=row["size"],
+        sha256=row["sha256"],
+        width=row["width"],
+        height=row["height"],
+        duration_s=row["duration_s"],
+        thumbnail=row["thumbnail"],
     )
 
 
@@ -246,19 +251,4 @@ def media_of(archive: Archive, key: RecordKey) -> list[Media]:
             "SELECT * FROM media WHERE section_tipo = ? AND section_id = ? ORDER BY id",
             (key.section_tipo, key.section_id),
         ).fetchall()
-    return [
-        Media(
-            id=r["id"],
-            key=key,
-            field_tipo=r["field_tipo"],
-            path=r["path"],
-            mime=r["mime"],
-            size=r["size"],
-            sha256=r["sha256"],
-            width=r["width"],
-            height=r["height"],
-            duration_s=r["duration_s"],
-            thumbnail=r["thumbnail"],
-        )
-        for r in rows
-    ]
+    return [_media(r["id"], key, r) for r in rows]

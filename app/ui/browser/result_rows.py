@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import (
-    QApplication,
     QListView,
-    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
 )
@@ -25,6 +23,7 @@ from PySide6.QtWidgets import (
 from app.core.index.hit_passages import HitPassage
 from app.core.index.names import fold
 from app.core.index.record_hits import RecordHit
+from app.ui.browser.item_paint import paint_background, text_role
 from app.ui.browser.record_html import LANG_TAGS, Palette
 
 HTML_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -163,17 +162,11 @@ class RichRowDelegate(QStyledItemDelegate):
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
         """The item's background and selection as the style draws them, then its HTML."""
-        item = QStyleOptionViewItem(option)
-        self.initStyleOption(item, index)
-        item.text = ""
-        style = item.widget.style() if item.widget is not None else QApplication.style()
-        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, item, painter, item.widget)
+        item = paint_background(self, painter, option, index)
         rect = option.rect
         document = self._document(index, rect.width())
         context = QAbstractTextDocumentLayout.PaintContext()
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        context.palette.setColor(QPalette.ColorRole.Text, item.palette.color(role))
+        context.palette.setColor(QPalette.ColorRole.Text, item.palette.color(text_role(item)))
         painter.save()
         painter.translate(rect.topLeft())
         painter.setClipRect(QRectF(0, 0, rect.width(), rect.height()))

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
-    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QWidget,
 )
 
 from app.core.archive import Archive
+from app.ui.browser.item_paint import paint_background, text_role
 
 TIPO_ROLE = Qt.ItemDataRole.UserRole
 COUNT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -42,15 +42,8 @@ class SectionDelegate(QStyledItemDelegate):
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
         """Draw the row."""
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        opt.text = ""
-        widget = opt.widget
-        style = widget.style() if widget else None
-        if style is not None:
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
-        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
-        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        opt = paint_background(self, painter, option, index)
+        role = text_role(opt)
         rect: QRect = opt.rect.adjusted(10, 0, -10, 0)
         painter.save()
         painter.setPen(opt.palette.color(role))
