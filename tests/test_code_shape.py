@@ -9,6 +9,7 @@ regression names its offenders.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -18,10 +19,11 @@ import grimp
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "app"
 MAX_FUNCTION_LINES = 60
-MAX_DICT_ANY_SIGNATURES = 177
-"""The most ``dict[str, Any]`` the signatures under ``app/core`` may hold (see
-:func:`dict_any_in_signatures`; 295 when first counted); lowered as typed objects replace
-them, never raised."""
+MAX_DICT_ANY_SIGNATURES = 57
+"""The most ``dict[str, Any]`` the signatures under ``app/core`` may hold, names that stand for
+one included (see :func:`dict_any_in_signatures`; 295 when first counted without them, 264
+in the review that asked for at most 60); lowered as typed objects replace them, never
+raised."""
 DICT_ANY = "dict[str, Any]"
 
 
@@ -78,15 +80,60 @@ def long_functions(root: Path, limit: int) -> list[str]:
     return found
 
 
+def dict_any_aliases(root: Path) -> dict[str, int]:
+    """Every module-level name under ``root`` that stands for ``dict[str, Any]`` (``Values =
+    dict[str, list[dict[str, Any]]]``, ``Args: TypeAlias = "dict[str, Any]"``, or a name made
+    of such names), with how many ``dict[str, Any]`` it stands for."""
+    assigned: dict[str, str] = {}
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                target, value = node.target, node.value
+            else:
+                continue
+            quoted = isinstance(node, ast.AnnAssign) and ast.unparse(node.annotation).endswith(
+                "TypeAlias"
+            )
+            if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
+                if quoted and isinstance(value.value, str):  # a string is an alias only if said
+                    assigned[target.id] = value.value
+            elif isinstance(target, ast.Name):
+                assigned[target.id] = ast.unparse(value)
+    aliases: dict[str, int] = {}
+    changed = True
+    while changed:  # a name made of names: resolve until nothing new is found
+        changed = False
+        for name, text in assigned.items():
+            count = _dict_any_count(text, aliases)
+            if count and aliases.get(name) != count:
+                aliases[name] = count
+                changed = True
+    return aliases
+
+
+def _dict_any_count(text: str, aliases: dict[str, int]) -> int:
+    """``dict[str, Any]`` occurrences in ``text``, a name in ``aliases`` counting as many as
+    it stands for."""
+    named = sum(
+        count * len(re.findall(rf"\b{re.escape(name)}\b", text)) for name, count in aliases.items()
+    )
+    return text.count(DICT_ANY) + named
+
+
 def dict_any_in_signatures(root: Path) -> Counter[str]:
-    """Per file under ``root`` (path relative to ``root``'s parent), how many times the text
+    """Per file under ``root`` (path relative to ``root``'s parent), how many times
     ``dict[str, Any]`` occurs in its functions' annotations: every parameter's (positional-only,
     ordinary, keyword-only, ``*args``, ``**kwargs``) and the return's, of every function and
     method at any depth (nested ones too), each annotation rendered with :func:`ast.unparse`
     and its substring occurrences counted (``list[dict[str, Any]] | None`` counts 1,
-    ``tuple[dict[str, Any], dict[str, Any]]`` counts 2). Annotations of variables, class
-    fields and type aliases are not counted; nor is a name that stands for ``dict[str, Any]``.
-    Files with none are left out."""
+    ``tuple[dict[str, Any], dict[str, Any]]`` counts 2). A module-level name that stands for
+    ``dict[str, Any]`` (:func:`dict_any_aliases`) counts as what it stands for wherever it is
+    used in an annotation, so an alias cannot hide one. Annotations of variables and class
+    fields are not counted. Files with none are left out."""
+    aliases = dict_any_aliases(root)
     found: Counter[str] = Counter()
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -99,7 +146,7 @@ def dict_any_in_signatures(root: Path) -> Counter[str]:
             annotations = [p.annotation for p in params if p is not None] + [node.returns]
             for annotation in annotations:
                 if annotation is not None:
-                    found[where] += ast.unparse(annotation).count(DICT_ANY)
+                    found[where] += _dict_any_count(ast.unparse(annotation), aliases)
     return +found
 
 
@@ -154,3 +201,14 @@ def test_the_checks_find_a_cycle_and_a_long_function(tmp_path: Path) -> None:
         "    return {}, None\n"
     )
     assert dict_any_in_signatures(package) == {"pkg/typed.py": 6}
+
+    (package / "aliased.py").write_text(
+        "from typing import Any, TypeAlias\n\n"
+        "Row = dict[str, Any]\n"
+        'Rows: TypeAlias = "list[Row]"\n'
+        "Pair = tuple[Row, dict[str, Any]]\n\n\n"
+        "def g(a: Row, b: Rows) -> Pair:\n"
+        "    return {}, {}\n"
+    )
+    assert dict_any_aliases(package) == {"Row": 1, "Rows": 1, "Pair": 2}
+    assert dict_any_in_signatures(package)["pkg/aliased.py"] == 4

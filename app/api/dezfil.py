@@ -36,9 +36,10 @@ from app.api.refusals import refusal_response
 from app.api.reports import plain
 from app.api.run_bugs import coded_bugs
 from app.api.users import User
-from app.core.agent.events import Event, FinalEvent, StartEvent, to_wire
+from app.core.agent.events import Event, FinalEvent, StartEvent
 from app.core.agent.request import ChatRequest
 from app.core.errors import ArxiuError
+from app.core.json_types import JsonObject
 from app.core.session import AssistantSession
 
 NDJSON = "application/x-ndjson"
@@ -177,12 +178,13 @@ class DezfilDialect:
     async def _lines(
         self, run: Run, choice: Choice, events: AsyncIterator[Event]
     ) -> AsyncIterator[bytes]:
-        extra = {"runId": run.id, "provenance": choice.provenance()}
+        extra: JsonObject = {"runId": run.id, "provenance": choice.provenance()}
         try:
             async for event in events:
-                wire = to_wire(event)
+                data = event.to_dict()
                 if isinstance(event, StartEvent | FinalEvent):
-                    wire["data"] = {**wire["data"], **extra}
+                    data = {**data, **extra}
+                wire: JsonObject = {"event": event.kind, "data": data}  # to_wire's, extended
                 plan = event.change_plan if isinstance(event, FinalEvent) else None
                 if plan is not None:
                     run.pending.add(plan.pending_id)

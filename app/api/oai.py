@@ -60,6 +60,7 @@ from app.core.archive.importers.ead_fields import SECTION as EAD_SECTION
 from app.core.archive.importers.safe_xml import parse_file
 from app.core.archive.model import Field, Record, RecordKey, Section
 from app.core.archive.records import row_to_record
+from app.core.json_types import JsonObject
 from app.core.tools.base import Tool, ToolResult
 from app.core.tools.registry import build_registry
 
@@ -349,7 +350,7 @@ class OpenRecords:
 
     def passes(self, record: Record) -> bool:
         """Whether the gate lets ``dedalo_read_record`` hand ``record`` to an external model."""
-        args = {"section_tipo": record.section_tipo, "section_id": record.section_id}
+        args: JsonObject = {"section_tipo": record.section_tipo, "section_id": record.section_id}
         if self.gate.check_call(self.tool, args) is not None:
             return False
         result = ToolResult(

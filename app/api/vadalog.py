@@ -44,6 +44,7 @@ from app.api.vadalog_sessions import (
 )
 from app.core.agent.conversations import make_title
 from app.core.agent.events import Event, FinalEvent
+from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.plan_types import PendingPlan
 from app.core.agent.request import ChatRequest, Mode
 from app.core.errors import ArxiuError
@@ -324,7 +325,7 @@ class Turn:
         yield wire.line("content", {"chunk": wire.report_text(report, True)})
 
 
-def context_notes(history: list[dict[str, Any]]) -> dict[str, Any]:
+def context_notes(history: list[HistoryEntry]) -> dict[str, Any]:
     """``context_loaded``: the session's earlier turns carried into this one."""
     notes = [
         {"role": item["role"], "text": str(item["text"])[:120]}

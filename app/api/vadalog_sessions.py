@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.plan_types import PendingPlan
 
 DEFAULT_SESSION_ID = "default"
@@ -33,7 +34,7 @@ class AgentSession:
 
     user: str
     session_id: str
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[HistoryEntry] = field(default_factory=list)
     title: str = ""
     model: str | None = None
     pending: PendingPlan | None = None

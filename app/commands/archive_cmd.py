@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from app.commands import archive_shared_cmd
 from app.commands.common import open_current, print_json
 from app.core.archive import Archive
 from app.core.archive.migrations import MIGRATIONS
@@ -36,6 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setter.add_argument("value", help="true or false")
     setter.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
     setter.set_defaults(func=run_set)
+    archive_shared_cmd.register_actions(commands)
 
 
 def archive_info(archive: Archive) -> dict[str, Any]:

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
+from collections.abc import Mapping
+
+from app.core.json_types import JsonObject, JsonValue
 
 _LOGGED = "_arxiu_bug_logged"
 
@@ -39,7 +41,9 @@ class ArxiuError(Exception):
         category: who is to blame: ``input``, ``environment``, ``provider``, ``permission``,
             ``conflict`` or ``internal``.
         retryable: whether the same request may succeed later.
-        details: machine-readable extras (never secrets).
+        details: machine-readable extras (never secrets). They are part of the error's wire
+            form (:meth:`to_dict`), so they are kept as JSON (:func:`json_form`): a copy, tuples
+            as lists, anything that is not JSON as its text.
     """
 
     default_category = "environment"
@@ -52,7 +56,7 @@ class ArxiuError(Exception):
         hint: str | None = None,
         category: str | None = None,
         retryable: bool = False,
-        details: dict[str, Any] | None = None,
+        details: Mapping[str, object] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -60,16 +64,16 @@ class ArxiuError(Exception):
         self.hint = hint
         self.category = category or self.default_category
         self.retryable = retryable
-        self.details = details or {}
+        self.details: JsonObject = json_object(details) if details else {}
 
     @property
     def label_key(self) -> str:
         """Key of the translatable label for this error (``error.<code>``)."""
         return "error." + self.code
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The error as the seed protocol's error payload."""
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "code": self.code,
             "category": self.category,
             "message": self.message,
@@ -87,6 +91,23 @@ class ArxiuError(Exception):
         return f"{text} ({self.hint})" if self.hint else text
 
 
+def json_form(value: object) -> JsonValue:
+    """``value`` as JSON: mappings (keys as text) and sequences copied, tuples as lists,
+    anything else that is not JSON as its ``str`` (as the JSON the CLI and the API print)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Mapping):
+        return json_object(value)
+    if isinstance(value, list | tuple):
+        return [json_form(item) for item in value]
+    return str(value)
+
+
+def json_object(mapping: Mapping[str, object]) -> JsonObject:
+    """``mapping`` as a JSON object (see :func:`json_form`)."""
+    return {str(key): json_form(item) for key, item in mapping.items()}
+
+
 class ArchiveError(ArxiuError):
     """An archive cannot be opened, migrated, read or written."""
 
@@ -95,6 +116,12 @@ class ImportFailed(ArxiuError):
     """A dataset cannot be imported at all (single bad lines are skipped, not raised)."""
 
     default_category = "input"
+
+    @property
+    def line(self) -> int:
+        """The line of the input the failure names (its ``details["line"]``; 0 for none)."""
+        line = self.details.get("line")
+        return line if isinstance(line, int) and not isinstance(line, bool) else 0
 
 
 class IndexError_(ArxiuError):

@@ -12,7 +12,7 @@ import itertools
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from app.core.agent.apply import ApplyContext
 from app.core.agent.assistant_settings import AssistantSettings as AssistantSettings
@@ -31,12 +31,19 @@ if TYPE_CHECKING:
     from app.core.archive.store import Archive
     from app.core.index.hits import Searcher
     from app.core.models.base import ChatModel
-    from app.core.models.catalog import Catalog, ModelEntry
+    from app.core.models.catalog import Catalog, ModelEntry, PublicModel
     from app.core.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
 ModelFactory = Callable[["ModelEntry"], "ChatModel"]
+
+
+class ModelListing(TypedDict):
+    """What :meth:`AssistantSession.models` answers (the API's ``agent_models`` data)."""
+
+    models: list[PublicModel]
+    write_allowed: bool
 
 
 class AssistantSession:
@@ -94,7 +101,7 @@ class AssistantSession:
             self._registry = build_registry()
         return self._registry
 
-    def models(self) -> dict[str, Any]:
+    def models(self) -> ModelListing:
         """The secret-free catalog and whether write mode may be offered (raises the catalog's
         ``ai.model_catalog_invalid`` when it cannot be used)."""
         catalog = self.catalog

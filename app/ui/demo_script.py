@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from app.core.archive import Archive, Record, RecordKey
+from app.core.json_types import JsonObject, JsonValue
 from app.core.models.catalog import catalog_from_data
 from app.core.models.scripted import ScriptedModel, Turn, call
 
@@ -74,7 +75,7 @@ def conversation_script(archive: Archive, lang: str) -> list[Turn]:
 def plan_script(archive: Archive, key: RecordKey | None) -> list[Turn]:
     """A proposed plan: find or create a person, link them as the interview's informant."""
     person_field = _relation_field(archive, key)
-    ops: list[dict[str, Any]] = [
+    ops: list[JsonValue] = [
         {
             "op_id": "p1",
             "tool": "dedalo_find_or_create",
@@ -100,7 +101,7 @@ def plan_script(archive: Archive, key: RecordKey | None) -> list[Turn]:
                 "summary": f"Link Anna Pujol as informant of {key}",
             }
         )
-    plan = {
+    plan: JsonObject = {
         "summary": "Add Anna Pujol and link her as the informant of this interview.",
         "ops": ops,
     }

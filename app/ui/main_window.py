@@ -60,10 +60,13 @@ class MainWindow(QMainWindow):
     Signals:
         archive_chosen: (archive) an :class:`~app.core.archive.Archive` opened by File →
             New/Open archive… to switch to (the window host swaps windows).
+        refreshed: what the window shows was read again after the archive changed, and shown.
     """
 
     archive_chosen = Signal(object)
     """An :class:`~app.core.archive.Archive` opened by File → New/Open archive… to switch to."""
+    refreshed = Signal()
+    """What the window shows was read again after the archive changed (:meth:`refresh`)."""
 
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -250,18 +253,38 @@ class MainWindow(QMainWindow):
             model.fetchMore(QModelIndex())
             row = model.row_of(key)
         if row is not None:
-            selection = self.table.selectionModel()
-            selection.blockSignals(True)
-            self.table.selectRow(row)
-            selection.blockSignals(False)
+            self._mark_row(row)
             self.table.scrollTo(model.index(row, 0))
 
+    def _mark_row(self, row: int) -> None:
+        """Select ``row`` without opening its record again."""
+        selection = self.table.selectionModel()
+        selection.blockSignals(True)
+        self.table.selectRow(row)
+        selection.blockSignals(False)
+
     def refresh(self) -> None:
-        """Re-read everything shown after the archive changed (e.g. a plan was applied)."""
-        self.sections.reload()
-        self.records_model.refresh()
-        if self.record_view.key is not None:
-            self.record_view.show_record(self.record_view.key)
+        """Read again everything shown (the archive changed: a plan was applied, the settings
+        were saved), on a read thread; ``refreshed`` says when it is shown."""
+        self.tasks.start(self.reload_shown(), name="refresh")
+
+    async def reload_shown(self) -> None:
+        """Read the sections, the rows listed and the record open again in one read on a read
+        thread, then show them together where they were (a part the person has moved on from
+        meanwhile is not shown)."""
+        sections = self.sections.rows_reader()
+        records = self.records_model.page_reader()
+        record = self.record_view.page_reader()
+        rows, page, shown = await self.services.read(lambda: (sections(), records(), record()))
+        self.sections.show_rows(rows)
+        if self.records_model.show_page(page):
+            self._size_columns()
+        self.record_view.show_page(shown)
+        key = self.record_view.key
+        row = self.records_model.row_of(key) if key is not None else None
+        if row is not None and self.table.currentIndex().row() != row:
+            self._mark_row(row)
+        self.refreshed.emit()
 
     def show_notice(self, text: str) -> None:
         """A sentence in the status bar."""
@@ -335,7 +358,7 @@ class MainWindow(QMainWindow):
 
         text, summary = await import_with_progress(self, self.services, choice)
         if summary is not None:
-            self.refresh()
+            await self.reload_shown()
         self.show_notice(text.splitlines()[0] if text else text)
         box = QMessageBox(QMessageBox.Icon.Information, self.tr("Import"), text, parent=self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -1,7 +1,10 @@
 """Settings → Models → Test: stream a short reply from one model and report tokens per second.
 
-The reply goes through the session's own model objects (the same ones a chat uses), so a test
-that passes means the assistant can use the model; a failure shows the coded error and its hint.
+The reply goes through the session's own model objects (the same ones a chat uses), streamed
+on the loop the session's runs use (the ``arxiu-agent`` thread's,
+:data:`~app.core.agent.run_thread.RUNS`), never on the GUI thread's, so a test that passes means
+the assistant can use the model, and the dialog stays responsive while it streams; a failure
+shows the coded error and its hint.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from app.core.agent.run_thread import RUNS
 from app.core.errors import ArxiuError
 from app.core.models.base import Message, StreamOptions
 from app.ui.services import Services
@@ -26,7 +30,7 @@ async def check_model(services: Services, model_id: str) -> tuple[bool, str]:
         if isinstance(catalog, ArxiuError):
             raise catalog
         model = session.model(catalog.get(model_id))
-        text, tokens = await _reply(model)
+        text, tokens = await RUNS.call(_reply(model))
     except ArxiuError as error:
         return False, f"{error.code}: {error.message} {error.hint or ''}".strip()
     seconds = max(time.perf_counter() - started, 1e-6)

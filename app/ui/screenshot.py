@@ -175,6 +175,6 @@ async def _scripted_run(window: MainWindow, state: str, key: RecordKey | None) -
     if state == "confirm-card":
         window.assistant.mode.setCurrentIndex(window.assistant.mode.findData("write"))
         if key is not None:
-            window.assistant.ask_about(key)
+            await window.assistant.set_context_record(key)
     window.assistant.send(QUESTIONS[state])
     await wait_idle(window)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from app.core.archive import Archive
+from app.core.archive import Archive, RecordKey
 from app.core.errors import ArxiuError
 from app.core.index.hits import Searcher
 from app.ui.app_settings import AppSettings
@@ -113,6 +113,11 @@ class Services:
     async def read(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` (archive reads: a search, a listing) on the archive's read executor."""
         return await self.archive.db.aread(lambda _conn: fn())
+
+    async def record_label(self, key: RecordKey) -> str:
+        """``key``'s label in the archive language, read on the archive's read executor."""
+        archive, lang = self.archive, self.lang
+        return await self.read(lambda: archive.record_label(key, lang))
 
     @property
     def session_now(self) -> AssistantSession | None:

@@ -49,3 +49,25 @@ def test_a_known_error_carries_no_exit_code_of_its_own() -> None:
     assert not hasattr(ArxiuError("x.y", "m"), "exit_code")
     assert exit_code(ArxiuError("x.y", "m", category="input").category) == EXIT_INPUT
     assert exit_code(ArxiuError("x.y", "m").category) == EXIT_ENVIRONMENT
+
+
+def test_the_details_are_kept_as_json_a_copy_of_what_was_given() -> None:
+    """``details`` are the error's wire form: tuples as lists, a value that is not JSON as
+    its text (as the CLI's ``default=str`` printed it), nested mappings copied."""
+    from pathlib import Path
+
+    given: dict[str, object] = {"keys": ("a", "b"), "path": Path("/tmp/x.db"), "n": {1: None}}
+    error = ArxiuError("x.y", "m", details=given)
+    given["keys"] = "changed"
+    assert error.details == {"keys": ["a", "b"], "path": "/tmp/x.db", "n": {"1": None}}
+    assert error.to_dict()["details"] == error.details
+    assert ArxiuError("x.y", "m").details == {} and "details" not in ArxiuError("x", "m").to_dict()
+
+
+def test_an_import_failure_names_its_line_or_none() -> None:
+    from app.core.errors import ImportFailed
+
+    assert ImportFailed("import.xml_malformed", "m", details={"line": 7}).line == 7
+    assert ImportFailed("import.xml_malformed", "m", details={"line": None}).line == 0
+    assert ImportFailed("import.xml_malformed", "m", details={"line": True}).line == 0
+    assert ImportFailed("import.bad", "m").line == 0

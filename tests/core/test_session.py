@@ -121,7 +121,7 @@ async def test_conversations_are_titled_renamed_reset_exported_and_deleted(
     assert (await session.conversations.summaries())[0].title == "Reservoir interviews"
     markdown = await session.conversations.export_markdown(cid)
     assert markdown.startswith("# Reservoir interviews\n")
-    assert "## You\n\nWhen?" in markdown and "Joan Vila (oh1/1)" in markdown
+    assert "## You\n\nWhen?" in markdown and "Joan Vila (✓ oh1/1)" in markdown  # a tool read it
     exported = await session.conversations.export_json(cid)
     assert exported["format"] == "arxiu.conversation/1"
     assert len(exported["history"]) == 4 and len(exported["transcript"]) == 2

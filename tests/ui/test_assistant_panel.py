@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QUrl
 
 from app.core.errors import ModelError
+from app.core.json_types import JsonObject
 from app.core.models.scripted import Turn, call
 from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.assistant.confirm_card import ConfirmCardWidget
@@ -14,7 +15,7 @@ from app.ui.assistant.turn_widgets import ErrorBanner, NoticeLabel, ToolLineWidg
 from tests.ui.conftest import EXTERNAL, LOCAL, emitted, key, run
 from tests.ui.signals import not_emitted
 
-PLAN = {
+PLAN: JsonObject = {
     "summary": "Add Anna Pujol and link her as informant of oh1/3.",
     "ops": [
         {
@@ -128,9 +129,9 @@ def test_apply_changes_the_archive_and_writes_audit_rows(make_window: Any) -> No
     window, card = propose(make_window)
     archive = make_window.archive
     assert [row.op.tool for row in card.rows] == ["dedalo_find_or_create", "dedalo_portal_link"]
-    args = card.rows[0].findChild(type(card.status), "opArgs")
+    args = card.rows[0].findChild(type(card.status), "opWords")
     assert args is not None and "Anna Pujol" in args.text()
-    click_and_wait(make_window, card.apply_button, card.resolved)
+    click_and_wait(make_window, card.apply_button, window.refreshed)  # the window read again
     assert card.state == "applied"
     assert [row.state for row in card.rows] == ["applied", "applied"]
     created = key("rsc197", 4)

@@ -37,13 +37,21 @@ def reporter() -> Iterator[CrashReporter]:
 
 
 @pytest.mark.allow_log("app.core.agent.loop", message="ZeroDivisionError")
-def test_a_tool_bug_reaches_the_crash_dialog_and_keeps_the_partial_answer(
+def test_a_tool_bug_reaches_the_crash_dialog_ends_the_turn_and_keeps_the_partial_answer(
     make_window: Any, reporter: CrashReporter, caplog: pytest.LogCaptureFixture
 ) -> None:
     window = make_window([broken_turn()], registry=broken_registry())
-    with emitted(make_window.loop, reporter.reported, timeout=TURN_S) as reported:
+    reports: list[str] = []
+    reporter.reported.connect(reports.append)
+    with (
+        emitted(make_window.loop, reporter.reported, timeout=TURN_S) as reported,
+        emitted(make_window.loop, window.assistant.turn_finished, timeout=TURN_S),
+    ):
         window.assistant.send("how many sections are there?")
+    make_window.loop.run_until_complete(asyncio.sleep(0.05))  # a second report would be here
     (text,) = reported
+    assert reports == [text]  # reported once
+    assert window.assistant.composer.send_button.isVisible()  # the next question can be sent
     assert "ZeroDivisionError" in text and f"in {BROKEN_TOOL}" in text  # the whole traceback
     (dialog,) = reporter.dialogs
     assert isinstance(dialog, CrashDialog) and dialog.isVisible()

@@ -36,7 +36,7 @@ def propose(make_window: Any) -> tuple[Any, ConfirmCardWidget]:
 
 def shown(card: ConfirmCardWidget) -> tuple[Any, ...]:
     """What a card shows: its plan, rows, flags, buttons and status."""
-    rows = [(row.op, row.findChild(type(card.status), "opArgs").text()) for row in card.rows]
+    rows = [(row.op, row.findChild(type(card.status), "opWords").text()) for row in card.rows]
     return (
         card.pending,
         card.state,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from PySide6.QtCore import Qt
 
+from app.core.agent.run_thread import THREAD_NAME
+from app.core.models.base import Message
 from app.core.models.scripted import Turn
 from app.ui.model_check import check_model
 from app.ui.settings_dialog import MODEL_ROLE, MODEL_SETTING, SettingsDialog
@@ -24,6 +27,20 @@ def test_testing_a_model_streams_a_reply_and_shows_tokens_per_second(make_window
     ok, text = run(make_window.loop, check_model(window.services, "local-test"))
     assert ok
     assert "tokens/s" in text and "An archive keeps records." in text
+
+
+def test_a_model_test_streams_on_the_runs_loop_never_on_the_gui_thread(make_window: Any) -> None:
+    window = make_window()
+    streamed_on: list[str] = []
+
+    def reply(_messages: list[Message]) -> Turn:
+        streamed_on.append(threading.current_thread().name)
+        return Turn(text="An archive keeps records.")
+
+    make_window.models[-1].extend(reply)
+    ok, text = run(make_window.loop, check_model(window.services, "local-test"))
+    assert ok and "An archive keeps records." in text
+    assert streamed_on == [THREAD_NAME]  # the thread a chat's run streams on
 
 
 def test_testing_an_unknown_model_shows_its_error_code(make_window: Any) -> None:

@@ -37,6 +37,7 @@ from app.core.agent.plans import CREATING_TOOLS, plan_hash, validate_plan
 from app.core.archive.model import AuditInfo, RecordKey
 from app.core.archive.write_switch import require_writes
 from app.core.errors import ToolError
+from app.core.json_types import JsonObject
 from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.write_effects import guard_plan
 
@@ -193,12 +194,15 @@ def _report(
     return ApplyReport(tuple(applied), skipped, failed, created)
 
 
-def _resumed_result(key: RecordKey | None) -> dict[str, Any]:
-    return {**key.to_locator(), "created": False} if key is not None else {}
+def _resumed_result(key: RecordKey | None) -> JsonObject:
+    """The result of an op an earlier attempt applied: the record it made, if any."""
+    if key is None:
+        return {}
+    return {"section_tipo": key.section_tipo, "section_id": key.section_id, "created": False}
 
 
-def _candidates(details: dict[str, Any]) -> tuple[Candidate, ...]:
-    found = details.get("candidates") if isinstance(details, dict) else None
+def _candidates(details: JsonObject) -> tuple[Candidate, ...]:
+    found = details.get("candidates")
     if not isinstance(found, list):
         return ()
     return tuple(

@@ -19,7 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.core.agent.wire_fields import req_int
 from app.core.archive.model import NEUTRAL_LANG, RecordKey
+from app.core.json_types import JsonObject, JsonValue, bool_or, opt_str, req_str, str_list, str_or
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -54,9 +56,9 @@ class Citation:
         """The cited record's key."""
         return RecordKey(self.section_tipo, self.section_id)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The wire form ``{section_tipo, section_id, key, label, verified, langs, timecode?}``."""
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "section_tipo": self.section_tipo,
             "section_id": self.section_id,
             "key": str(self.key),
@@ -69,16 +71,20 @@ class Citation:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Citation:
-        """Read the wire form back (a client's)."""
-        timecode = data.get("timecode")
+    def from_dict(cls, data: JsonObject) -> Citation:
+        """Read the wire form back (a client's).
+
+        Raises:
+            JsonShapeError: no ``section_tipo`` or integer ``section_id``, or a field of the
+                wrong type.
+        """
         return cls(
-            section_tipo=str(data["section_tipo"]),
-            section_id=int(data["section_id"]),
-            label=str(data.get("label") or ""),
-            verified=bool(data.get("verified")),
-            langs=tuple(str(lang) for lang in data.get("langs") or []),
-            timecode=str(timecode) if timecode else None,
+            section_tipo=req_str(data, "section_tipo"),
+            section_id=req_int(data, "section_id"),
+            label=str_or(data, "label"),
+            verified=bool_or(data, "verified"),
+            langs=tuple(str_list(data, "langs")),
+            timecode=opt_str(data, "timecode") or None,
         )
 
 
@@ -184,9 +190,9 @@ def langs_text(langs: Iterable[str]) -> str:
     return "/".join(SHORT_LANGS.get(lang, lang.removeprefix("lg-")) for lang in langs)
 
 
-def unverified_note(citations: Sequence[Citation]) -> dict[str, Any] | None:
+def unverified_note(citations: Sequence[Citation]) -> JsonObject | None:
     """The transcript entry counting a run's unverified citations (``None`` when all hold)."""
-    bad = [str(c.key) for c in citations if not c.verified]
+    bad: list[JsonValue] = [str(c.key) for c in citations if not c.verified]
     if not bad:
         return None
     return {"citations": len(citations), "unverified": len(bad), "unverified_keys": bad[:20]}

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.agent import conversations as convs
 from app.core.agent import history_taint
-from app.core.agent.conversation_types import Conversation, ConversationSummary, HistoryEntry
+from app.core.agent.conversation_types import Conversation, ConversationSummary
+from app.core.agent.history_entry import HistoryEntry
 from app.core.archive import answer_ledger
 from app.core.errors import ToolError
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.agent.events import FinalEvent
@@ -129,7 +131,7 @@ class ConversationBook:
         """A conversation as Markdown."""
         return convs.export_markdown(await self.stored(conversation_id))
 
-    async def export_json(self, conversation_id: str) -> dict[str, Any]:
+    async def export_json(self, conversation_id: str) -> JsonObject:
         """A conversation as a JSON document (its latest plan's record from the plan book)."""
         return convs.export_json(await self.get(conversation_id))
 
@@ -185,7 +187,6 @@ class ConversationBook:
 
     async def record_exchange(self, owner: str, question: str, final: FinalEvent) -> None:
         """Add a finished run's question and answer (with its taint) to ``owner``'s ledger."""
-        last = final.history[-1] if final.history else {}
-        answer = str(last.get("text", final.answer)) if isinstance(last, dict) else final.answer
+        answer = final.history[-1]["text"] if final.history else final.answer
         rows, pieces = history_taint.exchange_rows(question, answer, bool(final.tainted))
         await self.archive.db.awrite(lambda conn: answer_ledger.record(conn, owner, rows, pieces))

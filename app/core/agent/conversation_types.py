@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from app.core.agent.citations import Citation
+from app.core.agent.history_entry import HistoryEntry, entry_json, read_entry
 from app.core.agent.plan_types import ChangePlan, PendingPlan, PlanRecord
-
-HistoryEntry = dict[str, Any]
-"""One history entry: ``{role: "user" | "assistant", text, tainted?}`` (what a request sends)."""
+from app.core.agent.wire_fields import dict_items, int_map
+from app.core.json_types import JsonObject, JsonValue, int_or, opt_str, req_str, str_or
 
 
 @dataclass(frozen=True)
@@ -29,16 +28,18 @@ class TurnRecord:
     stop: str = "end"
     model: str = ""
     turns: int = 0
-    usage: dict[str, Any] = field(default_factory=dict)
-    summary: list[Any] = field(default_factory=list)
-    """The run's transcript summary (its tool calls and outcomes)."""
+    usage: dict[str, int] = field(default_factory=dict)
+    summary: list[JsonObject] = field(default_factory=list)
+    """The run's transcript summary (its tool calls and outcomes, JSON as the run noted them)."""
     change_plan: ChangePlan | None = None
     """The plan the run proposed (with its plan-book id); its status is the book's."""
     citations: tuple[Citation, ...] = ()
     tainted: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form ``{at, question, answer, stop, model, turns, usage, summary, ...}``."""
+        usage: JsonObject = dict(self.usage)
+        summary: list[JsonValue] = list(self.summary)
         return {
             "at": self.at,
             "question": self.question,
@@ -46,29 +47,32 @@ class TurnRecord:
             "stop": self.stop,
             "model": self.model,
             "turns": self.turns,
-            "usage": dict(self.usage),
-            "summary": list(self.summary),
+            "usage": usage,
+            "summary": summary,
             "change_plan": self.change_plan.to_dict() if self.change_plan else None,
             "citations": [citation.to_dict() for citation in self.citations],
             "tainted": self.tainted,
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TurnRecord:
-        """Read the JSON form back (tolerating the keys older versions did not write)."""
-        plan = data.get("change_plan")
+    def from_dict(cls, data: JsonObject) -> TurnRecord:
+        """Read the JSON form back (tolerating the keys older versions did not write).
+
+        Raises:
+            JsonShapeError: a field is of the wrong type.
+        """
         return cls(
-            at=str(data.get("at", "")),
-            question=str(data.get("question", "")),
-            answer=str(data.get("answer", "")),
-            stop=str(data.get("stop", "end")),
-            model=str(data.get("model") or ""),
-            turns=int(data.get("turns") or 0),
-            usage=dict(data.get("usage") or {}),
-            summary=list(data.get("summary") or []),
-            change_plan=_plan(plan),
+            at=str_or(data, "at"),
+            question=str_or(data, "question"),
+            answer=str_or(data, "answer"),
+            stop=str_or(data, "stop", "end"),
+            model=str_or(data, "model"),
+            turns=int_or(data, "turns"),
+            usage=int_map(data, "usage"),
+            summary=dict_items(data, "summary"),
+            change_plan=_plan(data.get("change_plan")),
             citations=tuple(
-                Citation.from_dict(c) for c in data.get("citations") or [] if _is_citation(c)
+                Citation.from_dict(c) for c in dict_items(data, "citations") if _is_citation(c)
             ),
             tainted=bool(data.get("tainted")),
         )
@@ -84,7 +88,7 @@ class ConversationSummary:
     created_at: str | None = None
     updated_at: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form ``{id, title, model, created_at, updated_at}``."""
         return {
             "id": self.id,
@@ -142,46 +146,48 @@ class Conversation:
             self.id, self.title, self.model, self.created_at, self.updated_at
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form ``{id, title, model, created_at, updated_at, history, transcript,
         pending_plan}`` (``pending_plan``: the plan record's JSON form, or ``None``)."""
         return {
             **self.summary.to_dict(),
-            "history": [dict(entry) for entry in self.history],
+            "history": [entry_json(entry) for entry in self.history],
             "transcript": [turn.to_dict() for turn in self.transcript],
             "pending_plan": self.pending_plan.to_dict() if self.pending_plan else None,
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Conversation:
-        """Read the JSON form back (``pending_plan`` when it is a plan record's JSON form)."""
+    def from_dict(cls, data: JsonObject) -> Conversation:
+        """Read the JSON form back (``pending_plan`` when it is a plan record's JSON form).
+
+        Raises:
+            JsonShapeError: no ``id``, or a field of the wrong type.
+        """
         pending = data.get("pending_plan")
         is_record = isinstance(pending, dict) and "id" in pending and "plan" in pending
-        plan = PlanRecord.from_dict(pending) if is_record and pending else None
+        plan = PlanRecord.from_dict(pending) if isinstance(pending, dict) and is_record else None
         return cls(
-            id=str(data["id"]),
-            title=str(data.get("title") or ""),
-            model=data.get("model"),
-            created_at=data.get("created_at"),
-            updated_at=data.get("updated_at"),
-            history=tuple(dict(e) for e in data.get("history") or [] if isinstance(e, dict)),
-            transcript=tuple(
-                TurnRecord.from_dict(t) for t in data.get("transcript") or [] if isinstance(t, dict)
-            ),
+            id=req_str(data, "id"),
+            title=str_or(data, "title"),
+            model=opt_str(data, "model"),
+            created_at=opt_str(data, "created_at"),
+            updated_at=opt_str(data, "updated_at"),
+            history=tuple(read_entry(e) for e in dict_items(data, "history")),
+            transcript=tuple(TurnRecord.from_dict(t) for t in dict_items(data, "transcript")),
             pending_plan=plan,
         )
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self) -> JsonObject:
         """The form saved in the archive: :meth:`to_dict` without the plan (the book has it)."""
         return {**self.to_dict(), "pending_plan": None}
 
 
-def _plan(value: Any) -> ChangePlan | None:
+def _plan(value: JsonValue) -> ChangePlan | None:
     """A stored turn's plan (``None`` for none, or for a form an older version wrote)."""
     if not isinstance(value, dict) or not isinstance(value.get("ops"), list):
         return None
     return ChangePlan.from_dict(value)
 
 
-def _is_citation(value: Any) -> bool:
-    return isinstance(value, dict) and "section_tipo" in value and "section_id" in value
+def _is_citation(value: JsonObject) -> bool:
+    return "section_tipo" in value and "section_id" in value

@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from app.core.agent.answer_citations import answer_citations, exported_answer
 from app.core.agent.conversation_types import Conversation, TurnRecord
+from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.request import MAX_HISTORY_BYTES, MAX_HISTORY_ENTRIES
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.agent.events import FinalEvent
@@ -57,8 +60,8 @@ def history_bytes(model: ModelEntry | None) -> int:
 
 
 def history_window(
-    history: Sequence[dict[str, Any]], model: ModelEntry | None = None
-) -> list[dict[str, Any]]:
+    history: Sequence[HistoryEntry], model: ModelEntry | None = None
+) -> list[HistoryEntry]:
     """The latest whole exchanges of ``history`` that fit a request and ``model``'s window.
 
     At most :data:`~app.core.agent.request.MAX_HISTORY_ENTRIES` entries and
@@ -75,12 +78,12 @@ def history_window(
             break
         if entry.get("role") == "user":
             start = number
-    return [dict(entry) for entry in history[start:]]
+    return [entry.copy() for entry in history[start:]]
 
 
 def add_exchange(
-    stored: Sequence[dict[str, Any]], sent: Sequence[dict[str, Any]]
-) -> list[dict[str, Any]]:
+    stored: Sequence[HistoryEntry], sent: Sequence[HistoryEntry]
+) -> list[HistoryEntry]:
     """The stored history with this run's exchange (the last question and answer of ``sent``,
     the window the run was given plus its exchange) appended: nothing trimmed is lost."""
     return [*stored, *sent[-2:]]
@@ -109,19 +112,23 @@ def is_tainted(conversation: Conversation) -> bool:
     return conversation.tainted
 
 
-def export_json(conversation: Conversation) -> dict[str, Any]:
+def export_json(conversation: Conversation) -> JsonObject:
     """The conversation as a self-describing JSON document."""
     return {"format": EXPORT_FORMAT, **conversation.to_dict()}
 
 
 def export_markdown(conversation: Conversation) -> str:
-    """The conversation as Markdown: a heading, then each question and answer."""
+    """The conversation as Markdown: a heading, then each question and answer, its citations
+    marked ✓ or ⚠ as its run checked them (:mod:`~app.core.agent.answer_citations`)."""
     lines = [f"# {conversation.title or 'Conversation'}", ""]
     if conversation.model:
         lines += [f"*Model:* `{conversation.model}`", ""]
-    for entry in conversation.history:
-        who = "You" if entry.get("role") == "user" else "Assistant"
-        lines += [f"## {who}", "", str(entry.get("text", "")).rstrip(), ""]
+    for entry, citations in zip(conversation.history, answer_citations(conversation), strict=True):
+        text = str(entry.get("text", ""))
+        if entry.get("role") == "user":
+            lines += ["## You", "", text.rstrip(), ""]
+        else:
+            lines += ["## Assistant", "", *exported_answer(text, citations), ""]
     for turn in conversation.transcript:
         plan = turn.change_plan
         if plan:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.archive.ids import check_ids, lone_surrogate_at
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError, ToolError
+from app.core.json_types import JsonObject
 from app.core.tools.base import EGRESS_CLASSES, Tool, ToolResult
 from app.core.tools.sections import sections_named
 
@@ -38,7 +39,7 @@ STRUCTURE_SCOPE = "structure"
 so an external model may read it as it is (see :mod:`app.core.agent.egress_errors`)."""
 
 
-def refused(message: str, *, details: dict[str, Any] | None = None) -> ToolError:
+def refused(message: str, *, details: JsonObject | None = None) -> ToolError:
     """The ``mcp.egress_restricted`` error."""
     return ToolError(
         "mcp.egress_restricted",
@@ -71,8 +72,9 @@ class EgressGate:
         """Whether the gate guards an external run (anything but ``local`` is external)."""
         return self.egress != "local"
 
-    def check_call(self, tool: Tool | None, args: dict[str, Any]) -> ToolError | None:
-        """The refusal for calling ``tool`` with ``args`` on this run, or ``None``."""
+    def check_call(self, tool: Tool | None, args: JsonObject) -> ToolError | None:
+        """The refusal for calling ``tool`` with ``args`` (the model's JSON) on this run, or
+        ``None``."""
         if tool is None or tool.egress not in EGRESS_CLASSES:
             return refused("This tool has no egress class, so it is refused.")
         try:  # before any look-up: SQLite cannot hold such an id, nor encode such text
@@ -134,7 +136,7 @@ class EgressGate:
     def _check_keys(self, sections: set[str], keys: set[RecordKey], where: str) -> ToolError | None:
         for tipo in sorted(sections):
             if self._restricted_section(tipo):
-                details: dict[str, Any] = {"section_tipo": tipo}
+                details: JsonObject = {"section_tipo": tipo}
                 if where == "call":  # the call and the archive's structure alone decide it
                     details["scope"] = STRUCTURE_SCOPE
                 return refused(

@@ -18,15 +18,37 @@ Every front end renders these and nothing else; match on them exhaustively::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
 
 from app.core.agent.citations import Citation
+from app.core.agent.history_entry import HistoryEntry, entry_json, read_entry
 from app.core.agent.plan_types import ChangePlan, PendingPlan
+from app.core.agent.wire_fields import int_map, req_bool, req_int
 from app.core.errors import ArxiuError
+from app.core.json_types import (
+    JsonList,
+    JsonObject,
+    JsonShapeError,
+    as_list,
+    bool_or,
+    int_or,
+    objects,
+    opt_object,
+    opt_str,
+    req_str,
+    str_or,
+)
 
 ThinkingState = Literal["start", "delta", "stop"]
 StopKind = Literal["end_turn", "change_plan", "stopped"]
+Mode = Literal["read", "write"]
+Egress = Literal["local", "external"]
+THINKING_STATES: tuple[ThinkingState, ...] = ("start", "delta", "stop")
+STOP_KINDS: tuple[StopKind, ...] = ("end_turn", "change_plan", "stopped")
+MODES: tuple[Mode, ...] = ("read", "write")
+EGRESSES: tuple[Egress, ...] = ("local", "external")
 
 
 @dataclass(frozen=True)
@@ -35,14 +57,14 @@ class StartEvent:
     conversation the run continues (or began), if any."""
 
     model: str
-    mode: Literal["read", "write"]
-    egress: Literal["local", "external"]
+    mode: Mode
+    egress: Egress
     conversation_id: str | None = None
     kind: Literal["start"] = field(default="start", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The frame's payload (``conversation_id`` only for a stored conversation)."""
-        out: dict[str, Any] = {"model": self.model, "mode": self.mode, "egress": self.egress}
+        out: JsonObject = {"model": self.model, "mode": self.mode, "egress": self.egress}
         if self.conversation_id is not None:
             out["conversation_id"] = self.conversation_id
         return out
@@ -60,9 +82,9 @@ class ThinkingEvent:
     text: str | None = None
     kind: Literal["thinking"] = field(default="thinking", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The frame's payload (``text`` only when there is some)."""
-        out: dict[str, Any] = {"state": self.state}
+        out: JsonObject = {"state": self.state}
         if self.text is not None:
             out["text"] = self.text
         return out
@@ -75,7 +97,7 @@ class TextEvent:
     delta: str
     kind: Literal["text"] = field(default="text", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The frame's payload."""
         return {"delta": self.delta}
 
@@ -89,7 +111,7 @@ class ToolUseEvent:
     summary: str
     kind: Literal["tool_use"] = field(default="tool_use", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The frame's payload."""
         return {"id": self.id, "name": self.name, "summary": self.summary}
 
@@ -104,7 +126,7 @@ class ToolResultEvent:
     code: str | None = None
     kind: Literal["tool_result"] = field(default="tool_result", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The frame's payload."""
         return {"id": self.id, "name": self.name, "ok": self.ok, "code": self.code}
 
@@ -117,7 +139,7 @@ class IterationEvent:
     max: int
     kind: Literal["iteration"] = field(default="iteration", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The frame's payload."""
         return {"n": self.n, "max": self.max}
 
@@ -130,7 +152,8 @@ class FinalEvent:
     confirmation) or ``stopped`` (the person pressed Stop; ``answer`` is the partial text).
     ``change_plan`` is the plan as the plan book holds it (the session puts the run's
     ``proposed`` plan in the book and sets it; ``proposed`` is never on the wire).
-    ``history`` is text-only ``{role, text}`` (an assistant entry may carry ``tainted: true``).
+    ``history`` is text-only ``{role, text}`` (an assistant entry may carry ``tainted: true``);
+    ``transcript_summary`` the run's tool calls and notes (JSON, as a turn record stores it).
     ``citations`` lists every ``Label (tipo/id)`` in the answer, each ``verified`` only when a
     tool in this run returned that record to the model (see :mod:`app.core.agent.citations`);
     ``tainted`` says the answer may hold text from restricted records; ``refusal`` is the coded
@@ -141,8 +164,8 @@ class FinalEvent:
     answer: str
     stop: StopKind
     change_plan: PendingPlan | None
-    history: list[dict[str, Any]]
-    transcript_summary: list[dict[str, Any]]
+    history: list[HistoryEntry]
+    transcript_summary: list[JsonObject]
     usage: dict[str, int]
     turns: int
     model: str
@@ -152,15 +175,15 @@ class FinalEvent:
     proposed: ChangePlan | None = None
     kind: Literal["final"] = field(default="final", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The frame's payload (``refusal`` only when set)."""
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "answer": self.answer,
             "stop": self.stop,
             "change_plan": self.change_plan.to_dict() if self.change_plan else None,
-            "history": self.history,
-            "transcript_summary": self.transcript_summary,
-            "usage": self.usage,
+            "history": [entry_json(entry) for entry in self.history],
+            "transcript_summary": _json_list(self.transcript_summary),
+            "usage": dict(self.usage),
             "turns": self.turns,
             "model": self.model,
             "citations": [citation.to_dict() for citation in self.citations],
@@ -171,25 +194,26 @@ class FinalEvent:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FinalEvent:
+    def from_dict(cls, data: JsonObject) -> FinalEvent:
         """Read the payload back (a client's).
 
         Raises:
-            KeyError, TypeError, ValueError: the payload is not a ``final`` frame's.
+            JsonShapeError: the payload is not a ``final`` frame's.
         """
-        plan, refusal = data.get("change_plan"), data.get("refusal")
+        plan, refusal = opt_object(data, "change_plan"), opt_object(data, "refusal")
+        history = as_list(data.get("history") or [], "'history'")
         return cls(
-            answer=str(data["answer"]),
-            stop=data["stop"],
-            change_plan=PendingPlan.from_dict(plan) if isinstance(plan, dict) else None,
-            history=list(data.get("history") or []),
-            transcript_summary=list(data.get("transcript_summary") or []),
-            usage=dict(data.get("usage") or {}),
-            turns=int(data.get("turns") or 0),
-            model=str(data.get("model") or ""),
-            citations=tuple(Citation.from_dict(c) for c in data.get("citations") or []),
-            tainted=bool(data.get("tainted")),
-            refusal=ErrorEvent.from_dict(refusal) if isinstance(refusal, dict) else None,
+            answer=req_str(data, "answer"),
+            stop=_one_of(data, "stop", STOP_KINDS),
+            change_plan=PendingPlan.from_dict(plan) if plan is not None else None,
+            history=[read_entry(entry, f"history[{n}]") for n, entry in enumerate(history)],
+            transcript_summary=objects(data.get("transcript_summary"), "transcript_summary"),
+            usage=int_map(data, "usage"),
+            turns=int_or(data, "turns"),
+            model=str_or(data, "model"),
+            citations=tuple(Citation.from_dict(c) for c in objects(data.get("citations"))),
+            tainted=bool_or(data, "tainted"),
+            refusal=ErrorEvent.from_dict(refusal) if refusal is not None else None,
         )
 
 
@@ -202,7 +226,7 @@ class ErrorEvent:
     message: str
     label_key: str
     retryable: bool
-    details: dict[str, Any] | None = None
+    details: JsonObject | None = None
     hint: str | None = None
     kind: Literal["error"] = field(default="error", init=False)
 
@@ -220,8 +244,12 @@ class ErrorEvent:
         )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ErrorEvent:
-        """Read the payload back (a client's); ``label_key`` follows from the code."""
+    def from_dict(cls, data: JsonObject) -> ErrorEvent:
+        """Read the payload back (a client's); ``label_key`` follows from the code.
+
+        Raises:
+            JsonShapeError: the payload has no ``code``, or a field of the wrong type.
+        """
         return cls.from_error(error_of(data))
 
     def error(self) -> ArxiuError:
@@ -241,7 +269,7 @@ class ErrorEvent:
         local model instead may answer it)."""
         return self.code == RESTRICTED_CODE
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The frame's payload: the error's own (``details`` and ``hint`` only when set)."""
         return self.error().to_dict()
 
@@ -249,19 +277,19 @@ class ErrorEvent:
 RESTRICTED_CODE = "mcp.egress_restricted"
 
 
-def error_of(data: dict[str, Any]) -> ArxiuError:
+def error_of(data: JsonObject) -> ArxiuError:
     """The coded error of an error payload.
 
     Raises:
-        KeyError: the payload has no ``code``.
+        JsonShapeError: the payload has no ``code``, or a field of the wrong type.
     """
     details = data.get("details")
     return ArxiuError(
-        str(data["code"]),
-        str(data.get("message", "")),
-        hint=data.get("hint"),
-        category=str(data.get("category") or "internal"),
-        retryable=bool(data.get("retryable", False)),
+        req_str(data, "code"),
+        str_or(data, "message"),
+        hint=opt_str(data, "hint"),
+        category=str_or(data, "category") or "internal",
+        retryable=bool_or(data, "retryable"),
         details=details if isinstance(details, dict) else None,
     )
 
@@ -290,35 +318,67 @@ EVENT_NAMES: tuple[str, ...] = (
 )
 
 
-def to_wire(event: Event) -> dict[str, Any]:
+def to_wire(event: Event) -> JsonObject:
     """The line form ``{"event": NAME, "data": {...}}`` (``arxiu ask --json-events``)."""
     return {"event": event.kind, "data": event.to_dict()}
 
 
-def from_wire(name: str, data: dict[str, Any]) -> Event:
-    """The frame named ``name`` with payload ``data`` (what :func:`to_wire` wrote).
+def from_wire(name: str, data: JsonObject) -> Event:
+    """The frame named ``name`` with payload ``data`` (what :func:`to_wire` wrote); keys the
+    frame does not know (a newer server's) are dropped.
 
     Raises:
-        KeyError: ``name`` is no frame's name; KeyError, TypeError or ValueError: ``data``
-            is not that frame's payload.
+        KeyError: ``name`` is no frame's name; JsonShapeError (a ``ValueError``): ``data`` is
+            not that frame's payload.
     """
-    if name == "final":
-        return FinalEvent.from_dict(data)
-    if name == "error":
-        return ErrorEvent.from_dict(data)
-    kind = _FLAT[name]
-    names = {f.name for f in fields(kind) if f.init}  # a newer server's extra keys: dropped
-    return kind(**{key: value for key, value in data.items() if key in names})
+    return _READERS[name](data)
 
 
-_FLAT: dict[
-    str,
-    type[StartEvent | ThinkingEvent | TextEvent | ToolUseEvent | ToolResultEvent | IterationEvent],
-] = {
-    "start": StartEvent,
-    "thinking": ThinkingEvent,
-    "text": TextEvent,
-    "tool_use": ToolUseEvent,
-    "tool_result": ToolResultEvent,
-    "iteration": IterationEvent,
+_Choice = TypeVar("_Choice", bound=str)
+
+
+def _one_of(data: JsonObject, key: str, choices: tuple[_Choice, ...]) -> _Choice:
+    """``data[key]``, which must be one of ``choices``."""
+    value = req_str(data, key)
+    for choice in choices:
+        if choice == value:
+            return choice
+    raise JsonShapeError(f"'{key}' must be one of {', '.join(choices)}, not {value!r}")
+
+
+def _json_list(items: Iterable[JsonObject]) -> JsonList:
+    return list(items)
+
+
+def _start(data: JsonObject) -> StartEvent:
+    return StartEvent(
+        req_str(data, "model"),
+        _one_of(data, "mode", MODES),
+        _one_of(data, "egress", EGRESSES),
+        opt_str(data, "conversation_id"),
+    )
+
+
+def _thinking(data: JsonObject) -> ThinkingEvent:
+    return ThinkingEvent(_one_of(data, "state", THINKING_STATES), opt_str(data, "text"))
+
+
+def _tool_use(data: JsonObject) -> ToolUseEvent:
+    return ToolUseEvent(req_str(data, "id"), req_str(data, "name"), req_str(data, "summary"))
+
+
+def _tool_result(data: JsonObject) -> ToolResultEvent:
+    ok = req_bool(data, "ok")
+    return ToolResultEvent(req_str(data, "id"), req_str(data, "name"), ok, opt_str(data, "code"))
+
+
+_READERS: dict[str, Callable[[JsonObject], Event]] = {
+    "start": _start,
+    "thinking": _thinking,
+    "text": lambda data: TextEvent(req_str(data, "delta")),
+    "tool_use": _tool_use,
+    "tool_result": _tool_result,
+    "iteration": lambda data: IterationEvent(req_int(data, "n"), req_int(data, "max")),
+    "final": FinalEvent.from_dict,
+    "error": ErrorEvent.from_dict,
 }

@@ -16,10 +16,11 @@ This module holds the pieces that need no run: the search call, the sources, the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.prompts import citation, grounded_turn, sources_block, system_prompt
-from app.core.agent.sources import Source, hits_of, select_sources
+from app.core.agent.sources import Source, SourceHit, hits_of, select_sources
 from app.core.agent.transcript import history_messages
 from app.core.archive.model import RecordKey
 from app.core.models.base import Message, ToolCall
@@ -65,14 +66,14 @@ def no_sources_answer(shown: ToolResult) -> str:
     return NOTHING_FOUND if shown.ok else f"I could not search the archive: {shown.message}"
 
 
-def shown_hits(sources: Sequence[Source]) -> list[dict[str, Any]]:
+def shown_hits(sources: Sequence[Source]) -> list[SourceHit]:
     """The hits the model answers from: those of the cited records, labelled alike."""
-    return [{**hit, "label": source.label} for source in sources for hit in source.hits][:SEARCH_K]
+    return [hit.labelled(source.label) for source in sources for hit in source.hits][:SEARCH_K]
 
 
 def grounded_messages(
     request: CheckedRequest,
-    history: list[dict[str, Any]],
+    history: Sequence[HistoryEntry],
     sources: Sequence[Source],
     context: str | None,
 ) -> list[Message]:
@@ -90,7 +91,7 @@ def grounded_messages(
 
 def sources_text(sources: Sequence[Source]) -> str:
     """The "Sources" list appended to a grounded answer."""
-    return sources_block([citation(source.to_citation_item()) for source in sources])
+    return sources_block([citation(source) for source in sources])
 
 
 def _key(source: Source) -> RecordKey | None:

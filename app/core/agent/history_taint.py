@@ -24,8 +24,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from app.core.agent.history_entry import HistoryEntry, history_entry
 from app.core.archive.answer_ledger import LedgerView
 
 SHINGLE_WORDS = 6
@@ -72,22 +72,22 @@ class Probe:
         return set().union(*self.shingles) if self.shingles else set()
 
 
-def probe(history: Sequence[dict[str, Any]]) -> Probe:
+def probe(history: Sequence[HistoryEntry]) -> Probe:
     """The digests to look up for ``history``."""
-    texts = [str(entry.get("text", "")) for entry in history]
+    texts = [entry["text"] for entry in history]
     return Probe([text_digest(t) for t in texts], [shingles(t) for t in texts])
 
 
 def judge(
-    history: Sequence[dict[str, Any]], found: Probe, view: LedgerView
-) -> tuple[list[dict[str, Any]], int]:
+    history: Sequence[HistoryEntry], found: Probe, view: LedgerView
+) -> tuple[list[HistoryEntry], int]:
     """``history`` with ``tainted: true`` on each entry the ledger says may hold restricted
     text (see the module docstring), and how many entries were marked."""
-    marked: list[dict[str, Any]] = []
+    marked: list[HistoryEntry] = []
     count = 0
     for entry, digest, pieces in zip(history, found.digests, found.shingles, strict=True):
-        clean = {k: v for k, v in entry.items() if k != "tainted"}
-        if not words(str(entry.get("text", ""))):
+        clean = history_entry(entry["role"], entry["text"])
+        if not words(entry["text"]):
             marked.append(clean)  # nothing in it to leak
             continue
         known = view.known.get(digest)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ from app.core.agent.grounding import (
     search_call,
     sources_text,
 )
+from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.plans import PROPOSE_TOOL, validate_plan
 from app.core.agent.prompts import TAINT_NOTICE, system_prompt, user_turn
 from app.core.agent.refusals import run_refusal
@@ -162,7 +163,7 @@ class AgentRun:
         return self.final("stopped")
 
     # -- the two run shapes -----------------------------------------------------------------
-    async def _tool_loop(self, history: list[dict[str, Any]]) -> AsyncIterator[Event]:
+    async def _tool_loop(self, history: list[HistoryEntry]) -> AsyncIterator[Event]:
         messages = tool_loop_messages(self.request, history, self.context_text())
         tools = self.policy.tool_specs(self.setup.registry)
         for n in range(1, self.setup.max_turns + 1):
@@ -191,7 +192,7 @@ class AgentRun:
                 return
         raise turn_limit(self.setup.max_turns)
 
-    async def _grounded(self, history: list[dict[str, Any]]) -> AsyncIterator[Event]:
+    async def _grounded(self, history: list[HistoryEntry]) -> AsyncIterator[Event]:
         """Search on the question, answer from the hits the gate let through, cite them."""
         step = ToolStep(search_call(self.request.question))
         async for event in self.tools.step(step):
@@ -307,7 +308,7 @@ class AgentRun:
 
 
 def tool_loop_messages(
-    request: CheckedRequest, history: list[dict[str, Any]], context: str | None
+    request: CheckedRequest, history: Sequence[HistoryEntry], context: str | None
 ) -> list[Message]:
     """The first messages of a tool loop: the mode's system prompt, the history the model may
     see, and the user's turn (the record note, the question, its images)."""

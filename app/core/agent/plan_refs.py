@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.errors import ArxiuError, ToolError
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.archive.model import Field, RecordKey
@@ -38,15 +39,23 @@ class RefSlot:
     """The section the referenced record must belong to (``None``: no record expected here)."""
 
 
-def is_ref(value: Any) -> bool:
+def ref_target(value: object) -> str | None:
+    """The op a plan reference ``{"ref": op_id}`` names (``None``: ``value`` is none)."""
+    if isinstance(value, dict) and set(value) == {"ref"}:
+        return str(value["ref"])
+    return None
+
+
+def is_ref(value: object) -> bool:
     """Whether ``value`` is a plan reference ``{"ref": op_id}``."""
-    return isinstance(value, dict) and set(value) == {"ref"}
+    return ref_target(value) is not None
 
 
-def refs_in(value: Any) -> Iterator[str]:
+def refs_in(value: object) -> Iterator[str]:
     """Every ``{"ref": op_id}`` target anywhere in ``value``."""
-    if is_ref(value):
-        yield str(value["ref"])
+    ref = ref_target(value)
+    if ref is not None:
+        yield ref
     elif isinstance(value, dict):
         for item in value.values():
             yield from refs_in(item)
@@ -55,17 +64,19 @@ def refs_in(value: Any) -> Iterator[str]:
             yield from refs_in(item)
 
 
-def ref_slots(tool: str, args: dict[str, Any], archive: Archive) -> list[RefSlot]:
+def ref_slots(tool: str, args: JsonObject, archive: Archive) -> list[RefSlot]:
     """The references of a (validated, tipo-keyed) op where a record is expected."""
     slots: list[RefSlot] = []
     section_tipo = args.get("section_tipo")
-    if is_ref(args.get("section_id")):
+    ref = ref_target(args.get("section_id"))
+    if ref is not None:
         required = section_tipo if isinstance(section_tipo, str) else None
-        slots.append(RefSlot(str(args["section_id"]["ref"]), "section_id", required))
+        slots.append(RefSlot(ref, "section_id", required))
     fld = _field(archive, args.get("field"))
-    if is_ref(args.get("target")):
+    ref = ref_target(args.get("target"))
+    if ref is not None:
         target = fld.target_section if fld is not None and fld.kind == "relation" else None
-        slots.append(RefSlot(str(args["target"]["ref"]), "target", target))
+        slots.append(RefSlot(ref, "target", target))
     for name in ("value", "items"):
         if name in args and fld is not None:
             slots += _value_slots(fld, args[name], name)
@@ -79,7 +90,7 @@ def ref_slots(tool: str, args: dict[str, Any], archive: Archive) -> list[RefSlot
     return slots
 
 
-def check_slots(op_id: str, tool: str, args: dict[str, Any], archive: Archive) -> list[RefSlot]:
+def check_slots(op_id: str, tool: str, args: JsonObject, archive: Archive) -> list[RefSlot]:
     """The op's reference slots, each in a place that takes a record of a known section.
 
     Raises:
@@ -131,7 +142,7 @@ def ref_invalid(op_id: str, message: str) -> ToolError:
     )
 
 
-def _field(archive: Archive, tipo: Any) -> Field | None:
+def _field(archive: Archive, tipo: object) -> Field | None:
     if not isinstance(tipo, str):
         return None
     try:
@@ -140,18 +151,18 @@ def _field(archive: Archive, tipo: Any) -> Field | None:
         return None
 
 
-def _value_slots(fld: Field, value: Any, where: str) -> list[RefSlot]:
+def _value_slots(fld: Field, value: object, where: str) -> list[RefSlot]:
     """References in a field's value at the shapes a relation accepts (ref, item, list)."""
     if fld.kind != "relation":
         return []
     return [RefSlot(ref, f"{where} ({fld.tipo})", fld.target_section) for ref in _locators(value)]
 
 
-def _locators(value: Any) -> list[str]:
-    if is_ref(value):
-        return [str(value["ref"])]
+def _locators(value: object) -> list[str]:
+    ref = ref_target(value)
+    if ref is not None:
+        return [ref]
     if isinstance(value, list):
         return [ref for item in value for ref in _locators(item)]
-    if isinstance(value, dict) and "value" in value and is_ref(value["value"]):
-        return [str(value["value"]["ref"])]
-    return []
+    inner = ref_target(value.get("value")) if isinstance(value, dict) else None
+    return [] if inner is None else [inner]

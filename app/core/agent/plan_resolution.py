@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.agent.apply import ApplyContext, apply_plan
 from app.core.agent.plan_book import LOCAL_PERSON, NewPlan, PlanBook, PlanListener, owned_by
@@ -26,6 +26,7 @@ from app.core.agent.plans import plan_hash as content_hash
 from app.core.archive.plan_seal import matches
 from app.core.archive.write_switch import write_disabled
 from app.core.errors import ArxiuError, ToolError
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.agent.events import FinalEvent
@@ -70,11 +71,11 @@ def plan_mismatch() -> ToolError:
     )
 
 
-def _content(plan: dict[str, Any]) -> dict[str, Any]:
+def _content(plan: JsonObject) -> JsonObject:
     return {key: plan.get(key) for key in ("plan_version", "summary", "ops")}
 
 
-def same_plan(record: PlanRecord, posted: dict[str, Any], bound_hash: str) -> bool:
+def same_plan(record: PlanRecord, posted: JsonObject, bound_hash: str) -> bool:
     """Whether ``posted`` with ``bound_hash`` is exactly the book's ``record``."""
     expected = record.plan.plan_hash
     if not expected or not matches(expected, bound_hash):
@@ -224,7 +225,7 @@ class PlanDesk:
             self.book.announce(record.state)
 
     async def apply_posted(
-        self, plan: Any, plan_hash: Any, *, confirm_restricted: bool = False
+        self, plan: object, plan_hash: object, *, confirm_restricted: bool = False
     ) -> ApplyReport:
         """Apply a plan a client sends back whole (the Dédalo seed's ``{plan, plan_hash}``).
 

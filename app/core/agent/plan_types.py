@@ -7,8 +7,24 @@ the confirm card, ``plan_rows`` and the CLI read one typed shape.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
+
+from app.core.agent.wire_fields import int_map, req_int
+from app.core.json_types import (
+    JsonObject,
+    JsonValue,
+    as_object,
+    bool_or,
+    int_or,
+    object_or_empty,
+    objects,
+    opt_str,
+    req_str,
+    str_list,
+    str_or,
+)
 
 PlanStatus = Literal["pending", "applying", "applied", "declined", "superseded", "failed"]
 PLAN_STATUSES: tuple[PlanStatus, ...] = (
@@ -23,14 +39,14 @@ PLAN_STATUSES: tuple[PlanStatus, ...] = (
 
 @dataclass(frozen=True)
 class PlanOp:
-    """One operation: a write tool and its (validated) arguments."""
+    """One operation: a write tool and its (validated) arguments (JSON, as a tool call's)."""
 
     op_id: str
     tool: str
-    args: dict[str, Any]
+    args: JsonObject
     summary: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form ``{op_id, tool, args, summary}``."""
         return {"op_id": self.op_id, "tool": self.tool, "args": self.args, "summary": self.summary}
 
@@ -41,13 +57,17 @@ class PlanOp:
         return tipo if isinstance(tipo, str) else None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PlanOp:
-        """Read the JSON form back."""
+    def from_dict(cls, data: JsonObject) -> PlanOp:
+        """Read the JSON form back.
+
+        Raises:
+            JsonShapeError: a field is missing or of the wrong type.
+        """
         return cls(
-            op_id=str(data["op_id"]),
-            tool=str(data["tool"]),
-            args=dict(data.get("args") or {}),
-            summary=str(data.get("summary", "")),
+            op_id=req_str(data, "op_id"),
+            tool=req_str(data, "tool"),
+            args=dict(object_or_empty(data, "args")),
+            summary=str_or(data, "summary"),
         )
 
 
@@ -62,9 +82,9 @@ class ChangePlan:
     pending_id: str | None = None
     """The plan book's id for this proposal (absent on a plan not yet in the book)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form ``{plan_version, summary, ops, plan_hash, pending_id?}``."""
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "plan_version": self.plan_version,
             "summary": self.summary,
             "ops": [op.to_dict() for op in self.ops],
@@ -75,15 +95,18 @@ class ChangePlan:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ChangePlan:
-        """Read the JSON form back."""
-        pending = data.get("pending_id")
+    def from_dict(cls, data: JsonObject) -> ChangePlan:
+        """Read the JSON form back.
+
+        Raises:
+            JsonShapeError: a field is of the wrong type, or an op is not an op's form.
+        """
         return cls(
-            summary=str(data.get("summary", "")),
-            ops=tuple(PlanOp.from_dict(op) for op in data.get("ops") or []),
-            plan_hash=str(data.get("plan_hash", "")),
-            plan_version=int(data.get("plan_version", 1)),
-            pending_id=None if pending is None else str(pending),
+            summary=str_or(data, "summary"),
+            ops=tuple(PlanOp.from_dict(op) for op in objects(data.get("ops"), "ops")),
+            plan_hash=str_or(data, "plan_hash"),
+            plan_version=int_or(data, "plan_version", 1),
+            pending_id=opt_str(data, "pending_id"),
         )
 
     def op(self, op_id: str) -> PlanOp | None:
@@ -104,7 +127,7 @@ class Candidate:
         """``section_tipo/section_id``."""
         return f"{self.section_tipo}/{self.section_id}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form."""
         return {
             "label": self.label,
@@ -113,9 +136,15 @@ class Candidate:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Candidate:
-        """Read the JSON form back."""
-        return cls(str(data.get("label", "")), str(data["section_tipo"]), int(data["section_id"]))
+    def from_dict(cls, data: JsonObject) -> Candidate:
+        """Read the JSON form back.
+
+        Raises:
+            JsonShapeError: no ``section_tipo`` or integer ``section_id``.
+        """
+        return cls(
+            str_or(data, "label"), req_str(data, "section_tipo"), req_int(data, "section_id")
+        )
 
 
 @dataclass(frozen=True)
@@ -128,9 +157,9 @@ class OpFailure:
     hint: str | None = None
     candidates: tuple[Candidate, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form ``{op_id, code, message, hint?, candidates?}``."""
-        out: dict[str, Any] = {"op_id": self.op_id, "code": self.code, "message": self.message}
+        out: JsonObject = {"op_id": self.op_id, "code": self.code, "message": self.message}
         if self.hint:
             out["hint"] = self.hint
         if self.candidates:
@@ -138,23 +167,28 @@ class OpFailure:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> OpFailure:
-        """Read the JSON form back (also the older ``{op_id, error: {ok, error: {...}}}``)."""
-        body: dict[str, Any] = data
+    def from_dict(cls, data: JsonObject) -> OpFailure:
+        """Read the JSON form back (also the older ``{op_id, error: {ok, error: {...}}}``).
+
+        Raises:
+            JsonShapeError: a field is missing or of the wrong type.
+        """
+        body = data
         nested = data.get("error")
         if isinstance(nested, dict):
             inner = nested.get("error")
             body = inner if isinstance(inner, dict) else nested
         extra = body.get("details")
-        details: dict[str, Any] = extra if isinstance(extra, dict) else {}
+        details = extra if isinstance(extra, dict) else {}
         found = body.get("candidates") or details.get("candidates") or []
+        listed = found if isinstance(found, list) else []
         return cls(
-            op_id=str(data["op_id"]),
-            code=str(body.get("code", "")),
-            message=str(body.get("message", "")),
-            hint=body.get("hint"),
+            op_id=req_str(data, "op_id"),
+            code=str_or(body, "code"),
+            message=str_or(body, "message"),
+            hint=opt_str(body, "hint"),
             candidates=tuple(
-                Candidate.from_dict(c) for c in found if isinstance(c, dict) and "section_id" in c
+                Candidate.from_dict(c) for c in listed if isinstance(c, dict) and "section_id" in c
             ),
         )
 
@@ -164,20 +198,26 @@ class AppliedOp:
     """An op that took effect, with its tool's result (``resumed``: in an earlier attempt)."""
 
     op_id: str
-    result: dict[str, Any]
+    result: JsonObject
+    """The tool's result data (JSON)."""
     resumed: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form ``{op_id, result, resumed?}``."""
-        out: dict[str, Any] = {"op_id": self.op_id, "result": self.result}
+        out: JsonObject = {"op_id": self.op_id, "result": self.result}
         if self.resumed:
             out["resumed"] = True
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AppliedOp:
-        """Read the JSON form back."""
-        return cls(str(data["op_id"]), dict(data.get("result") or {}), bool(data.get("resumed")))
+    def from_dict(cls, data: JsonObject) -> AppliedOp:
+        """Read the JSON form back.
+
+        Raises:
+            JsonShapeError: no ``op_id``, or a field of the wrong type.
+        """
+        result = dict(object_or_empty(data, "result"))
+        return cls(req_str(data, "op_id"), result, bool_or(data, "resumed"))
 
 
 @dataclass(frozen=True)
@@ -195,26 +235,31 @@ class ApplyReport:
         """Whether every op was applied."""
         return self.failed is None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form ``{applied, skipped, failed?, created}``."""
-        out: dict[str, Any] = {
+        created: JsonObject = dict(self.created)
+        out: JsonObject = {
             "applied": [a.to_dict() for a in self.applied],
             "skipped": list(self.skipped),
-            "created": dict(self.created),
+            "created": created,
         }
         if self.failed is not None:
             out["failed"] = self.failed.to_dict()
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ApplyReport:
-        """Read the JSON form back."""
+    def from_dict(cls, data: JsonObject) -> ApplyReport:
+        """Read the JSON form back.
+
+        Raises:
+            JsonShapeError: a field is of the wrong type.
+        """
         failed = data.get("failed")
         return cls(
-            applied=tuple(AppliedOp.from_dict(a) for a in data.get("applied") or []),
-            skipped=tuple(str(s) for s in data.get("skipped") or []),
+            applied=tuple(AppliedOp.from_dict(a) for a in objects(data.get("applied"), "applied")),
+            skipped=tuple(str_list(data, "skipped")),
             failed=OpFailure.from_dict(failed) if isinstance(failed, dict) else None,
-            created={str(k): int(v) for k, v in (data.get("created") or {}).items()},
+            created=int_map(data, "created"),
         )
 
 
@@ -244,9 +289,9 @@ class PlanRecord:
         """Its status, as an announcement carries it."""
         return PlanState(self.id, self.status, self.report, self.interrupted)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form (what ``plan_record`` returns to front ends)."""
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "id": self.id,
             "plan": self.plan.to_dict(),
             "conversation_id": self.conversation_id,
@@ -264,22 +309,25 @@ class PlanRecord:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PlanRecord:
-        """Read the JSON form back."""
+    def from_dict(cls, data: JsonObject) -> PlanRecord:
+        """Read the JSON form back.
+
+        Raises:
+            JsonShapeError: no ``id`` or ``plan``, or a field of the wrong type.
+        """
         report = data.get("report")
-        status = str(data.get("status", "pending"))
         return cls(
-            id=str(data["id"]),
-            plan=ChangePlan.from_dict(dict(data["plan"])),
-            conversation_id=data.get("conversation_id"),
-            model_id=str(data.get("model_id", "")),
-            egress=str(data.get("egress", "local")),
-            status=plan_status(status),
-            tainted=bool(data.get("tainted")),
-            restricted_text=bool(data.get("restricted_text")),
+            id=req_str(data, "id"),
+            plan=ChangePlan.from_dict(as_object(data.get("plan"), "'plan'")),
+            conversation_id=opt_str(data, "conversation_id"),
+            model_id=str_or(data, "model_id"),
+            egress=str_or(data, "egress", "local"),
+            status=plan_status(str_or(data, "status", "pending")),
+            tainted=bool_or(data, "tainted"),
+            restricted_text=bool_or(data, "restricted_text"),
             report=ApplyReport.from_dict(report) if isinstance(report, dict) else None,
-            interrupted=bool(data.get("interrupted")),
-            proposer=None if data.get("proposer") is None else str(data["proposer"]),
+            interrupted=bool_or(data, "interrupted"),
+            proposer=opt_str(data, "proposer"),
         )
 
 
@@ -328,23 +376,23 @@ class PendingPlan:
         """Whether a person may still resolve it: pending, or an apply that was interrupted."""
         return self.status == "pending" or (self.status == "applying" and self.interrupted)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The wire form ``{plan_version, summary, ops, plan_hash, pending_id,
         restricted_text?}``."""
-        out = {**self.plan.to_dict(), "pending_id": self.pending_id}
+        out: JsonObject = {**self.plan.to_dict(), "pending_id": self.pending_id}
         if self.restricted_text:
             out["restricted_text"] = True
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PendingPlan:
+    def from_dict(cls, data: JsonObject) -> PendingPlan:
         """Read the wire form back (a client's).
 
         Raises:
-            KeyError: the form has no ``pending_id``.
+            JsonShapeError: the form has no ``pending_id``, or a field of the wrong type.
         """
         plan = ChangePlan.from_dict(data)
-        return cls(plan, str(data["pending_id"]), bool(data.get("restricted_text")))
+        return cls(plan, req_str(data, "pending_id"), bool_or(data, "restricted_text"))
 
 
 def plan_status(text: str) -> PlanStatus:
@@ -355,7 +403,7 @@ def plan_status(text: str) -> PlanStatus:
     return "pending"
 
 
-def unlinked_text(result: dict[str, Any]) -> str:
+def unlinked_text(result: Mapping[str, JsonValue]) -> str:
     """The links a delete removed first (its ``unlink`` option), one per linking record."""
     unlinked = result.get("unlinked")
     if not isinstance(unlinked, list) or not unlinked:

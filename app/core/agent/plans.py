@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.agent.plan_refs import check_slots, ref_invalid, refs_in
 from app.core.agent.plan_types import ChangePlan, PlanOp
 from app.core.errors import ArxiuError, ToolError
+from app.core.json_types import JsonObject, as_object
 from app.core.models.base import ToolSpec
 
 if TYPE_CHECKING:
@@ -72,9 +73,9 @@ def canonical_json(value: Any) -> bytes:
     return text.encode("utf-8")
 
 
-def plan_hash(plan: dict[str, Any]) -> str:
+def plan_hash(plan: JsonObject) -> str:
     """sha256 (hex) of the canonical JSON of ``{plan_version, summary, ops}``."""
-    body = {key: plan.get(key) for key in ("plan_version", "summary", "ops")}
+    body: JsonObject = {key: plan.get(key) for key in ("plan_version", "summary", "ops")}
     return hashlib.sha256(canonical_json(body)).hexdigest()
 
 
@@ -184,11 +185,11 @@ def _validate_op(
 def _checked_args(
     op_id: str,
     name: str,
-    args: dict[str, Any],
+    args: JsonObject,
     archive: Archive,
     registry: ToolRegistry,
     lang: str,
-) -> dict[str, Any]:
+) -> JsonObject:
     try:
         return check_write_args(name, args, archive, registry, lang)
     except ArxiuError as error:
@@ -202,15 +203,16 @@ def _checked_args(
 
 
 def check_write_args(
-    name: str, args: dict[str, Any], archive: Archive, registry: ToolRegistry, lang: str
-) -> dict[str, Any]:
-    """The op's arguments checked by the write tools' validator (labels resolved to tipos)."""
+    name: str, args: JsonObject, archive: Archive, registry: ToolRegistry, lang: str
+) -> JsonObject:
+    """The op's arguments (a tool call's JSON) checked by the write tools' validator (labels
+    resolved to tipos): still a JSON object."""
     from app.core.tools.write import validate_write_args
 
-    return validate_write_args(registry, name, args, archive, lang)
+    return as_object(validate_write_args(registry, name, args, archive, lang), "the arguments")
 
 
-def _require_writable(archive: Archive, args: dict[str, Any], op_id: str) -> None:
+def _require_writable(archive: Archive, args: JsonObject, op_id: str) -> None:
     tipo = args.get("section_tipo")
     if not isinstance(tipo, str):
         raise plan_invalid(f"Op {op_id} names no section_tipo.", op_id=op_id)

@@ -8,7 +8,10 @@ front of the person, the search hits of a grounded run — goes into the user's 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from app.core.agent.sources import SourceHit
 
 CITATION_FORMAT = "Label (section_tipo/section_id)"
 SNIPPET_CHARS = 300
@@ -83,7 +86,26 @@ def user_turn(question: str, context: str | None) -> str:
     return f"{context}\n\n[Question]\n{question}" if context else question
 
 
-def grounded_turn(question: str, hits: Sequence[dict[str, Any]], context: str | None) -> str:
+class Citable(Protocol):
+    """A hit or a cited record: what :func:`citation` names."""
+
+    @property
+    def section_tipo(self) -> str:
+        """The record's section tipo."""
+        ...
+
+    @property
+    def section_id(self) -> int | str:
+        """The record's id within its section."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """Its label (empty: none)."""
+        ...
+
+
+def grounded_turn(question: str, hits: Sequence[SourceHit], context: str | None) -> str:
     """The user's turn of a grounded run: the question, the hits, then one short instruction.
 
     Small models copy whatever layout they see; a short bulleted list followed by a direct
@@ -99,11 +121,11 @@ def grounded_turn(question: str, hits: Sequence[dict[str, Any]], context: str | 
     return "\n\n".join(p for p in parts if p)
 
 
-def citation(item: dict[str, Any]) -> str:
-    """``Label (section_tipo/section_id)`` for a hit or locator with a label."""
-    key = f"{item['section_tipo']}/{item['section_id']}"
-    label = str(item.get("label") or key)
-    return f"{label} ({key})"
+def citation(item: Citable) -> str:
+    """``Label (section_tipo/section_id)`` for a hit or a cited record (its key when it has
+    no label)."""
+    key = f"{item.section_tipo}/{item.section_id}"
+    return f"{item.label or key} ({key})"
 
 
 def sources_block(citations: Sequence[str]) -> str:
@@ -113,15 +135,15 @@ def sources_block(citations: Sequence[str]) -> str:
     return "\n\nSources:\n" + "\n".join(f"- {c}" for c in citations)
 
 
-def _snippet(hit: dict[str, Any]) -> str:
-    return " ".join(str(hit.get("snippet", "")).split())[:SNIPPET_CHARS]
+def _snippet(hit: SourceHit) -> str:
+    return " ".join(hit.snippet.split())[:SNIPPET_CHARS]
 
 
-def _where(hit: dict[str, Any]) -> str:
-    if hit.get("timecode"):
-        return f" at {hit['timecode']}"
-    if hit.get("page"):
-        return f" page {hit['page']}"
+def _where(hit: SourceHit) -> str:
+    if hit.timecode:
+        return f" at {hit.timecode}"
+    if hit.page:
+        return f" page {hit.page}"
     return ""
 
 

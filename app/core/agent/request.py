@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from app.core.agent.conversation_types import HistoryEntry
+from app.core.agent.history_entry import HistoryEntry, entry_json
 from app.core.archive.ids import check_id, lone_surrogate_at
 from app.core.errors import ArxiuError, ModelError
+from app.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from app.core.models.catalog import Catalog, ModelEntry
@@ -65,9 +66,9 @@ class RecordContext:
     summary: str = ""
     mode: str = "view"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The request form ``{section_tipo, section_id, mode?, summary?}``."""
-        out: dict[str, Any] = {"section_tipo": self.section_tipo, "section_id": self.section_id}
+        out: JsonObject = {"section_tipo": self.section_tipo, "section_id": self.section_id}
         if self.summary:
             out["summary"] = self.summary
         if self.mode != "view":
@@ -82,7 +83,7 @@ class Image:
     mime: str
     data: bytes
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> JsonObject:
         """The request form ``{mime, data}`` (``data`` in base64)."""
         return {"mime": self.mime, "data": base64.b64encode(self.data).decode("ascii")}
 
@@ -113,12 +114,12 @@ class ChatRequest:
         """
         return parse_request(raw)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The request body ``{question, model?, history?, context?, images?, mode?, effort?}``."""
-        out: dict[str, Any] = {"question": self.question}
-        optional: dict[str, Any] = {
+        out: JsonObject = {"question": self.question}
+        optional: JsonObject = {
             "model": self.model,
-            "history": [dict(entry) for entry in self.history] or None,
+            "history": [entry_json(entry) for entry in self.history] or None,
             "context": self.context.to_dict() if self.context else None,
             "images": [image.to_dict() for image in self.images] or None,
             "mode": self.mode if self.mode != "read" else None,
@@ -226,12 +227,13 @@ def check_request(
     )
 
 
-def _texts(request: ChatRequest) -> dict[str, Any]:
+def _texts(request: ChatRequest) -> JsonObject:
     """The request's text, keyed as in its body (where a lone surrogate is reported)."""
+    history: list[JsonValue] = [entry_json(entry) for entry in request.history]
     return {
         "question": request.question,
         "model": request.model,
-        "history": [dict(entry) for entry in request.history],
+        "history": history,
         "context": request.context.to_dict() if request.context else None,
         "effort": request.effort,
     }

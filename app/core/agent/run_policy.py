@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from app.core.agent.egress import EgressGate
 from app.core.agent.egress_errors import for_model
+from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.plans import PROPOSE_SPEC, PROPOSE_TOOL
 from app.core.agent.prompts import context_block
 from app.core.agent.transcript import withhold_tainted
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
     from app.core.index.hits import Searcher
     from app.core.models.base import ToolCall, ToolSpec
     from app.core.tools.registry import ToolRegistry
-
-History = list[dict[str, Any]]
 
 
 def egress_gate(
@@ -115,7 +114,7 @@ class RunPolicy:
         return result.code if self.can_read_restricted else for_model(result).code
 
     # -- what the model is sent ----------------------------------------------------------------
-    def history(self, history: Sequence[dict[str, Any]]) -> tuple[History, int]:
+    def history(self, history: Sequence[HistoryEntry]) -> tuple[list[HistoryEntry], int]:
         """The earlier history the model is sent, and how many tainted entries were withheld
         (only from a run guarded as external)."""
         if not self.external:
@@ -143,7 +142,7 @@ class RunPolicy:
         )
 
     # -- the answer ----------------------------------------------------------------------------
-    def tainted(self, history: Sequence[dict[str, Any]]) -> bool:
+    def tainted(self, history: Sequence[HistoryEntry]) -> bool:
         """Whether the answer may hold restricted text: a local run that touched restricted
         content, or whose input ``history`` (or conversation) already had."""
         if self.external:

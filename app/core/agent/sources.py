@@ -17,14 +17,55 @@ cut-offs are ratios to the best hit rather than absolute values.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+
+from app.core.json_types import JsonObject, JsonValue
 
 STRONG = 0.9
 """A record scoring at least this share of the best score makes its section a lead section."""
 RELEVANT = 0.6
 """A record of a lead section scoring at least this share of the best score is cited."""
 MAX_SOURCES = 5
+HIT_LISTS = ("hits", "results", "records")
+"""The keys of a search result object that may hold its list of hits."""
+
+
+@dataclass(frozen=True)
+class SourceHit:
+    """One hit of a search result, as a grounded answer reads it from the tool's JSON.
+
+    ``label`` may be empty or name only the record's key; ``timecode`` and ``page`` are
+    ``None`` when the hit has none.
+    """
+
+    section_tipo: str
+    section_id: int | str
+    label: str = ""
+    snippet: str = ""
+    score: float = 0.0
+    timecode: str | None = None
+    page: str | None = None
+
+    @classmethod
+    def from_json(cls, hit: JsonObject) -> SourceHit | None:
+        """The hit of a search result's JSON object (``None``: it names no record)."""
+        tipo, sid = hit.get("section_tipo"), hit.get("section_id")
+        if not isinstance(tipo, str) or isinstance(sid, bool) or not isinstance(sid, int | str):
+            return None
+        return cls(
+            tipo,
+            sid,
+            label=str(hit.get("label") or ""),
+            snippet=str(hit.get("snippet", "")),
+            score=_score(hit.get("score")),
+            timecode=_mark(hit.get("timecode")),
+            page=_mark(hit.get("page")),
+        )
+
+    def labelled(self, label: str) -> SourceHit:
+        """The hit with ``label`` instead of its own."""
+        return dataclasses.replace(self, label=label)
 
 
 @dataclass
@@ -32,9 +73,9 @@ class Source:
     """One record a grounded answer cites, with the hits that found it (best first)."""
 
     section_tipo: str
-    section_id: Any
+    section_id: int | str
     score: float
-    hits: list[dict[str, Any]] = field(default_factory=list)
+    hits: list[SourceHit] = field(default_factory=list)
     record_label: str = ""
     """The archive's label for the record, used when no hit carries a label of its own."""
 
@@ -47,7 +88,7 @@ class Source:
     def label(self) -> str:
         """The record's label as the hits give it (a hit naming only the key is skipped)."""
         for hit in self.hits:
-            text = str(hit.get("label") or "").strip()
+            text = hit.label.strip()
             if text and text != self.key:
                 return text
         return self.record_label or self.key
@@ -57,47 +98,41 @@ class Source:
         """Whether no hit names the record by more than its key."""
         return self.label == self.key
 
-    def to_citation_item(self) -> dict[str, Any]:
-        """A locator with a label, for :func:`~app.core.agent.prompts.citation`."""
-        return {
-            "section_tipo": self.section_tipo,
-            "section_id": self.section_id,
-            "label": self.label,
-        }
 
-
-def hits_of(data: Any) -> list[dict[str, Any]]:
-    """The hit dicts in a search result (a list, or ``{"hits": [...]}``/``{"results": ...}``)."""
+def hits_of(data: JsonValue) -> list[SourceHit]:
+    """The hits in a search result (a list, or ``{"hits": [...]}``/``{"results": ...}``);
+    an item that is not an object naming a record (``section_tipo``, ``section_id``) is
+    skipped."""
     if isinstance(data, dict):
-        for name in ("hits", "results", "records"):
-            if isinstance(data.get(name), list):
-                data = data[name]
+        for name in HIT_LISTS:
+            found = data.get(name)
+            if isinstance(found, list):
+                data = found
                 break
     if not isinstance(data, list):
         return []
-    return [
-        hit
-        for hit in data
-        if isinstance(hit, dict)
-        and isinstance(hit.get("section_tipo"), str)
-        and "section_id" in hit
-    ]
+    hits = (SourceHit.from_json(item) for item in data if isinstance(item, dict))
+    return [hit for hit in hits if hit is not None]
 
 
-def _score(hit: dict[str, Any]) -> float:
-    value = hit.get("score")
+def _score(value: JsonValue) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-def group_by_record(hits: list[dict[str, Any]]) -> list[Source]:
+def _mark(value: JsonValue) -> str | None:
+    """A timecode or page as the prompt shows it (``None`` for none)."""
+    return str(value) if value else None
+
+
+def group_by_record(hits: list[SourceHit]) -> list[Source]:
     """One :class:`Source` per record, best score first (search order breaks ties)."""
     by_key: dict[tuple[str, str], Source] = {}
     for hit in hits:
-        key = (hit["section_tipo"], str(hit["section_id"]))
+        key = (hit.section_tipo, str(hit.section_id))
         source = by_key.get(key)
         if source is None:
-            source = by_key[key] = Source(hit["section_tipo"], hit["section_id"], _score(hit))
-        source.score = max(source.score, _score(hit))
+            source = by_key[key] = Source(hit.section_tipo, hit.section_id, hit.score)
+        source.score = max(source.score, hit.score)
         source.hits.append(hit)
     order = {key: n for n, key in enumerate(by_key)}
     return sorted(
@@ -106,7 +141,7 @@ def group_by_record(hits: list[dict[str, Any]]) -> list[Source]:
     )
 
 
-def select_sources(hits: list[dict[str, Any]], limit: int = MAX_SOURCES) -> list[Source]:
+def select_sources(hits: list[SourceHit], limit: int = MAX_SOURCES) -> list[Source]:
     """The records worth citing among ``hits`` (see the module docstring), at most ``limit``.
 
     With no positive score at all, only the first record is kept: the search found

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.agent.events import Event, ToolResultEvent, ToolUseEvent
 from app.core.errors import ArxiuError
+from app.core.json_types import JsonObject
 from app.core.tools.base import ToolResult
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class ToolCaller:
         """The human summary of ``call`` (the ``tool_use`` event's)."""
         return self.registry.summary(call.name, call.arguments)
 
-    async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+    async def call(self, name: str, args: JsonObject) -> ToolResult:
         """One tool call through the egress gate (both ends); refusals come back as results."""
         gate = self.policy.gate
         try:

@@ -1,27 +1,30 @@
 """What a run remembers: text-only history, taint, usage and the bounded transcript summary.
 
-History is ``[{role, text}]`` — earlier tool traffic is never replayed. An assistant entry that
-a local model produced from restricted content carries ``tainted: true``; when a conversation
-continues on an external model those entries (and the question they answered) are withheld
-and the run says so.
+History is ``[{role, text}]`` (:class:`~app.core.agent.history_entry.HistoryEntry`) — earlier
+tool traffic is never replayed. An assistant entry that a local model produced from restricted
+content carries ``tainted: true``; when a conversation continues on an external model those
+entries (and the question they answered) are withheld and the run says so. The transcript
+summary is the run's audit view: JSON entries (``{turn, tool, ok, code}``, notices), as the
+``final`` frame and the stored turn record carry them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from app.core.agent.history_entry import HistoryEntry, history_entry
+from app.core.json_types import JsonObject
 from app.core.models.base import Message, Usage
 
 MAX_SUMMARY_ENTRIES = 100
 
 
-def withhold_tainted(history: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def withhold_tainted(history: Sequence[HistoryEntry]) -> tuple[list[HistoryEntry], int]:
     """History without tainted entries (and the questions tainted answers answered); and how
     many. A question is tainted only when the server's record marks it (a client's copy of
     restricted text: see :mod:`~app.core.agent.history_taint`)."""
-    kept: list[dict[str, Any]] = []
+    kept: list[HistoryEntry] = []
     withheld = 0
     for entry in history:
         if entry.get("tainted"):
@@ -33,7 +36,7 @@ def withhold_tainted(history: Sequence[dict[str, Any]]) -> tuple[list[dict[str, 
     return kept, withheld
 
 
-def history_messages(history: Sequence[dict[str, Any]]) -> list[Message]:
+def history_messages(history: Sequence[HistoryEntry]) -> list[Message]:
     """History entries as chat messages (text only)."""
     return [Message(role=entry["role"], content=str(entry["text"])) for entry in history]
 
@@ -43,7 +46,7 @@ class Transcript:
     """The running record of one run."""
 
     answer_parts: list[str] = field(default_factory=list)
-    summary: list[dict[str, Any]] = field(default_factory=list)
+    summary: list[JsonObject] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
@@ -64,7 +67,7 @@ class Transcript:
         self.output_tokens += usage.output_tokens
         self.cached_tokens += usage.cached_tokens
 
-    def note(self, entry: dict[str, Any]) -> None:
+    def note(self, entry: JsonObject) -> None:
         """Append an entry to the bounded per-turn audit view."""
         if len(self.summary) < MAX_SUMMARY_ENTRIES:
             self.summary.append({"turn": self.turns, **entry})
@@ -77,10 +80,8 @@ class Transcript:
         return out
 
     def history(
-        self, before: Sequence[dict[str, Any]], question: str, *, tainted: bool
-    ) -> list[dict[str, Any]]:
+        self, before: Sequence[HistoryEntry], question: str, *, tainted: bool
+    ) -> list[HistoryEntry]:
         """``before`` plus this exchange, ready to resend as the next request's history."""
-        answer: dict[str, Any] = {"role": "assistant", "text": self.answer}
-        if tainted:
-            answer["tainted"] = True
-        return [*before, {"role": "user", "text": question}, answer]
+        answer = history_entry("assistant", self.answer, tainted=tainted)
+        return [*before, history_entry("user", question), answer]

@@ -1,9 +1,9 @@
 """Persisted chat sessions: title, model, text history, transcript summary.
 
-Rows are plain dicts here; the agent reads and writes them as typed
-:class:`~app.core.agent.conversation_types.Conversation` values, and never stores a plan with a
-conversation (the ``pending_plan`` column holds only what older versions wrote; the plan book
-owns every plan and its status).
+Rows are JSON objects here (:data:`~app.core.json_types.JsonObject`, the stored form); the agent
+reads and writes them as typed :class:`~app.core.agent.conversation_types.Conversation` values,
+and never stores a plan with a conversation (the ``pending_plan`` column holds only what older
+versions wrote; the plan book owns every plan and its status).
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from app.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from app.core.archive.database import Database
@@ -26,15 +28,15 @@ class ConversationStore:
 
     db: Database
 
-    async def save_conversation(self, conversation: dict[str, Any]) -> None:
+    async def save_conversation(self, conversation: JsonObject) -> None:
         """Insert or update a conversation (``id``, ``title``, ``model``, ``history``...);
         ``conversation`` must not change until it returns."""
         await self.db.awrite(lambda conn: _upsert(conn, conversation))
 
-    async def conversations(self) -> list[dict[str, Any]]:
+    async def conversations(self) -> list[JsonObject]:
         """Every conversation, most recently updated first."""
 
-        def fetch(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        def fetch(conn: sqlite3.Connection) -> list[JsonObject]:
             rows = conn.execute(
                 "SELECT * FROM conversations ORDER BY updated_at DESC, id"
             ).fetchall()
@@ -42,7 +44,7 @@ class ConversationStore:
 
         return await self.db.aread(fetch)
 
-    async def conversation(self, conversation_id: str) -> dict[str, Any] | None:
+    async def conversation(self, conversation_id: str) -> JsonObject | None:
         """One conversation or ``None``."""
         return await self.db.aread(lambda conn: _fetch(conn, conversation_id))
 
@@ -53,7 +55,7 @@ class ConversationStore:
         )
 
 
-def _upsert(conn: sqlite3.Connection, conversation: dict[str, Any]) -> None:
+def _upsert(conn: sqlite3.Connection, conversation: JsonObject) -> None:
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     row = (
         conversation["id"],
@@ -75,18 +77,19 @@ def _upsert(conn: sqlite3.Connection, conversation: dict[str, Any]) -> None:
     )
 
 
-def _fetch(conn: sqlite3.Connection, conversation_id: str) -> dict[str, Any] | None:
+def _fetch(conn: sqlite3.Connection, conversation_id: str) -> JsonObject | None:
     row = conn.execute("SELECT * FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
     return _row_to_conversation(row) if row else None
 
 
-def _dumps_or_none(value: Any) -> str | None:
+def _dumps_or_none(value: JsonValue) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _row_to_conversation(row: sqlite3.Row) -> dict[str, Any]:
-    item = dict(row)
-    item["history"] = json.loads(item["history"])
-    item["transcript"] = json.loads(item["transcript"])
-    item["pending_plan"] = json.loads(item["pending_plan"]) if item["pending_plan"] else None
+def _row_to_conversation(row: sqlite3.Row) -> JsonObject:
+    """A ``conversations`` row (text columns) with its JSON columns decoded."""
+    item: JsonObject = dict(row)
+    item["history"] = json.loads(row["history"])
+    item["transcript"] = json.loads(row["transcript"])
+    item["pending_plan"] = json.loads(row["pending_plan"]) if row["pending_plan"] else None
     return item

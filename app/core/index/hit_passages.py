@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from app.core.archive.language import NEUTRAL
 from app.core.index import lexical, query_frame
 from app.core.index.names import fold
+from app.core.json_types import JsonObject
 
 WORDY_SHARE = 0.6
 """A text is real text when at least this share of its tokens are words of letters."""
@@ -56,7 +56,7 @@ class HitPassage:
     page: str | None = None
     marks: tuple[Span, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form (CLI ``--json``)."""
         return {
             "text": self.text,

@@ -18,13 +18,13 @@ import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from app.core.errors import IndexError_
 from app.core.index import onnx_bert
+from app.core.json_types import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ SUPPORTED_MODULES = {
 }
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> JsonObject:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -90,7 +90,10 @@ class OrtEncoder:
         settings = _read_json(folder / "sentence_bert_config.json")
         self.lower = bool(settings.get("do_lower_case", False))
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(int(settings.get("max_seq_length") or 512))
+        length = settings.get("max_seq_length")
+        self.tokenizer.enable_truncation(
+            int(length) if isinstance(length, int | float) and length else 512
+        )
         self.tokenizer.no_padding()
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1

@@ -26,7 +26,6 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from app.core.archive import language
 from app.core.archive.model import Field, Record, RecordKey
@@ -37,6 +36,7 @@ from app.core.index.hit_passages import HitPassage, Span, choose, marks, query_w
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
 from app.core.index.search import snippet
 from app.core.index.storage import ChunkRow
+from app.core.json_types import JsonObject
 
 CHUNK_DEPTH = 200
 """Chunks of the per-chunk ranking read for passages (at least; five per record asked)."""
@@ -83,7 +83,7 @@ class RecordHit:
         found = _YEAR.match(self.date or "")
         return int(found.group(1)) if found else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON form (``arxiu search --json``): the best passage's text, timecode and page at
         the top level, as a per-chunk hit has them, and every passage."""
         best = self.passage

@@ -5,6 +5,10 @@ Maps the SSE events (``message_start``, ``content_block_start/delta/stop``, ``me
 blocks, ``tool_use`` assembled from ``input_json_delta`` fragments, usage and the stop reason. An
 in-band ``error`` event after a 200 (``overloaded_error``) raises a retryable coded error; it is
 retried only if nothing was yielded yet. Images are sent as base64 blocks for vision models.
+
+Each event's JSON is narrowed with the readers of :mod:`app.core.json_types`: an event of an
+unexpected shape raises :class:`~app.core.json_types.JsonShapeError` (a ``ValueError``), which
+:class:`~app.core.models.http_model.HttpChatModel` reports as a coded ``ai.provider_failed``.
 """
 
 from __future__ import annotations
@@ -12,9 +16,9 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from app.core.errors import ModelError
+from app.core.json_types import JsonObject, JsonShapeError, as_object
 from app.core.models.base import (
     Message,
     ModelEvent,
@@ -47,26 +51,30 @@ def messages_url(endpoint: str | None) -> str:
     return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
 
 
-def _user_blocks(message: Message) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+def _user_blocks(message: Message) -> list[JsonObject]:
+    blocks: list[JsonObject] = []
     for mime, data in message.images:
-        source = {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode()}
+        source: JsonObject = {
+            "type": "base64",
+            "media_type": mime,
+            "data": base64.b64encode(data).decode(),
+        }
         blocks.append({"type": "image", "source": source})
     if message.content or not blocks:
         blocks.append({"type": "text", "text": message.content})
     return blocks
 
 
-def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
+def _blocks(message: Message) -> tuple[str, list[JsonObject]]:
     if message.role == "tool":
-        result = {
+        result: JsonObject = {
             "type": "tool_result",
             "tool_use_id": message.tool_call_id or "",
             "content": message.content,
         }
         return "user", [result]
     if message.role == "assistant":
-        blocks: list[dict[str, Any]] = []
+        blocks: list[JsonObject] = []
         if message.content:
             blocks.append({"type": "text", "text": message.content})
         for call in message.tool_calls:
@@ -77,21 +85,21 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
     return "user", _user_blocks(message)
 
 
-def wire_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+def wire_messages(messages: list[Message]) -> tuple[str, list[JsonObject]]:
     """The system prompt and the alternating user/assistant messages of the Messages API."""
     system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
-    out: list[dict[str, Any]] = []
+    turns: list[tuple[str, list[JsonObject]]] = []
     for message in messages:
         if message.role == "system":
             continue
         role, blocks = _blocks(message)
         if not blocks:
             continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
         else:
-            out.append({"role": role, "content": blocks})
-    return system, out
+            turns.append((role, blocks))
+    return system, [{"role": role, "content": [*blocks]} for role, blocks in turns]
 
 
 @dataclass
@@ -100,7 +108,6 @@ class _Block:
     id: str = ""
     name: str = ""
     json_parts: list[str] = field(default_factory=list)
-    input: dict[str, Any] | None = None
 
 
 @dataclass
@@ -118,7 +125,7 @@ class EventReader:
         Raises:
             ModelError: for an in-band ``error`` event.
         """
-        data = sse.json()
+        data = as_object(sse.json(), "the event")
         kind = data.get("type") or sse.event
         handler = getattr(self, "_on_" + str(kind), None)
         if handler is None:
@@ -134,43 +141,44 @@ class EventReader:
         """Whether the reply is complete (``message_stop`` arrived)."""
         return self.complete
 
-    def _on_error(self, data: dict[str, Any]) -> list[ModelEvent]:
-        raise in_band_error(data.get("error") or {})
+    def _on_error(self, data: JsonObject) -> list[ModelEvent]:
+        raise in_band_error(_object(data, "error"))
 
-    def _on_message_start(self, data: dict[str, Any]) -> list[ModelEvent]:
-        self._add_usage((data.get("message") or {}).get("usage") or {})
+    def _on_message_start(self, data: JsonObject) -> list[ModelEvent]:
+        self._add_usage(_object(_object(data, "message"), "usage"))
         return []
 
-    def _on_message_stop(self, data: dict[str, Any]) -> list[ModelEvent]:
+    def _on_message_stop(self, data: JsonObject) -> list[ModelEvent]:
         self.complete = True
         return []
 
-    def _on_message_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
-        self.stop_reason = (data.get("delta") or {}).get("stop_reason") or self.stop_reason
-        self._add_usage(data.get("usage") or {})
+    def _on_message_delta(self, data: JsonObject) -> list[ModelEvent]:
+        reason = _object(data, "delta").get("stop_reason")
+        self.stop_reason = str(reason) if reason else self.stop_reason
+        self._add_usage(_object(data, "usage"))
         return []
 
-    def _add_usage(self, usage: dict[str, Any]) -> None:
+    def _add_usage(self, usage: JsonObject) -> None:
         for key, value in usage.items():
             if isinstance(value, int):
                 self.usage[key] = value
 
-    def _on_content_block_start(self, data: dict[str, Any]) -> list[ModelEvent]:
-        block = data.get("content_block") or {}
+    def _on_content_block_start(self, data: JsonObject) -> list[ModelEvent]:
+        block = _object(data, "content_block")
         kind = str(block.get("type"))
-        self.blocks[int(data.get("index", 0))] = _Block(
+        self.blocks[_index(data)] = _Block(
             kind, str(block.get("id") or ""), str(block.get("name") or "")
         )
         if kind in ("thinking", "redacted_thinking"):
             text = block.get("thinking")
-            return [ThinkingStart(), *([ThinkingDelta(text)] if text else [])]
+            return [ThinkingStart(), *([ThinkingDelta(str(text))] if text else [])]
         if kind == "text" and block.get("text"):
             return [TextDelta(str(block["text"]))]
         return []
 
-    def _on_content_block_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
-        delta = data.get("delta") or {}
-        block = self.blocks.get(int(data.get("index", 0)))
+    def _on_content_block_delta(self, data: JsonObject) -> list[ModelEvent]:
+        delta = _object(data, "delta")
+        block = self.blocks.get(_index(data))
         kind = delta.get("type")
         if kind == "text_delta":
             return [TextDelta(str(delta.get("text", "")))]
@@ -180,8 +188,8 @@ class EventReader:
             block.json_parts.append(str(delta.get("partial_json", "")))
         return []
 
-    def _on_content_block_stop(self, data: dict[str, Any]) -> list[ModelEvent]:
-        block = self.blocks.get(int(data.get("index", 0)))
+    def _on_content_block_stop(self, data: JsonObject) -> list[ModelEvent]:
+        block = self.blocks.get(_index(data))
         if block is None:
             return []
         if block.kind in ("thinking", "redacted_thinking"):
@@ -202,7 +210,20 @@ class EventReader:
         return [usage, Stop(STOP_REASONS.get(self.stop_reason or "", "end_turn"))]
 
 
-def _tool_input(block: _Block) -> dict[str, Any]:
+def _object(data: JsonObject, key: str) -> JsonObject:
+    """``data[key]`` as an object (empty when absent, null or empty)."""
+    return as_object(data.get(key) or {}, f"'{key}'")
+
+
+def _index(data: JsonObject) -> int:
+    """An event's content block ``index`` (0 when absent; a number or a numeric string)."""
+    value = data.get("index", 0)
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise JsonShapeError("'index' must be a number")
+    return int(value)
+
+
+def _tool_input(block: _Block) -> JsonObject:
     text = "".join(block.json_parts).strip()
     try:
         value = json.loads(text) if text else {}
@@ -218,7 +239,7 @@ def _tool_input(block: _Block) -> dict[str, Any]:
     return value
 
 
-def in_band_error(error: dict[str, Any]) -> ModelError:
+def in_band_error(error: JsonObject) -> ModelError:
     """The coded error for an ``error`` event sent inside a 200 stream."""
     kind = str(error.get("type") or "api_error")
     message = str(error.get("message") or kind)[:300]
@@ -269,13 +290,14 @@ class AnthropicModel(HttpChatModel):
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """The JSON body of the request."""
         system, wire = wire_messages(messages)
-        body: dict[str, Any] = {
+        max_tokens = min(options.max_tokens, self.entry.max_tokens)
+        body: JsonObject = {
             "model": self.entry.model,
-            "max_tokens": min(options.max_tokens, self.entry.max_tokens),
-            "messages": wire,
+            "max_tokens": max_tokens,
+            "messages": [*wire],
             "stream": True,
         }
         if system:
@@ -289,7 +311,7 @@ class AnthropicModel(HttpChatModel):
         budget = self._thinking_budget(messages, options)
         if budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-            body["max_tokens"] = max(body["max_tokens"], budget + 1024)
+            body["max_tokens"] = max(max_tokens, budget + 1024)
             if "tool_choice" in body:  # forced tool use is not allowed with thinking
                 body["tool_choice"] = {"type": "auto"}
         else:

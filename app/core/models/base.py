@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from app.core.json_types import JsonObject
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -20,7 +22,7 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: JsonObject
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class StreamOptions:
     effort: str | None = None
     tool_choice: Literal["auto", "required", "none"] = "auto"
     stop_event: Any = None  # a threading.Event or asyncio.Event checked between tokens
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

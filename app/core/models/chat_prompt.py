@@ -12,8 +12,8 @@ With ``tool_choice="required"`` the reply is constrained by a JSON-schema gramma
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from app.core.json_types import JsonObject, JsonValue
 from app.core.models.base import Message, ToolCall, ToolSpec
 from app.core.models.chat_template import TemplateMessage, TemplateTool, render_template
 from app.core.models.tool_call_json import call_from_json
@@ -84,7 +84,7 @@ def render(
     )
 
 
-def _bounded(schema: Any) -> Any:
+def _bounded(schema: JsonValue) -> JsonValue:
     """``schema`` with a length limit on free strings, so a small model cannot ramble forever."""
     if isinstance(schema, list):
         return [_bounded(item) for item in schema]
@@ -96,9 +96,9 @@ def _bounded(schema: Any) -> Any:
     return out
 
 
-def tool_call_schema(tools: list[ToolSpec]) -> dict[str, Any]:
+def tool_call_schema(tools: list[ToolSpec]) -> JsonObject:
     """The JSON schema of one call of any of ``tools`` (for the grammar)."""
-    options = [
+    options: list[JsonObject] = [
         {
             "type": "object",
             "properties": {
@@ -109,7 +109,7 @@ def tool_call_schema(tools: list[ToolSpec]) -> dict[str, Any]:
         }
         for tool in tools
     ]
-    return options[0] if len(options) == 1 else {"anyOf": options}
+    return options[0] if len(options) == 1 else {"anyOf": [*options]}
 
 
 def parse_tool_call(text: str, tools: list[ToolSpec]) -> ToolCall | None:

@@ -19,9 +19,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from app.core.errors import ArxiuError, ModelError
+from app.core.json_types import JsonObject
 from app.core.models.catalog_rules import EntryFields
 from app.core.models.discovery_roots import (
     SOURCE_LABELS,
@@ -119,7 +120,7 @@ class Found:
         """Bytes on disk (files only)."""
         return self.facts.size if self.facts else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Plain JSON values for ``arxiu models discover --json``."""
         return {
             "kind": self.kind,
@@ -135,7 +136,7 @@ class Found:
             "parameters": self.facts.parameter_count if self.facts else None,
             "parameters_label": self.facts.parameters_label()
             if self.facts
-            else self.server and self.server.parameters_label,
+            else (self.server.parameters_label if self.server else None),
             "size_bytes": self.size,
             "supports_tools": self.supports_tools,
             "memory_needed_mb": self.memory_needed // MIB if self.memory_needed else None,
@@ -153,7 +154,7 @@ class Refused:
     code: str
     message: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Plain JSON values."""
         return {
             "source": self.source,
@@ -189,7 +190,7 @@ class Discovery:
 
         return max(usable, key=score)[0]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Plain JSON values (models numbered from 1, as ``--from-discovered`` takes them)."""
         best = self.recommendation()
         return {

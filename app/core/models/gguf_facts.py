@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType, LlamaFileType
 
+from app.core.json_types import JsonObject
 from app.core.models.chat_template import template_supports_tools
 from app.core.models.gguf import GGUFInfo
 from app.core.models.gguf_header import (
@@ -69,7 +69,7 @@ class GGUFFacts:
             return f"{count / 1e6:.0f}M"
         return f"{count / 1e3:.0f}K"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The facts as plain JSON values (the template itself is left out: it is long)."""
         return {
             "architecture": self.architecture,

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 import httpx
 
 from app.core.errors import ModelError
+from app.core.json_types import JsonObject
 from app.core.models.base import Message, ModelEvent, Stop, StreamOptions, ToolSpec
 from app.core.models.catalog import ModelEntry
 from app.core.models.stream_limits import StreamClock, StreamLimits, bounded_lines
@@ -111,7 +112,7 @@ class HttpChatModel:
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """The JSON body of the request."""
         raise NotImplementedError
 
@@ -135,7 +136,7 @@ class HttpChatModel:
             yield Stop("stopped")
 
     async def _attempt(
-        self, body: dict[str, Any], options: StreamOptions, clock: StreamClock
+        self, body: JsonObject, options: StreamOptions, clock: StreamClock
     ) -> AsyncIterator[ModelEvent]:
         client = self._client_for_request()
         reader = self._reader()

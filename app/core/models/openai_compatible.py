@@ -5,6 +5,10 @@ Streams ``POST {endpoint}/chat/completions`` with ``stream: true`` and turns the
 as an object instead of a JSON string, a whole call arriving in one final chunk, a missing call id
 or index, reasoning text under ``reasoning_content``/``reasoning``. Retries only before the first
 event; the idle timeout is the entry's ``timeout_s``.
+
+Each chunk's JSON is narrowed with the readers of :mod:`app.core.json_types`: a chunk of an
+unexpected shape raises :class:`~app.core.json_types.JsonShapeError` (a ``ValueError``), which
+:class:`~app.core.models.http_model.HttpChatModel` reports as a coded ``ai.provider_failed``.
 """
 
 from __future__ import annotations
@@ -13,9 +17,15 @@ import base64
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from app.core.errors import ModelError
+from app.core.json_types import (
+    JsonObject,
+    JsonShapeError,
+    JsonValue,
+    as_object,
+    objects,
+)
 from app.core.models.base import (
     Message,
     ModelEvent,
@@ -43,21 +53,21 @@ def chat_url(endpoint: str) -> str:
     return base if base.endswith("/chat/completions") else base + "/chat/completions"
 
 
-def _content(message: Message) -> Any:
+def _content(message: Message) -> JsonValue:
     if not message.images:
         return message.content
-    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    parts: list[JsonValue] = [{"type": "text", "text": message.content}]
     for mime, data in message.images:
         url = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
         parts.append({"type": "image_url", "image_url": {"url": url}})
     return parts
 
 
-def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+def wire_messages(messages: list[Message]) -> list[JsonObject]:
     """``messages`` in the chat completions wire format."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for message in messages:
-        item: dict[str, Any] = {"role": message.role, "content": _content(message)}
+        item: JsonObject = {"role": message.role, "content": _content(message)}
         if message.tool_calls:
             item["content"] = message.content or None
             item["tool_calls"] = [
@@ -81,11 +91,11 @@ class _PendingCall:
     id: str = ""
     name: str = ""
     arguments: str = ""
-    parsed: dict[str, Any] | None = None
+    parsed: JsonObject | None = None
 
-    def add(self, delta: dict[str, Any]) -> None:
+    def add(self, delta: JsonObject) -> None:
         self.id = self.id or str(delta.get("id") or "")
-        function = delta.get("function") or {}
+        function = _object(delta.get("function"), "function")
         if function.get("name") and not self.name:
             self.name = str(function["name"])
         args = function.get("arguments")
@@ -133,7 +143,7 @@ class ChunkReader:
         if sse.data.strip() == "[DONE]":
             self.done = True
             return []
-        return self.feed(sse.json())
+        return self.feed(as_object(sse.json(), "the chunk"))
 
     def at_end(self) -> bool:
         """Whether ``[DONE]`` arrived."""
@@ -143,24 +153,28 @@ class ChunkReader:
         """Whether the reply ended properly (``[DONE]`` or a finish reason)."""
         return self.done or self.finish_reason is not None
 
-    def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
+    def feed(self, chunk: JsonObject) -> list[ModelEvent]:
         """Events for one chunk.
 
         Raises:
             ModelError: ``ai.provider_failed`` for an in-stream ``error`` object.
+            JsonShapeError: a chunk of an unexpected shape.
         """
-        if chunk.get("error"):
-            raise _stream_error(chunk["error"])
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = _usage(chunk["usage"])
+        error = chunk.get("error")
+        if error:
+            raise _stream_error(error)
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.usage = _usage(usage)
         events: list[ModelEvent] = []
-        for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") or choice.get("message") or {}
+        for choice in objects(chunk.get("choices") or None, "'choices'"):
+            delta = _object(choice.get("delta") or choice.get("message"), "delta")
             events.extend(self._delta(delta))
-            self.finish_reason = choice.get("finish_reason") or self.finish_reason
+            reason = choice.get("finish_reason")
+            self.finish_reason = str(reason) if reason else self.finish_reason
         return events
 
-    def _delta(self, delta: dict[str, Any]) -> list[ModelEvent]:
+    def _delta(self, delta: JsonObject) -> list[ModelEvent]:
         events: list[ModelEvent] = []
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
@@ -172,15 +186,17 @@ class ChunkReader:
         if isinstance(text, str) and text:
             events.extend(self.close_thinking())
             events.append(TextDelta(text))
-        for call in delta.get("tool_calls") or []:
+        for call in objects(delta.get("tool_calls") or None, "'tool_calls'"):
             self._slot(call).add(call)
         return events
 
-    def _slot(self, call: dict[str, Any]) -> _PendingCall:
+    def _slot(self, call: JsonObject) -> _PendingCall:
         """The pending call a delta belongs to (by index, else by id, else the last one)."""
-        index = call.get("index")
+        given = call.get("index")
         call_id = call.get("id")
-        if not isinstance(index, int):
+        if isinstance(given, int):
+            index = given
+        else:
             known = [i for i, c in self.calls.items() if call_id and c.id == call_id]
             if known:
                 index = known[0]
@@ -211,16 +227,29 @@ class ChunkReader:
         return events
 
 
-def _usage(data: dict[str, Any]) -> Usage:
+def _object(value: JsonValue, what: str) -> JsonObject:
+    """``value`` as an object (empty when absent, null or empty)."""
+    return as_object(value or {}, f"'{what}'")
+
+
+def _count(data: JsonObject, key: str) -> int:
+    """A token count (0 when absent or null; a number or a numeric string)."""
+    value = data.get(key) or 0
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise JsonShapeError(f"'{key}' must be a number")
+    return int(value)
+
+
+def _usage(data: JsonObject) -> Usage:
     details = data.get("prompt_tokens_details") or {}
     return Usage(
-        input_tokens=int(data.get("prompt_tokens") or 0),
-        output_tokens=int(data.get("completion_tokens") or 0),
-        cached_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
+        input_tokens=_count(data, "prompt_tokens"),
+        output_tokens=_count(data, "completion_tokens"),
+        cached_tokens=_count(details, "cached_tokens") if isinstance(details, dict) else 0,
     )
 
 
-def _stream_error(error: Any) -> ModelError:
+def _stream_error(error: JsonValue) -> ModelError:
     message = error.get("message") if isinstance(error, dict) else str(error)
     kind = error.get("type") if isinstance(error, dict) else None
     return ModelError(
@@ -258,11 +287,11 @@ class OpenAICompatibleModel(HttpChatModel):
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSpec], options: StreamOptions
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """The JSON body of the request."""
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "model": self.entry.model,
-            "messages": wire_messages(messages),
+            "messages": [*wire_messages(messages)],
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_tokens": min(options.max_tokens, self.entry.max_tokens),

@@ -10,11 +10,12 @@ what a model was sent. The stop event in the options is honoured between chunks.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.errors import ArxiuError
+from app.core.json_types import JsonValue
 from app.core.models.base import (
     Message,
     ModelEvent,
@@ -55,7 +56,9 @@ class Turn:
     error: ArxiuError | None = None
 
 
-def call(name: str, arguments: dict[str, Any] | None = None, call_id: str = "") -> ToolCall:
+def call(
+    name: str, arguments: Mapping[str, JsonValue] | None = None, call_id: str = ""
+) -> ToolCall:
     """A tool call for a script (``call_id`` defaults to ``call_<name>``)."""
     return ToolCall(id=call_id or f"call_{name}", name=name, arguments=dict(arguments or {}))
 

@@ -120,6 +120,11 @@ class ComposerWidget(QFrame):
         self.context_chip.setVisible(shown)
         self.clear_context.setVisible(shown)
 
+    def ask_about(self, key: RecordKey, label: str) -> None:
+        """Send ``key`` (``label``) with the next questions; the cursor goes to the question."""
+        self.set_context(key, f"{label} ({key})")
+        self.edit.setFocus()
+
     def set_images(self, images: list[tuple[str, bytes]]) -> None:
         """Images sent with the next question."""
         self.images = list(images)

@@ -1,9 +1,12 @@
 """The confirm card: a proposed change plan shown plainly, with Apply and Cancel.
 
-One row per op: its summary, the tool and its real arguments, and for a field change the
-value before and after. After Apply each row shows its outcome (applied, failed with the
-reason, its code and hint — and for an ambiguous match, the candidates — or skipped) and links
-to the records created; a declined or superseded card says so. The card shows the status the
+One row per op: its step and summary, then what it does in words — sections, fields and
+records by their labels in the UI language, a record an earlier step makes as "the new record
+created in step 1", values as text, and for a field change the value before and after (the
+tool and its raw arguments are the row's tooltip). After Apply each row shows its outcome
+(applied, failed with the reason, its code and hint — and for an ambiguous match, the
+candidates — or skipped) and links to the records created, and the card's title and footer
+say what the apply wrote; a declined or superseded card says so. The card shows the status the
 plan book holds (:meth:`ConfirmCardWidget.show_status`); it never decides one itself.
 
 A plan that a tainted run proposed and that writes into an open section is flagged: "contains
@@ -11,8 +14,9 @@ text from restricted records", and Apply stays off until the person ticks the se
 explicit confirmation.
 
 The card reads only typed values: the :class:`~app.core.agent.plan_types.PendingPlan` a run's
-``final`` frame (or a reopened conversation) carries, each field's change as the core read it,
-and the :class:`~app.core.agent.plan_types.PlanState` the plan desk announces.
+``final`` frame (or a reopened conversation) carries, each op's preview as the core read it
+(:class:`~app.core.agent.plan_preview.OpPreview`), and the
+:class:`~app.core.agent.plan_types.PlanState` the plan desk announces.
 """
 
 from __future__ import annotations
@@ -32,9 +36,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.agent.plan_preview import FieldChange
+from app.core.agent.plan_preview import OpPreview
 from app.core.agent.plan_types import ApplyReport, PendingPlan, PlanOp, PlanState
-from app.ui.assistant.plan_rows import created_records, format_args, op_outcomes
+from app.core.archive import RecordKey
+from app.ui.assistant.plan_rows import (
+    created_records,
+    format_args,
+    op_outcomes,
+    op_words,
+    record_words,
+    report_text,
+)
 from app.ui.browser.record_html import parse_record_link, record_link
 
 OUTCOME_NAMES = {
@@ -61,47 +73,59 @@ class ClickableLabel(QLabel):
 
 
 class OpRowWidget(QFrame):
-    """One op of the plan."""
+    """One op of the plan: its step and summary, what it does in words, its outcome."""
 
-    def __init__(self, op: PlanOp, change: FieldChange | None, parent: QWidget) -> None:
+    def __init__(self, op: PlanOp, preview: OpPreview | None, step: int, parent: QWidget) -> None:
+        """``preview``: the core's words for the op (``None``: none were read, and the row
+        shows the tool and its arguments instead)."""
         super().__init__(parent)
         self.op = op
+        self.preview = preview
         self.state = "pending"
         self.setObjectName("opRow")
-        summary = QLabel(html.escape(op.summary), self)
+        self.setToolTip(f"{op.op_id} · {op.tool}\n{format_args(op.args)}")
+        heading = self.tr("Step {step}").format(step=step)
+        summary = QLabel(f"<b>{html.escape(heading)}</b> · {html.escape(op.summary)}", self)
         summary.setWordWrap(True)
         self.outcome = QLabel(self)
         self.outcome.setVisible(False)
         head = QHBoxLayout()
         head.addWidget(summary, 1)
         head.addWidget(self.outcome, 0, Qt.AlignmentFlag.AlignTop)
-        tool = QLabel(f"{op.op_id} · {op.tool}", self)
-        tool.setObjectName("opTool")
-        args = QLabel(format_args(op.args), self)
-        args.setObjectName("opArgs")
-        args.setWordWrap(True)
-        args.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.words = QLabel(self)
+        self.words.setObjectName("opWords")
+        self.words.setWordWrap(True)
+        self.words.setTextFormat(Qt.TextFormat.RichText)
+        self.words.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.show_words({})
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 6, 0, 6)
         layout.setSpacing(2)
         layout.addLayout(head)
-        layout.addWidget(tool)
-        layout.addWidget(args)
+        layout.addWidget(self.words)
         self.detail = QLabel(self)
         self.detail.setObjectName("opOutcomeFailed")
         self.detail.setWordWrap(True)
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setVisible(False)
         layout.addWidget(self.detail)
-        if change is not None:
-            text = self.tr("{field}: <s>{before}</s> → <b>{after}</b>").format(
-                field=html.escape(change.field_label),
-                before=html.escape(change.before),
-                after=html.escape(change.after),
-            )
-            self.change = QLabel(text, self)
-            self.change.setWordWrap(True)
-            layout.addWidget(self.change)
+
+    def show_words(self, created: Mapping[str, RecordKey]) -> None:
+        """Say what the op does, the records earlier steps made by their keys (``created``)."""
+        if self.preview is None:
+            text = html.escape(f"{self.op.tool} {format_args(self.op.args)}")
+        else:
+            text = op_words(self.preview, created)
+        self.words.setText(text)
+
+    def made_link(self, created: Mapping[str, RecordKey]) -> str:
+        """The link to the record the op made or found (``""`` when it made none)."""
+        key = created.get(self.op.op_id)
+        if key is None:
+            return ""
+        made = self.preview.makes if self.preview is not None else None
+        text = record_words(made, created) if made is not None else str(key)
+        return f"<a href='{record_link(key)}'>{text}</a>"
 
     def show_outcome(self, state: str, detail: str, created_link: str = "") -> None:
         """Show how the op ended."""
@@ -147,12 +171,12 @@ class ConfirmCardWidget(QFrame):
     def __init__(
         self,
         pending: PendingPlan,
-        changes: Mapping[str, FieldChange] | None = None,
+        previews: Mapping[str, OpPreview] | None = None,
         *,
         parent: QWidget | None = None,
     ) -> None:
-        """``changes``: ``op_id → change`` of the ops that change a field (read by the core:
-        :func:`~app.core.agent.plan_preview.field_changes`)."""
+        """``previews``: ``op_id → preview`` of the plan's ops (read by the core:
+        :func:`~app.core.agent.plan_preview.plan_previews`)."""
         super().__init__(parent)
         self.setObjectName("confirmCard")
         self.pending = pending
@@ -161,13 +185,16 @@ class ConfirmCardWidget(QFrame):
         self.state = "pending"
         self.restricted_text = pending.restricted_text
         self._refusal = ""
-        title = QLabel(self.tr("Proposed changes — nothing is written until you apply"), self)
-        title.setObjectName("cardTitle")
-        title.setWordWrap(True)
+        self.title = QLabel(self.tr("Proposed changes — nothing is written until you apply"), self)
+        self.title.setObjectName("cardTitle")
+        self.title.setWordWrap(True)
         summary = QLabel(self.plan.summary, self)
         summary.setWordWrap(True)
-        found = changes or {}
-        self.rows = [OpRowWidget(op, found.get(op.op_id), self) for op in self.plan.ops]
+        found = previews or {}
+        self.rows = [
+            OpRowWidget(op, found.get(op.op_id), step, self)
+            for step, op in enumerate(self.plan.ops, start=1)
+        ]
         self.status = QLabel(self)
         self.status.setObjectName("toolLine")
         self.status.setWordWrap(True)
@@ -189,7 +216,7 @@ class ConfirmCardWidget(QFrame):
         self.warning.setVisible(self.restricted_text)
         self.second_row.setVisible(self.restricted_text)
         self.apply_button.setEnabled(not self.restricted_text)
-        self._layout(title, summary)
+        self._layout(self.title, summary)
         self.show_status(pending.state)
 
     def _second_confirmation(self) -> tuple[QCheckBox, QWidget]:
@@ -243,24 +270,22 @@ class ConfirmCardWidget(QFrame):
         self.apply_button.setEnabled(False)
         self.cancel_button.setEnabled(False)
         self.status.setText(self.tr("Applying…"))
+        self.title.setText(self.tr("Applying the changes…"))
 
     def show_report(self, report: ApplyReport) -> None:
         """Show each op's outcome (a failure with its reason) and links to created records."""
         outcomes = op_outcomes(self.plan, report)
         created = created_records(self.plan, report)
         for row in self.rows:
-            op_id = row.op.op_id
-            state, detail = outcomes.get(op_id, ("skipped", ""))
-            key = created.get(op_id)
-            link = f"<a href='{record_link(key)}'>{key}</a>" if key is not None else ""
-            row.show_outcome(state, detail, link)
+            state, detail = outcomes.get(row.op.op_id, ("skipped", ""))
+            row.show_words(created)
+            row.show_outcome(state, detail, row.made_link(created))
         failed = report.failed is not None
         self.state = "failed" if failed else "applied"
-        self.status.setText(
-            self.tr("Stopped at the first failure; later ops were skipped.")
-            if failed
-            else self.tr("Applied.")
+        self.title.setText(
+            self.tr("Changes stopped at a failure") if failed else self.tr("Changes applied")
         )
+        self.status.setText(report_text(self.plan, report))
         self._finish()
 
     @property
@@ -279,6 +304,7 @@ class ConfirmCardWidget(QFrame):
             self.show_declined(superseded=state.status == "superseded")
         elif state.status == "applying":
             self.state = "applying"
+            self.title.setText(self.tr("Applying the changes…"))
             self.status.setText(
                 self.tr("Interrupted while applying; Apply resumes it.")
                 if state.interrupted
@@ -294,6 +320,7 @@ class ConfirmCardWidget(QFrame):
     def show_declined(self, superseded: bool = False) -> None:
         """The card was cancelled, or a new message superseded it."""
         self.state = "superseded" if superseded else "declined"
+        self.title.setText(self.tr("Changes not applied"))
         self.status.setText(
             self.tr("Declined: superseded by a new message. Nothing was written.")
             if superseded
@@ -317,6 +344,7 @@ class ConfirmCardWidget(QFrame):
     def show_error(self, message: str) -> None:
         """Apply was refused as a whole (nothing written)."""
         self.state = "refused"
+        self.title.setText(self.tr("Changes not applied"))
         self.status.setText(message)
         self._finish()
 

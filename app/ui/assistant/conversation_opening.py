@@ -1,5 +1,9 @@
 """Showing a stored conversation again: its exchanges, and its plan if it still waits.
 
+Each answer is shown with the citations its run checked
+(:func:`~app.core.agent.answer_citations.answer_citations`), so a reopened answer links and
+marks them as it did when it was given.
+
 The waiting plan is the core's :class:`~app.core.agent.plan_types.PendingPlan`
 (:attr:`Conversation.waiting_plan
 <app.core.agent.conversation_types.Conversation.waiting_plan>`), shown through
@@ -9,6 +13,7 @@ run just proposed, so the two cards are alike.
 
 from __future__ import annotations
 
+from app.core.agent.answer_citations import answer_citations
 from app.core.agent.conversation_types import Conversation
 from app.ui.assistant.conversation_view import ConversationView
 from app.ui.assistant.plan_cards import PlanCards
@@ -19,12 +24,12 @@ async def show_conversation(
 ) -> None:
     """Show ``conversation``'s exchanges and, if its latest plan still waits (pending, or an
     apply that was interrupted and may be resumed), that plan's card."""
-    for entry in conversation.history:
+    for entry, citations in zip(conversation.history, answer_citations(conversation), strict=True):
         text = str(entry.get("text", ""))
         if entry.get("role") == "user":
             view.add_user_turn(text)
         else:
-            view.set_answer(text)
+            view.set_answer(text, citations)
             view.end_turn()
     waiting = conversation.waiting_plan
     if waiting is not None:

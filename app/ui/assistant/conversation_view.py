@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.core.agent.citations import Citation
 from app.core.agent.events import ErrorEvent
-from app.core.agent.plan_preview import FieldChange
+from app.core.agent.plan_preview import OpPreview
 from app.core.agent.plan_types import PendingPlan
 from app.ui.assistant.answer_widget import AnswerWidget
 from app.ui.assistant.confirm_card import ConfirmCardWidget
@@ -214,10 +214,10 @@ class ConversationView(QScrollArea):
         line.finish(ok, code)
 
     def add_card(
-        self, pending: PendingPlan, changes: Mapping[str, FieldChange] | None = None
+        self, pending: PendingPlan, previews: Mapping[str, OpPreview] | None = None
     ) -> ConfirmCardWidget:
-        """A confirm card for a proposed plan (``changes``: its ops' field changes)."""
-        card = ConfirmCardWidget(pending, changes, parent=self.body)
+        """A confirm card for a proposed plan (``previews``: its ops in words)."""
+        card = ConfirmCardWidget(pending, previews, parent=self.body)
         card.record_requested.connect(self.record_requested)
         self.cards.append(card)
         self.add(card)

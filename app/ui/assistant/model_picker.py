@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
+from app.core.models.catalog import PublicModel
 from app.ui.style import EXTERNAL_COLOR, LOCAL_COLOR
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -39,9 +41,9 @@ class ModelPicker(QWidget):
         layout.addWidget(self.badge)
         layout.addWidget(self.effort)
         self.combo.currentIndexChanged.connect(self._on_changed)
-        self._models: list[dict[str, Any]] = []
+        self._models: list[PublicModel] = []
 
-    def set_models(self, models: list[dict[str, Any]], selected: str | None = None) -> None:
+    def set_models(self, models: Sequence[PublicModel], selected: str | None = None) -> None:
         """Fill the picker from the public catalog (``{id, label, egress, vision, ...}``)."""
         self._models = list(models)
         self.combo.blockSignals(True)
@@ -58,7 +60,7 @@ class ModelPicker(QWidget):
         self.combo.blockSignals(False)
         self._on_changed(chosen)
 
-    def badge_text(self, model: dict[str, Any]) -> str:
+    def badge_text(self, model: Mapping[str, object]) -> str:
         """The badge words for a model."""
         return self.tr("local / private") if model.get("egress") == "local" else self.tr("external")
 
@@ -89,7 +91,7 @@ class ModelPicker(QWidget):
 
     def local_model_id(self) -> str | None:
         """The first local model (the one to switch to for restricted records)."""
-        return next((str(m["id"]) for m in self._models if m.get("egress") == "local"), None)
+        return next((m["id"] for m in self._models if m["egress"] == "local"), None)
 
     def select(self, model_id: str) -> None:
         """Choose ``model_id``."""
@@ -125,7 +127,7 @@ class ModelPicker(QWidget):
         self.effort.setVisible(bool(efforts))
 
 
-def _dot(model: dict[str, Any]) -> QIcon:
+def _dot(model: Mapping[str, object]) -> QIcon:
     """A green (local) or amber (external) dot for the model list."""
     pixmap = QPixmap(12, 12)
     pixmap.fill(QColor(0, 0, 0, 0))

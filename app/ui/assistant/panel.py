@@ -35,8 +35,8 @@ class AssistantPanel(QWidget):
         archive_changed: a change plan was applied.
         notice: a sentence for the status bar.
         models_loaded: the picker holds the catalog's models (after a load or a reload).
-        turn_finished: a question's turn is over: its answer, plan, error or refusal is shown
-            and its stream has ended.
+        turn_finished: a question's turn is over (a bug's too): its answer, plan, error or
+            refusal is shown and its stream has ended.
         conversation_opened: (id) a stored conversation is shown, its waiting card included.
     """
 
@@ -118,11 +118,14 @@ class AssistantPanel(QWidget):
 
     # -- sending -----------------------------------------------------------------------------
     def ask_about(self, key: RecordKey) -> None:
-        """Send the open record as context with the next question."""
-        label = self.services.archive.record_label(key, self.services.lang)
-        self.composer.set_context(key, f"{label} ({key})")
+        """Send the record ``key`` as context with the next question."""
+        self.tasks.start(self.set_context_record(key), name="context")
+
+    async def set_context_record(self, key: RecordKey) -> None:
+        """Show ``key`` (its label read on a read thread) as the next question's context."""
+        label = await self.services.record_label(key)
+        self.composer.ask_about(key, label)
         self.stack.setCurrentWidget(self.view)
-        self.composer.edit.setFocus()
 
     def send(self, question: str) -> None:
         """Ask ``question`` with the current model, mode, context and images."""

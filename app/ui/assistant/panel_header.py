@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from app.core.agent.request import Mode
 from app.ui.assistant.model_picker import ModelPicker
+
+if TYPE_CHECKING:
+    from app.core.session import ModelListing
 
 
 class PanelHeader(QWidget):
@@ -47,7 +50,7 @@ class PanelHeader(QWidget):
         if write:
             self.mode.addItem(self.tr("Write"), "write")
 
-    def show_models(self, offered: dict[str, Any], last_model: str | None) -> None:
+    def show_models(self, offered: ModelListing, last_model: str | None) -> None:
         """Offer the session's catalog (``{models, write_allowed}``), ``last_model`` chosen."""
         self.set_modes(write=bool(offered["write_allowed"]))
         self.picker.set_models(offered["models"], last_model)

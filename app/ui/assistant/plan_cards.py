@@ -2,7 +2,7 @@
 
 A plan reaches a card in one way, whether a run just proposed it or a reopened conversation
 holds it: :meth:`PlanCards.show` with the core's
-:class:`~app.core.agent.plan_types.PendingPlan`, its field changes read on a read thread.
+:class:`~app.core.agent.plan_types.PendingPlan`, its ops' previews read on a read thread.
 Afterwards the card shows only what the plan desk announces (applying, applied, failed,
 declined, superseded): each announcement is re-emitted through a queued signal, so it reaches
 the card on the GUI thread whatever thread made it, and the panel never asks the plan book.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
 
-from app.core.agent.plan_preview import field_changes
+from app.core.agent.plan_preview import plan_previews
 from app.core.agent.plan_types import PendingPlan, PlanState
 from app.core.errors import ArxiuError
 from app.ui.assistant.confirm_card import ConfirmCardWidget
@@ -71,11 +71,11 @@ class PlanCards(QObject):
         self._stop_listening = self._session = None
 
     async def show(self, pending: PendingPlan) -> ConfirmCardWidget:
-        """The card of ``pending`` (its field changes read on a read thread), wired to resolve
+        """The card of ``pending`` (its ops' previews read on a read thread), wired to resolve
         it: the one way a plan becomes a card."""
         archive, lang = self.services.archive, self.services.lang
-        changes = await self.services.read(lambda: field_changes(archive, pending.plan, lang))
-        card = self.view.add_card(pending, changes)
+        previews = await self.services.read(lambda: plan_previews(archive, pending.plan, lang))
+        card = self.view.add_card(pending, previews)
         card.apply_requested.connect(lambda: self.resolve(card, True))
         card.cancel_requested.connect(lambda: self.resolve(card, False))
         self.card_shown.emit(card)

@@ -28,7 +28,8 @@ class Turns(QObject):
     """Runs one question at a time in the panel's conversation.
 
     Signals:
-        finished: a question's turn is over (its outcome is shown, its stream has ended).
+        finished: a question's turn is over (its outcome is shown, its stream has ended); a
+            turn a bug ended too, its partial answer kept (the bug goes to the crash handler).
         started: a turn's request reached the session (the conversation list may change).
     """
 
@@ -78,11 +79,21 @@ class Turns(QObject):
     async def _run(self, request: ChatRequest) -> None:
         self.last_request = request
         try:
+            await self._turn(request)
+        except asyncio.CancelledError:
+            raise  # the panel is closing: nothing more of this turn is shown
+        except Exception:  # a bug: the crash handler hears of it through this task, once
+            self.view.end_turn()  # the partial answer stays, the turn is over all the same
+            self.finished.emit()
+            raise
+        self.finished.emit()
+
+    async def _turn(self, request: ChatRequest) -> None:
+        try:
             session = await self.cards.session()
             events = await session.chat(request, conversation_id=self.conversation_id, stored=True)
         except ArxiuError as error:  # refused before anything streamed
             self.outcome.show_error(ErrorEvent.from_error(error))
-            self.finished.emit()
             return
         self.services.settings.set("last_model", request.model)
         self.started.emit()
@@ -93,7 +104,6 @@ class Turns(QObject):
             if task is not None and task.cancelling():
                 raise  # this turn itself was cancelled (the panel is closing)
         await self.outcome.settle()
-        self.finished.emit()
 
     def _on_started(self, start: StartEvent) -> None:
         self.conversation_id = start.conversation_id or self.conversation_id

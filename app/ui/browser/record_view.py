@@ -1,6 +1,16 @@
-"""The record view: one record's fields by language, its links, media and passages."""
+"""The record view: one record's fields by language, its links, media and passages.
+
+What it shows of a record is a :class:`RecordPage`, read by :func:`read_record_page` on
+whichever thread asks: a record the person opens is read at once, and the record shown is
+read again on a read thread after the archive changed (:meth:`RecordView.page_reader`, then
+:meth:`RecordView.show_page`), so the window never waits for SQLite there.
+"""
 
 from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QPalette, QResizeEvent
@@ -35,6 +45,44 @@ def palette_colors(palette: QPalette) -> Palette:
 
 NARROW_WIDTH = 420
 """Below this width the record's fields are stacked (label above value), not in two columns."""
+
+
+@dataclass(frozen=True)
+class PageStyle:
+    """How a page is drawn, taken from the widget on the GUI thread before the read."""
+
+    colors: Palette
+    labels: dict[str, str]
+    narrow: bool
+
+
+@dataclass(frozen=True)
+class RecordPage:
+    """One record as the view shows it: its HTML and its media (or why it cannot be read)."""
+
+    key: RecordKey
+    html: str
+    media: list[Media]
+    narrow: bool
+
+
+def read_record_page(archive: Archive, key: RecordKey, lang: str, style: PageStyle) -> RecordPage:
+    """Read ``key`` and draw its page (the archive's reads run on the calling thread)."""
+    try:
+        record = archive.get_record(key)
+    except ArxiuError as error:
+        return RecordPage(key, f"<p>{html.escape(error.message)}</p>", [], style.narrow)
+    media = media_of(archive, key)
+    text = record_html(
+        archive,
+        record,
+        media,
+        lang=lang,
+        colors=style.colors,
+        labels=style.labels,
+        narrow=style.narrow,
+    )
+    return RecordPage(key, text, media, style.narrow)
 
 
 class RecordView(QWidget):
@@ -101,32 +149,41 @@ class RecordView(QWidget):
         if key is None:
             self.browser.clear()
             return
-        try:
-            record = self._archive.get_record(key)
-        except ArxiuError as error:
-            self.browser.setHtml(f"<p>{error.message}</p>")
+        self._show(read_record_page(self._archive, key, self._lang, self._style()))
+        if timecode:
+            self.play_at(timecode)
+
+    def page_reader(self) -> Callable[[], RecordPage | None]:
+        """A read of the record shown, to run on a read thread (``None``: none is shown);
+        :meth:`show_page` shows what it returns."""
+        key, archive, lang, style = self._key, self._archive, self._lang, self._style()
+        if key is None:
+            return lambda: None
+        return lambda: read_record_page(archive, key, lang, style)
+
+    def show_page(self, page: RecordPage | None) -> None:
+        """Show ``page``, read again for the record still shown, where the person was reading
+        (a page of a record the person has left since is dropped)."""
+        if page is None or page.key != self._key:
             return
-        self._media = media_of(self._archive, key)
+        bar = self.browser.verticalScrollBar()
+        position = bar.value()
+        self._show(page)
+        bar.setValue(position)
+
+    def _style(self) -> PageStyle:
         words = {
             "restricted": self.tr("restricted"),
             "linked_from": self.tr("Linked from"),
             "contents": self.tr("Contents"),
         }
-        colors = palette_colors(self.palette())
-        self._narrow = self.width() < NARROW_WIDTH
-        self.browser.setHtml(
-            record_html(
-                self._archive,
-                record,
-                self._media,
-                lang=self._lang,
-                colors=colors,
-                labels=words,
-                narrow=self._narrow,
-            )
-        )
-        if timecode:
-            self.play_at(timecode)
+        narrow = self.width() < NARROW_WIDTH
+        return PageStyle(palette_colors(self.palette()), words, narrow)
+
+    def _show(self, page: RecordPage) -> None:
+        self._media = page.media
+        self._narrow = page.narrow
+        self.browser.setHtml(page.html)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Switch between stacked and two-column fields when the width crosses

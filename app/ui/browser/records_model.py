@@ -1,7 +1,15 @@
-"""A lazy table model over one section's records: pages are read as the view scrolls."""
+"""A lazy table model over one section's records: pages are read as the view scrolls.
+
+The rows read so far are read again on a read thread after the archive changed
+(:meth:`RecordsTableModel.page_reader`, then :meth:`RecordsTableModel.show_page`), with the
+labels their relation cells show, and shown in place: the view keeps its scroll position,
+its selection and its column widths.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -31,6 +39,45 @@ def table_fields(archive: Archive, section_tipo: str) -> list[Field]:
     return label + rest[:MAX_EXTRA_COLUMNS]
 
 
+@dataclass(frozen=True)
+class SectionPage:
+    """The first records of one section as the table shows them."""
+
+    section_tipo: str | None
+    fields: list[Field]
+    total: int
+    """How many records the section holds (read or not)."""
+    records: list[Record]
+    labels: dict[RecordKey, str]
+    """The labels of the records the relation cells of ``records`` name (may be empty: they
+    are then read as the cells are drawn)."""
+
+
+def read_section_page(
+    archive: Archive, section_tipo: str | None, lang: str, rows: int, *, labels: bool = False
+) -> SectionPage:
+    """The columns, the count and the first ``rows`` records of ``section_tipo`` (with
+    ``labels``, their relation cells' labels too); reads on the calling thread."""
+    if section_tipo is None:
+        return SectionPage(None, [], 0, [], {})
+    fields = table_fields(archive, section_tipo)
+    total = archive.count_records(section_tipo)
+    records = archive.list_records(section_tipo, offset=0, limit=rows) if total else []
+    if len(records) < rows:
+        total = len(records)  # every record was read (the count is the same, or out of date)
+    names = relation_labels(archive, fields, records, lang) if labels else {}
+    return SectionPage(section_tipo, fields, total, records, names)
+
+
+def relation_labels(
+    archive: Archive, fields: list[Field], records: list[Record], lang: str
+) -> dict[RecordKey, str]:
+    """The label of every record the ``fields`` relation cells of ``records`` link to."""
+    relations = [field.tipo for field in fields if field.kind == "relation"]
+    keys = {key for record in records for tipo in relations for key in locators(record.items(tipo))}
+    return {key: archive.record_label(key, lang) for key in keys}
+
+
 class RecordsTableModel(QAbstractTableModel):
     """The records of one section, fetched ``PAGE_SIZE`` at a time (``fetchMore``)."""
 
@@ -52,22 +99,48 @@ class RecordsTableModel(QAbstractTableModel):
 
     def set_section(self, section_tipo: str | None) -> None:
         """Show ``section_tipo`` (``None`` empties the table); only the first page is read."""
-        self.beginResetModel()
-        self._section = section_tipo
-        self._records = []
-        self._labels.clear()
-        if section_tipo is None:
-            self._fields, self._total = [], 0
-        else:
-            self._fields = table_fields(self._archive, section_tipo)
-            self._total = self._archive.count_records(section_tipo)
-        self.endResetModel()
-        if self.canFetchMore(QModelIndex()):
-            self.fetchMore(QModelIndex())
+        self._reset(read_section_page(self._archive, section_tipo, self._lang, PAGE_SIZE))
 
-    def refresh(self) -> None:
-        """Re-read the current section (after the archive changed)."""
-        self.set_section(self._section)
+    def page_reader(self) -> Callable[[], SectionPage]:
+        """The read of the rows shown (at least a page, their cells' labels included), to run
+        on a read thread; :meth:`show_page` shows it."""
+        archive, section, lang = self._archive, self._section, self._lang
+        rows = max(len(self._records), PAGE_SIZE)
+        return lambda: read_section_page(archive, section, lang, rows, labels=True)
+
+    def show_page(self, page: SectionPage) -> bool:
+        """Show ``page``, read again for the section still shown: in place, so the view keeps
+        its place, unless the columns changed (a page of a section left since is dropped).
+
+        Returns:
+            Whether the model was reset (the columns changed): the view sizes them again.
+        """
+        if page.section_tipo != self._section:
+            return False
+        if page.fields != self._fields:
+            self._reset(page)
+            return True
+        old, new = len(self._records), len(page.records)
+        if new < old:
+            self.beginRemoveRows(QModelIndex(), new, old - 1)
+            del self._records[new:]
+            self.endRemoveRows()
+        self._records[: min(old, new)] = page.records[: min(old, new)]
+        self._total, self._labels = page.total, dict(page.labels)
+        if new > old:
+            self.beginInsertRows(QModelIndex(), old, new - 1)
+            self._records.extend(page.records[old:])
+            self.endInsertRows()
+        if new:
+            last = self.index(new - 1, self.columnCount() - 1)
+            self.dataChanged.emit(self.index(0, 0), last)
+        return False
+
+    def _reset(self, page: SectionPage) -> None:
+        self.beginResetModel()
+        self._section, self._fields, self._total = page.section_tipo, page.fields, page.total
+        self._records, self._labels = list(page.records), dict(page.labels)
+        self.endResetModel()
 
     def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
         """Whether records remain unread."""

@@ -1,6 +1,14 @@
-"""The sections list: each section's label, record count and a restricted badge."""
+"""The sections list: each section's label, record count and a restricted badge.
+
+The rows are read by :func:`read_section_rows` on whichever thread asks: at the window's
+start, and on a read thread after the archive changed (:meth:`SectionsView.rows_reader`, then
+:meth:`SectionsView.show_rows`).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
@@ -19,6 +27,30 @@ TIPO_ROLE = Qt.ItemDataRole.UserRole
 COUNT_ROLE = Qt.ItemDataRole.UserRole + 1
 RESTRICTED_ROLE = Qt.ItemDataRole.UserRole + 2
 BADGE_COLOR = QColor("#b42318")
+
+
+@dataclass(frozen=True)
+class SectionRow:
+    """One section as the list shows it."""
+
+    tipo: str
+    label: str
+    count: int
+    restricted: bool
+
+
+def read_section_rows(archive: Archive, lang: str) -> list[SectionRow]:
+    """Every section with its label in ``lang`` and its record count (reads on the calling
+    thread)."""
+    return [
+        SectionRow(
+            section.tipo,
+            section.label(lang),
+            archive.count_records(section.tipo),
+            section.restricted,
+        )
+        for section in archive.sections()
+    ]
 
 
 class SectionDelegate(QStyledItemDelegate):
@@ -100,24 +132,37 @@ class SectionsView(QListWidget):
         self.setObjectName("sectionsView")
         self.setItemDelegate(SectionDelegate(self.tr("restricted"), self))
         self.currentItemChanged.connect(self._on_current)
+        self._rows: list[SectionRow] = []
         self.reload()
 
     def reload(self) -> None:
-        """Re-read sections and counts, keeping the selection."""
+        """Re-read sections and counts now, keeping the selection (at the window's start)."""
+        self.show_rows(read_section_rows(self._archive, self._lang))
+
+    def rows_reader(self) -> Callable[[], list[SectionRow]]:
+        """The read of the sections, to run on a read thread; :meth:`show_rows` shows it."""
+        archive, lang = self._archive, self._lang
+        return lambda: read_section_rows(archive, lang)
+
+    def show_rows(self, rows: list[SectionRow]) -> None:
+        """List ``rows``, keeping the selection (nothing is redrawn when nothing changed)."""
+        if rows == self._rows:
+            return
+        self._rows = rows
         current = self.current_tipo()
         self.blockSignals(True)
         self.clear()
-        for section in self._archive.sections():
-            item = QListWidgetItem(section.label(self._lang))
-            item.setData(TIPO_ROLE, section.tipo)
-            item.setData(COUNT_ROLE, self._archive.count_records(section.tipo))
-            item.setData(RESTRICTED_ROLE, section.restricted)
+        for row in rows:
+            item = QListWidgetItem(row.label)
+            item.setData(TIPO_ROLE, row.tipo)
+            item.setData(COUNT_ROLE, row.count)
+            item.setData(RESTRICTED_ROLE, row.restricted)
             tip = (
                 self.tr("{tipo}: restricted, never sent to external models")
-                if (section.restricted)
+                if row.restricted
                 else "{tipo}"
             )
-            item.setToolTip(tip.format(tipo=section.tipo))
+            item.setToolTip(tip.format(tipo=row.tipo))
             self.addItem(item)
         self.blockSignals(False)
         if current:

@@ -15,6 +15,8 @@ from app.core.agent.grounding import (
     shown_hits,
     sources_text,
 )
+from app.core.agent.prompts import grounded_turn
+from app.core.agent.sources import SourceHit
 from app.core.archive import Archive
 from app.core.archive.model import RecordKey
 from app.core.tools.base import ToolResult
@@ -59,4 +61,13 @@ def test_the_model_sees_at_most_k_hits_each_with_its_record_label(oh_archive: Ar
     shown = shown_hits(sources)
 
     assert len(shown) == SEARCH_K
-    assert {h["label"] for h in shown} == {"Joan"}
+    assert {h.label for h in shown} == {"Joan"}
+
+
+def test_the_grounded_turn_lists_each_hit_with_its_citation_place_and_snippet() -> None:
+    hits = [
+        SourceHit("oh1", 1, label="Joan", snippet="the  water\ncame", timecode="00:01:02"),
+        SourceHit("oh1", 2, snippet="a page", page="4"),
+    ]
+    turn = grounded_turn("Who left?", hits, None)
+    assert "- Joan (oh1/1) at 00:01:02: the water came\n- oh1/2 (oh1/2) page 4: a page" in turn

@@ -71,3 +71,25 @@ def test_the_older_nested_failure_shape_still_shows_its_reason() -> None:
     report = ApplyReport.from_dict(old)
     assert report.failed == OpFailure("s1", "archive.record_not_found", "Gone.", "Look.")
     assert not report.ok and report.skipped == ("p1",)
+
+
+def test_a_payload_of_another_shape_is_refused_with_a_value_error() -> None:
+    import pytest
+
+    from app.core.agent.plan_types import PendingPlan
+
+    plan = ChangePlan("s", (PlanOp("p1", "dedalo_create_record", {}, "new"),), "h" * 64)
+    bad = [
+        lambda: ChangePlan.from_dict({"summary": "s", "ops": [{"op_id": 1, "tool": "t"}]}),
+        lambda: ChangePlan.from_dict({"summary": "s", "ops": "p1"}),
+        lambda: ApplyReport.from_dict({"created": {"p1": "3"}}),
+        lambda: ApplyReport.from_dict({"applied": [{"result": {}}]}),
+        lambda: Candidate.from_dict({"label": "x", "section_tipo": "rsc197"}),
+        lambda: PlanRecord.from_dict({"id": "plan-1"}),
+        lambda: PendingPlan.from_dict(plan.to_dict()),  # no pending_id
+    ]
+    for read in bad:
+        with pytest.raises(ValueError):
+            read()
+    read = PendingPlan.from_dict(PendingPlan(plan, "plan-1", restricted_text=True).to_dict())
+    assert (read.pending_id, read.restricted_text, read.plan.ops) == ("plan-1", True, plan.ops)

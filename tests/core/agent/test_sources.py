@@ -6,7 +6,14 @@ from typing import Any
 
 from app.core.agent.events import FinalEvent, ToolResultEvent
 from app.core.agent.request import ChatRequest
-from app.core.agent.sources import MAX_SOURCES, RELEVANT, STRONG, hits_of, select_sources
+from app.core.agent.sources import (
+    MAX_SOURCES,
+    RELEVANT,
+    STRONG,
+    SourceHit,
+    hits_of,
+    select_sources,
+)
 from app.core.models.scripted import ScriptedModel, Turn
 from tests.core.agent.conftest import SessionFactory, collect
 
@@ -24,7 +31,7 @@ def hit(key: str, score: float, label: str = "", field: str = "oh23") -> dict[st
 
 
 def keys(hits: list[dict[str, Any]]) -> list[str]:
-    return [source.key for source in select_sources(hits)]
+    return [source.key for source in select_sources(hits_of(hits))]
 
 
 def test_weak_hits_of_other_sections_are_not_cited() -> None:
@@ -68,7 +75,7 @@ def test_one_entry_per_record_scored_by_its_best_hit_and_labelled_from_its_hits(
         hit("oh1/1", 0.85),
         hit("oh1/7", 0.95, label="When the water came", field="oh25"),
     ]
-    sources = select_sources(hits)
+    sources = select_sources(hits_of(hits))
     assert [(s.key, s.score, s.label) for s in sources] == [
         ("oh1/7", 0.95, "When the water came"),
         ("oh1/1", 0.85, "Label of oh1/1"),
@@ -84,8 +91,12 @@ def test_at_most_max_sources_and_ties_keep_the_search_order() -> None:
 def test_no_positive_score_keeps_only_the_first_record_and_nothing_gives_nothing() -> None:
     assert keys([hit("oh1/2", 0.0), hit("oh1/1", 0.0)]) == ["oh1/2"]
     assert keys([]) == []
-    assert hits_of({"hits": [{"section_tipo": "oh1"}, "x", hit("oh1/1", 1.0)]}) == [
-        hit("oh1/1", 1.0)
+    unnamed = [{"section_tipo": "oh1"}, {"section_tipo": "oh1", "section_id": None}, "x"]
+    assert hits_of({"hits": [*unnamed, hit("oh1/1", 1.0)]}) == [
+        SourceHit("oh1", 1, label="Label of oh1/1", snippet="…", score=1.0)
+    ]
+    assert hits_of({"results": [{"section_tipo": "oh1", "section_id": "7", "page": 3}]}) == [
+        SourceHit("oh1", "7", page="3")
     ]
 
 

@@ -230,3 +230,25 @@ async def test_the_relay_pulls_one_item_at_a_time_closes_there_and_raises_bugs()
 async def _texts() -> AsyncIterator[TextEvent]:
     yield TextEvent("a")
     yield TextEvent("b")
+
+
+def test_a_frame_of_another_shape_is_refused_and_a_newer_servers_keys_are_dropped() -> None:
+    newer = {"id": "t1", "name": "dedalo_search", "ok": True, "code": None, "took_ms": 3}
+    assert from_wire("tool_result", newer) == ToolResultEvent("t1", "dedalo_search", True)
+    assert from_wire("text", {"delta": "Hi", "lang": "ca"}) == TextEvent("Hi")
+    bad: list[tuple[str, dict[str, object]]] = [
+        ("start", {"model": "local", "mode": "edit", "egress": "local"}),
+        ("iteration", {"n": "1", "max": 3}),
+        ("tool_result", {"id": "t1", "name": "dedalo_search"}),
+        ("text", {"delta": 3}),
+        ("final", {"answer": "a", "stop": "done"}),
+        ("final", {"answer": "a", "stop": "end_turn", "history": [{"role": "system", "text": ""}]}),
+        ("final", {"answer": "a", "stop": "end_turn", "usage": {"input_tokens": "3"}}),
+        ("final", {"answer": "a", "stop": "end_turn", "citations": [{"section_tipo": "oh1"}]}),
+        ("error", {"message": "no code"}),
+    ]
+    for name, data in bad:
+        with pytest.raises(ValueError):
+            from_wire(name, json.loads(json.dumps(data)))
+    with pytest.raises(KeyError):
+        from_wire("confirm_required", {})

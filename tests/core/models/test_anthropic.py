@@ -229,8 +229,16 @@ async def test_a_missing_key_is_coded(
         b'event: message_start\ndata: {"type": "message_start", "message": "x"}\n\n',
         b'event: content_block_start\ndata: {"type": "content_block_start", "index": "a"}\n\n',
         b'event: message_start\ndata: ["not", "an", "object"]\n\n',
+        b'event: error\ndata: {"type": "error", "error": "overloaded"}\n\n',
+        b'event: content_block_delta\ndata: {"type": "content_block_delta", "delta": [1]}\n\n',
     ],
-    ids=["message-a-string", "index-not-a-number", "event-an-array"],
+    ids=[
+        "message-a-string",
+        "index-not-a-number",
+        "event-an-array",
+        "error-a-string",
+        "delta-an-array",
+    ],
 )
 async def test_an_event_of_the_wrong_shape_is_a_coded_provider_error(event: bytes) -> None:
     def handler(request: httpx.Request) -> httpx.Response:

@@ -294,7 +294,16 @@ def test_an_entry_without_an_endpoint_is_a_catalog_error() -> None:
 
 @pytest.mark.parametrize(
     "chunk",
-    ["[1, 2]", '"text"', '{"choices": "x"}', '{"choices": [{"delta": [1]}]}', '{"choices": [1]}'],
+    [
+        "[1, 2]",
+        '"text"',
+        '{"choices": "x"}',
+        '{"choices": [{"delta": [1]}]}',
+        '{"choices": [1]}',
+        '{"choices": [{"delta": {"tool_calls": "x"}}]}',
+        '{"choices": [{"delta": {"tool_calls": [{"function": "f"}]}}]}',
+        '{"choices": [], "usage": {"prompt_tokens": [1]}}',
+    ],
 )
 async def test_a_chunk_of_the_wrong_shape_is_a_coded_provider_error(chunk: str) -> None:
     with pytest.raises(ModelError) as caught:

@@ -12,6 +12,7 @@ from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
 from app.ui.browser.record_html import record_link
 from tests.conftest import shared_data
+from tests.ui.conftest import run
 
 VITET = ("ead", "anf", "FRAN_IR_003500.xml")
 
@@ -31,7 +32,7 @@ def test_a_component_shows_its_trail_and_its_children_in_order(make_window: Any)
     window = make_window()
     archive = window.services.archive
     run_import(archive, "ead", shared_data(*VITET))
-    window.refresh()
+    run(make_window.loop, window.reload_shown())
     keys = external_keys(archive, "ead")
     codes = _strings("//c[@id='d_1_2']/c/did/unitid[1]")
     titles = _strings("//c[@id='d_1_2']/c/did/unittitle[1]")

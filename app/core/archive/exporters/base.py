@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.archive.model import Record, RecordKey
 from app.core.errors import ArxiuError
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -54,7 +55,7 @@ class ExportSummary:
         self.records += 1
         return True
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The summary as JSON-ready data."""
         return {
             "format": self.format,

@@ -39,11 +39,11 @@ test_ead3.py``). Only ``ead1`` can be exported as EAD3 (``export.section_unsuppo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
@@ -400,7 +400,7 @@ def _authority_nodes(record: Record, tipo: str, doc: _Doc) -> list[tuple[str, st
     return found
 
 
-def _lang(item: dict[str, Any], doc: _Doc) -> dict[str, str]:
+def _lang(item: Mapping[str, object], doc: _Doc) -> dict[str, str]:
     """``{"lang": code}`` for a value declared in another language than the document's."""
     lang = str(item.get("lang") or NEUTRAL_LANG)
     if item.get("lang_guessed") or lang in (NEUTRAL_LANG, doc.lang):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.archive.exporters.base import (
     RESTRICTED_NOTICE,
@@ -41,6 +41,7 @@ from app.core.archive.importers.csv_mapping import META_PREFIX
 from app.core.archive.media import media_of
 from app.core.archive.model import Field, Record, Section
 from app.core.archive.store import now
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -49,11 +50,11 @@ FORMAT = "json"
 VERSION = 1
 
 
-def section_data(section: Section) -> dict[str, Any]:
+def section_data(section: Section) -> JsonObject:
     """A section definition as JSON-ready data."""
     return {
         "tipo": section.tipo,
-        "labels": section.labels,
+        "labels": dict(section.labels),
         "description": section.description,
         "restricted": section.restricted,
         "writable": section.writable,
@@ -61,12 +62,12 @@ def section_data(section: Section) -> dict[str, Any]:
     }
 
 
-def field_data(item: Field) -> dict[str, Any]:
+def field_data(item: Field) -> JsonObject:
     """A field definition as JSON-ready data."""
     return {
         "tipo": item.tipo,
         "section_tipo": item.section_tipo,
-        "labels": item.labels,
+        "labels": dict(item.labels),
         "kind": item.kind,
         "multilingual": item.multilingual,
         "target_section": item.target_section,
@@ -87,14 +88,14 @@ def _external_ids(archive: Archive, section: str) -> dict[int, list[list[str]]]:
     return out
 
 
-def record_data(archive: Archive, record: Record, ids: list[list[str]]) -> dict[str, Any]:
+def record_data(archive: Archive, record: Record, ids: list[list[str]]) -> JsonObject:
     """One record as JSON-ready data."""
     return {
         "section_tipo": record.section_tipo,
         "section_id": record.section_id,
         "restricted": record.restricted,
-        "external_ids": ids,
-        "values": record.values,
+        "external_ids": [list(pair) for pair in ids],
+        "values": {tipo: list(items) for tipo, items in record.values.items()},
         "links": [
             {"field": link.field_tipo, "target": str(link.target)}
             for link in archive.links_from(record.key)
@@ -115,13 +116,13 @@ def record_data(archive: Archive, record: Record, ids: list[list[str]]) -> dict[
     }
 
 
-def csv_layouts(archive: Archive, section: str) -> dict[str, Any]:
+def csv_layouts(archive: Archive, section: str) -> JsonObject:
     """The column mappings saved in the archive's meta for tables imported into ``section``."""
     with archive.db.reading() as conn:
         rows = conn.execute(
             "SELECT key, value FROM meta WHERE key LIKE ? ORDER BY key", (META_PREFIX + "%",)
         ).fetchall()
-    out = {}
+    out: JsonObject = {}
     for key, value in rows:
         try:
             data = json.loads(value)
@@ -132,7 +133,7 @@ def csv_layouts(archive: Archive, section: str) -> dict[str, Any]:
     return out
 
 
-def document(archive: Archive, request: ExportRequest, summary: ExportSummary) -> dict[str, Any]:
+def document(archive: Archive, request: ExportRequest, summary: ExportSummary) -> JsonObject:
     """The export document for ``request`` (counting into ``summary``)."""
     records = list(selected(archive, request, summary, lambda k: children_of(archive, k)))
     fields = archive.fields(request.section)

@@ -21,6 +21,7 @@ from app.core.archive.bulk import NewRecord, UpsertResult
 from app.core.archive.importers.reading import BadRow, JsonlReader, count_lines
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
 from app.core.errors import ImportFailed
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -97,7 +98,7 @@ class ImportSummary:
         """Records written or confirmed by this import."""
         return self.created + self.updated + self.unchanged
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The summary as JSON-ready data."""
         return {
             "kind": self.kind,
@@ -149,7 +150,7 @@ class Built:
 
 
 AfterFlush = Callable[[list[tuple[NewRecord, RecordKey]]], None]
-BuildFn = Callable[[dict[str, Any]], Built]
+BuildFn = Callable[[JsonObject], Built]
 """``build(row)``: the record made from one row (raises ``BadRow`` for an unusable one)."""
 
 
@@ -304,7 +305,7 @@ def import_file(
     return summary
 
 
-def _build(row: dict[str, Any] | str, build: BuildFn) -> Built | tuple[str, str]:
+def _build(row: JsonObject | str, build: BuildFn) -> Built | tuple[str, str]:
     """The built record, or ``(code, reason)`` for a line that cannot become one."""
     if isinstance(row, str):
         return BAD_LINE, row

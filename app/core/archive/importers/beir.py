@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
@@ -32,6 +32,7 @@ from app.core.archive.importers.base import (
 )
 from app.core.archive.importers.reading import BadRow, dataset_file, opt_str, require_id
 from app.core.archive.model import RecordKey
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -96,7 +97,7 @@ def import_beir(
     return import_file(archive, summary, file, source_of(corpus), build, progress=progress)
 
 
-def build_document(row: dict[str, Any], corpus: str, lang: str = "lg-eng") -> Built:
+def build_document(row: JsonObject, corpus: str, lang: str = "lg-eng") -> Built:
     """One BEIR document as a record."""
     doc_id = require_id(row, "_id")
     title, text = opt_str(row, "title"), opt_str(row, "text")

@@ -20,9 +20,10 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.errors import ImportFailed
+from app.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -428,9 +429,9 @@ class ColumnRule:
         """The kind of field this column makes."""
         return FIELD_KIND.get(self.role, "text")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The rule as JSON-ready data."""
-        out: dict[str, Any] = {"column": self.column, "role": self.role, "multi": self.multi}
+        out: JsonObject = {"column": self.column, "role": self.role, "multi": self.multi}
         if self.lang:
             out["lang"] = self.lang
         if self.field:
@@ -450,7 +451,7 @@ class ColumnMapping:
         """The positions of the columns in ``role``."""
         return [i for i, rule in enumerate(self.columns) if rule.role == role]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The mapping as JSON-ready data (the form ``--mapping FILE`` reads)."""
         return {
             "layout": self.layout,
@@ -459,7 +460,7 @@ class ColumnMapping:
         }
 
     @classmethod
-    def from_json(cls, data: Any, header: list[str]) -> ColumnMapping:
+    def from_json(cls, data: JsonValue, header: list[str]) -> ColumnMapping:
         """The mapping ``data`` describes for ``header``: each listed column's role (and
         ``lang``, ``multi``, ``field``), the other columns guessed.
 
@@ -472,8 +473,10 @@ class ColumnMapping:
         for rule in guessed.columns:
             edit = given.get(compact(rule.column))
             rules.append(rule if edit is None else _edited(rule, edit))
-        section = data.get("section") if isinstance(data.get("section"), str) else None
-        return ColumnMapping(tuple(rules), guessed.layout, section)
+        section = data.get("section") if isinstance(data, dict) else None
+        return ColumnMapping(
+            tuple(rules), guessed.layout, section if isinstance(section, str) else None
+        )
 
 
 def _invalid(why: str) -> ImportFailed:
@@ -486,31 +489,36 @@ def _invalid(why: str) -> ImportFailed:
     )
 
 
-def _given_rules(data: Any) -> dict[str, dict[str, Any]]:
-    if not isinstance(data, dict) or not isinstance(data.get("columns"), list):
+def _given_rules(data: JsonValue) -> dict[str, JsonObject]:
+    """The mapping's rules by folded column name (each checked for a name, role and lang)."""
+    columns = data.get("columns") if isinstance(data, dict) else None
+    if not isinstance(columns, list):
         raise _invalid("expected an object with a list 'columns'")
-    given: dict[str, dict[str, Any]] = {}
-    for item in data["columns"]:
-        if not isinstance(item, dict) or not isinstance(item.get("column"), str):
+    given: dict[str, JsonObject] = {}
+    for item in columns:
+        column = item.get("column") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or not isinstance(column, str):
             raise _invalid("each column needs a 'column' name")
         if item.get("role", "text") not in ROLES:
             raise _invalid(f"unknown role {item.get('role')!r}")
         lang = item.get("lang")
         if lang is not None and not (isinstance(lang, str) and _LANG_TAG.match(lang)):
             raise _invalid(f"'lang' must be a code like lg-cat, not {lang!r}")
-        given[compact(item["column"])] = item
+        given[compact(column)] = item
     return given
 
 
-def _edited(rule: ColumnRule, edit: dict[str, Any]) -> ColumnRule:
+def _edited(rule: ColumnRule, edit: JsonObject) -> ColumnRule:
+    """``rule`` changed as a checked rule of the mapping says (see :func:`_given_rules`)."""
     role = str(edit.get("role", rule.role))
-    tipo = edit.get("field") if isinstance(edit.get("field"), str) else None
+    tipo = edit.get("field")
+    lang = edit.get("lang", rule.lang)
     return replace(
         rule,
         role=role,
-        lang=edit.get("lang", rule.lang),
+        lang=lang if isinstance(lang, str) else None,
         multi=bool(edit.get("multi", role not in SINGLE)),
-        field=tipo if role == rule.role or tipo else None,
+        field=tipo if isinstance(tipo, str) and (role == rule.role or tipo) else None,
     )
 
 

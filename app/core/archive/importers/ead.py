@@ -210,7 +210,7 @@ def _documents(file: Path, summary: ImportSummary) -> list[Element]:
     try:
         root = safe_xml.parse_file(file)
     except ImportFailed as exc:
-        line = int(exc.details.get("line", 0) or 0)
+        line = exc.line
         summary.skipped.append(Skip(line, exc.message, file.name, exc.code))
         return []
     found = [root] if local(root) == "ead" else list(safe_xml.descendants(root, "ead"))

@@ -60,13 +60,14 @@ import json
 import os
 import posixpath
 import wave
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
+    AfterFlush,
     Built,
     ImportRun,
     ImportSummary,
@@ -91,6 +92,7 @@ from app.core.archive.language import guess_import_lang
 from app.core.archive.media import add_media, file_sha256, media_of
 from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ArchiveError, ImportFailed
+from app.core.json_types import JsonList, JsonObject, as_list
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -176,9 +178,9 @@ class FoundFile:
         """The file and its transcripts."""
         return (self.path, *self.transcripts)
 
-    def stamp(self) -> list[list[Any]]:
+    def stamp(self) -> JsonList:
         """Size and modification time (ns) of each of its files."""
-        out: list[list[Any]] = []
+        out: JsonList = []
         for path in self.files():
             info = path.stat()
             out.append([path.name, info.st_size, info.st_mtime_ns])
@@ -423,9 +425,10 @@ class _Context:
     root: Path
     summary: ImportSummary
     known: dict[str, RecordKey]
-    state: dict[str, dict[str, Any]]
-    new_state: dict[str, dict[str, Any]] = field(default_factory=dict)
-    pending: dict[str, tuple[FoundFile, dict[str, Any], float | None]] = field(default_factory=dict)
+    state: dict[str, JsonObject]
+    """Each file's state as the last import stored it: ``{stamp, sha[, skip]}``."""
+    new_state: dict[str, JsonObject] = field(default_factory=dict)
+    pending: dict[str, tuple[FoundFile, JsonObject, float | None]] = field(default_factory=dict)
 
 
 def folder_root(path: Path) -> Path:
@@ -495,7 +498,7 @@ def _import_one(ctx: _Context, run: ImportRun, found: FoundFile) -> None:
     except OSError as exc:
         ctx.summary.skipped.append(Skip(0, f"not readable: {exc}", found.rel, "import.unreadable"))
         return
-    entry = {"stamp": stamp, "sha": digest}
+    entry: JsonObject = {"stamp": stamp, "sha": list(digest)}
     if prior is not None and not prior.get("skip") and prior.get("sha") == digest:
         ctx.summary.unchanged += 1
         ctx.new_state[found.rel] = entry
@@ -516,9 +519,9 @@ def _import_one(ctx: _Context, run: ImportRun, found: FoundFile) -> None:
     run.add(Built(NewRecord(SECTION, record.values, external_id=found.rel)), 0, found.rel)
 
 
-def _refused_again(ctx: _Context, rel: str, entry: dict[str, Any]) -> None:
+def _refused_again(ctx: _Context, rel: str, entry: JsonObject) -> None:
     """Report again, without reading it, a file refused last time and unchanged since."""
-    code, message = entry["skip"]
+    code, message = as_list(entry["skip"], "'skip'")
     reason = f"unchanged since it was refused: {message}"
     ctx.summary.skipped.append(Skip(0, reason, rel, str(code)))
     ctx.new_state[rel] = entry
@@ -535,12 +538,13 @@ def _keep_media(archive: Archive, key: RecordKey, sha: str, values: Values) -> N
         values[MEDIA_FIELD] = [{"lang": NEUTRAL_LANG, "value": item["value"]} for item in kept]
 
 
-def _media_id(item: dict[str, Any]) -> int | None:
+def _media_id(item: Mapping[str, object]) -> int | None:
     value = item.get("value")
-    return value.get("media_id") if isinstance(value, dict) else None
+    media_id = value.get("media_id") if isinstance(value, dict) else None
+    return media_id if isinstance(media_id, int) else None
 
 
-def ctx_attacher(ctx: _Context) -> Any:
+def ctx_attacher(ctx: _Context) -> AfterFlush:
     """After each batch: attach the files as media and remember the stored files' states."""
 
     def attach(written: list[tuple[NewRecord, RecordKey]]) -> None:
@@ -562,10 +566,13 @@ def ctx_attacher(ctx: _Context) -> Any:
     return attach
 
 
-def _load_state(archive: Archive, root: Path) -> dict[str, dict[str, Any]]:
+def _load_state(archive: Archive, root: Path) -> dict[str, JsonObject]:
+    """The files' states the last import of ``root`` stored (an entry not an object dropped)."""
     raw = archive.meta(STATE_KEY + str(root))
     try:
         state = json.loads(raw) if raw else {}
     except ValueError:
         return {}
-    return state if isinstance(state, dict) else {}
+    if not isinstance(state, dict):
+        return {}
+    return {rel: entry for rel, entry in state.items() if isinstance(entry, dict)}

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
@@ -59,6 +59,7 @@ from app.core.archive.importers.reading import (
     str_list,
 )
 from app.core.archive.model import RecordKey
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -115,7 +116,7 @@ def import_igch(archive: Archive, path: Path, progress: ProgressFn | None = None
     return import_file(archive, summary, path, SOURCE, build, progress=progress)
 
 
-def build_hoard(row: dict[str, Any], mints: dict[str, RecordKey]) -> Built:
+def build_hoard(row: JsonObject, mints: dict[str, RecordKey]) -> Built:
     """One hoard row as a record (raises ``BadRow`` on a malformed row)."""
     hoard_id = require_id(row)
     values: Values = {}

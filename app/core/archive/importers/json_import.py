@@ -13,7 +13,8 @@ Records are matched under their first external id's source (so a record imported
 and exported keeps matching that CSV), else under the source ``json`` by their original key:
 importing the same export again creates nothing. Skips: ``import.json_malformed`` (a file in a
 folder that is not an export; a single such file raises it), ``import.bad_row`` (a record entry
-without a section or values; ``line`` is the record's position in ``records``).
+without a section or values, or whose values are not lists of item objects; ``line`` is the
+record's position in ``records``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.archive import records as record_rows
 from app.core.archive.bulk import NewRecord
@@ -32,12 +33,23 @@ from app.core.archive.importers.base import (
     ImportSummary,
     ProgressFn,
     Skip,
+    Values,
     external_keys,
 )
 from app.core.archive.importers.csv_mapping import META_PREFIX
 from app.core.archive.importers.table_read import read_bytes
 from app.core.archive.model import Field, RecordKey, Section
 from app.core.errors import ImportFailed
+from app.core.json_types import (
+    JsonList,
+    JsonObject,
+    JsonShapeError,
+    JsonValue,
+    as_list,
+    as_object,
+    object_or_empty,
+    opt_str,
+)
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -53,7 +65,7 @@ class _Entry:
     """One exported record: where it came from, where it goes, how it is matched."""
 
     origin: RecordKey
-    values: dict[str, Any]
+    values: JsonObject
     restricted: bool | None
     source: str
     external_id: str
@@ -69,7 +81,7 @@ class _Docs:
     sections: dict[str, Section] = field(default_factory=dict)
     fields: dict[str, Field] = field(default_factory=dict)
     entries: list[_Entry] = field(default_factory=list)
-    layouts: dict[str, Any] = field(default_factory=dict)
+    layouts: JsonObject = field(default_factory=dict)
 
 
 def _malformed(file: str, why: str) -> ImportFailed:
@@ -81,7 +93,7 @@ def _malformed(file: str, why: str) -> ImportFailed:
     )
 
 
-def load_document(path: Path) -> dict[str, Any]:
+def load_document(path: Path) -> JsonObject:
     """The export in ``path``, checked at the top level (``import.json_malformed``)."""
     data = read_bytes(path, MAX_JSON_BYTES)
     try:
@@ -96,42 +108,61 @@ def load_document(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _section(data: Any) -> Section:
+def _integer(value: JsonValue) -> int:
+    """``int(value)`` for a number or a numeric string (``TypeError`` for anything else)."""
+    if isinstance(value, str | int | float):
+        return int(value)
+    raise TypeError(f"expected an integer, not {type(value).__name__}")
+
+
+def _labels(data: JsonObject) -> dict[str, str]:
+    labels = object_or_empty(data, "labels")
+    if not all(isinstance(text, str) for text in labels.values()):
+        raise JsonShapeError("'labels' must map languages to strings")
+    return {lang: text for lang, text in labels.items() if isinstance(text, str)}
+
+
+def _section(value: JsonValue) -> Section:
+    data = as_object(value, "a section")
     return Section(
         str(data["tipo"]),
-        dict(data.get("labels") or {}),
+        _labels(data),
         str(data.get("description") or ""),
         bool(data.get("restricted")),
         bool(data.get("writable")),
-        data.get("label_field"),
+        opt_str(data, "label_field"),
     )
 
 
-def _field(data: Any) -> Field:
+def _field(value: JsonValue) -> Field:
+    data = as_object(value, "a field")
+    position = data.get("position")
     return Field(
         str(data["tipo"]),
         str(data["section_tipo"]),
-        dict(data.get("labels") or {}),
+        _labels(data),
         str(data.get("kind") or "text"),
         bool(data.get("multilingual")),
-        data.get("target_section"),
-        int(data.get("position") or 0),
+        opt_str(data, "target_section"),
+        _integer(position) if position else 0,
     )
 
 
-def _read(doc: dict[str, Any], file: str, docs: _Docs, summary: ImportSummary) -> None:
+def _read(doc: JsonObject, file: str, docs: _Docs, summary: ImportSummary) -> None:
     """Add one document's sections, fields and records to ``docs``."""
     try:
-        for item in doc["sections"]:
-            docs.sections.setdefault(str(item["tipo"]), _section(item))
-        for item in doc["fields"]:
-            docs.fields.setdefault(str(item["tipo"]), _field(item))
+        for item in as_list(doc["sections"]):
+            section = _section(item)
+            docs.sections.setdefault(section.tipo, section)
+        for item in as_list(doc["fields"]):
+            definition = _field(item)
+            docs.fields.setdefault(definition.tipo, definition)
     except (KeyError, TypeError, ValueError) as exc:
         raise _malformed(file, f"a section or field definition lacks {exc}") from exc
     layouts = doc.get("csv_layouts")
     if isinstance(layouts, dict):
         docs.layouts.update((k, v) for k, v in layouts.items() if str(k).startswith(META_PREFIX))
-    for position, item in enumerate(doc["records"], start=1):
+    for position, item in enumerate(as_list(doc["records"]), start=1):
         summary.read += 1
         entry = _entry(item, position, file)
         if isinstance(entry, str):
@@ -140,19 +171,21 @@ def _read(doc: dict[str, Any], file: str, docs: _Docs, summary: ImportSummary) -
             docs.entries.append(entry)
 
 
-def _entry(item: Any, position: int, file: str) -> _Entry | str:
-    if not isinstance(item, dict) or not isinstance(item.get("values"), dict):
+def _entry(item: JsonValue, position: int, file: str) -> _Entry | str:
+    given = item.get("values") if isinstance(item, dict) else None
+    if not isinstance(item, dict) or not isinstance(given, dict):
         return "a record needs 'section_tipo', 'section_id' and 'values'"
     try:
-        origin = RecordKey(str(item["section_tipo"]), int(item["section_id"]))
+        origin = RecordKey(str(item["section_tipo"]), _integer(item["section_id"]))
     except (KeyError, TypeError, ValueError):
         return "a record needs 'section_tipo' and an integer 'section_id'"
-    ids = item.get("external_ids") or []
-    first = ids[0] if ids and isinstance(ids[0], list) and len(ids[0]) == 2 else None
-    source, external = (str(first[0]), str(first[1])) if first else (SOURCE, str(origin))
+    ids = item.get("external_ids")
+    first = ids[0] if isinstance(ids, list) and ids else None
+    pair = first if isinstance(first, list) and len(first) == 2 else None
+    source, external = (str(pair[0]), str(pair[1])) if pair else (SOURCE, str(origin))
     restricted = item.get("restricted")
     flag = restricted if isinstance(restricted, bool) else None
-    return _Entry(origin, item["values"], flag, source, external, position, file)
+    return _Entry(origin, given, flag, source, external, position, file)
 
 
 def _files(path: Path) -> list[Path]:
@@ -188,7 +221,11 @@ def import_json(archive: Archive, path: Path, progress: ProgressFn | None = None
     runs: dict[str, ImportRun] = {}
     for number, entry in enumerate(docs.entries, start=1):
         run = runs.setdefault(entry.source, ImportRun(archive, summary, entry.source))
-        run.add(_built(archive, entry, relations, moved), entry.position, entry.file)
+        built = _built(archive, entry, relations, moved)
+        if isinstance(built, str):
+            summary.skipped.append(Skip(entry.position, built, entry.file, BAD_ROW))
+        else:
+            run.add(built, entry.position, entry.file)
         if progress is not None and number % 500 == 0:
             progress(number, len(docs.entries))
     for run in runs.values():
@@ -250,31 +287,29 @@ def _place(archive: Archive, docs: _Docs) -> None:
 
 def _built(
     archive: Archive, entry: _Entry, relations: set[str], moved: dict[RecordKey, RecordKey | None]
-) -> Built:
+) -> Built | str:
     """The record of one entry, its relations pointed at their new keys (``moved``; a target
-    outside the export that the archive holds is kept and remembered there)."""
-    values: dict[str, Any] = {}
+    outside the export that the archive holds is kept and remembered there), or the reason its
+    values are not lists of item objects."""
+    values: Values = {}
     links: set[RecordKey] = set()
     unresolved: list[str] = []
-    for tipo, items in entry.values.items():
-        if tipo not in relations or not isinstance(items, list):
-            values[tipo] = items
+    for tipo, given in entry.values.items():
+        if given is None:
+            continue  # an empty field
+        if not isinstance(given, list):
+            return f"field {tipo}: values must be a list of {{lang, value}} items"
+        if tipo in relations:
+            kept, found, missed = _relinked(archive, tipo, given, moved)
+            links.update(found)
+            unresolved.extend(missed)
+            if kept:
+                values[tipo] = kept
             continue
-        kept = []
-        for item in items:
-            target = _locator(item)
-            new = None
-            if target is not None:
-                if target not in moved:
-                    moved[target] = target if archive.find_record(target) else None
-                new = moved[target]
-            if new is None:
-                unresolved.append(str(target) if target else f"{tipo} value")
-                continue
-            kept.append({**item, "value": {**item["value"], **new.to_locator()}})
-            links.add(new)
-        if kept:
-            values[tipo] = kept
+        items = [item for item in given if isinstance(item, dict)]
+        if len(items) != len(given):
+            return f"field {tipo}: every item must be a {{lang, value}} object"
+        values[tipo] = items
     assert entry.target is not None
     record = NewRecord(
         entry.target.section_tipo,
@@ -286,11 +321,36 @@ def _built(
     return Built(record, len(links), tuple(unresolved))
 
 
-def _locator(item: Any) -> RecordKey | None:
-    value = item.get("value") if isinstance(item, dict) else None
+def _relinked(
+    archive: Archive, tipo: str, items: JsonList, moved: dict[RecordKey, RecordKey | None]
+) -> tuple[list[JsonObject], set[RecordKey], list[str]]:
+    """A relation field's items pointed at their targets' new keys, the records they link to,
+    and the targets found nowhere (their items are dropped)."""
+    kept: list[JsonObject] = []
+    links: set[RecordKey] = set()
+    unresolved: list[str] = []
+    for item in items:
+        value = item.get("value") if isinstance(item, dict) else None
+        target = _locator(value)
+        new = None
+        if target is not None:
+            if target not in moved:
+                moved[target] = target if archive.find_record(target) else None
+            new = moved[target]
+        if new is None or not isinstance(item, dict) or not isinstance(value, dict):
+            unresolved.append(str(target) if target else f"{tipo} value")
+            continue
+        moved_to: JsonObject = {"section_tipo": new.section_tipo, "section_id": new.section_id}
+        kept.append({**item, "value": {**value, **moved_to}})
+        links.add(new)
+    return kept, links, unresolved
+
+
+def _locator(value: JsonValue) -> RecordKey | None:
+    """The record a relation item's value names, if it names one."""
     if isinstance(value, dict) and "section_tipo" in value and "section_id" in value:
         try:
-            return RecordKey(str(value["section_tipo"]), int(value["section_id"]))
+            return RecordKey(str(value["section_tipo"]), _integer(value["section_id"]))
         except (TypeError, ValueError):
             return None
     return None

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
@@ -66,6 +66,7 @@ from app.core.archive.importers.reading import (
     require_id,
 )
 from app.core.archive.model import RecordKey
+from app.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -148,12 +149,13 @@ def _scan_ids(path: Path) -> list[str]:
     ids: list[str] = []
     reader = JsonlReader(path)
     for _, row in reader:
-        if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"].strip():
-            ids.append(row["id"].strip())
+        slug = row.get("id") if isinstance(row, dict) else None
+        if isinstance(slug, str) and slug.strip():
+            ids.append(slug.strip())
     return ids
 
 
-def build_concept(row: dict[str, Any], keys: dict[str, RecordKey]) -> Built:
+def build_concept(row: JsonObject, keys: dict[str, RecordKey]) -> Built:
     """One concept row as a record (raises :class:`BadRow` on a malformed row)."""
     slug = require_id(row)
     values: Values = {}
@@ -182,7 +184,7 @@ def build_concept(row: dict[str, Any], keys: dict[str, RecordKey]) -> Built:
     return Built(record, links.resolved, tuple(links.unresolved))
 
 
-def _put_languages(values: Values, field_tipo: str, texts: dict[str, Any]) -> None:
+def _put_languages(values: Values, field_tipo: str, texts: JsonObject) -> None:
     for code, text in texts.items():
         if not isinstance(text, str):
             raise BadRow(f"language '{code}' of field {field_tipo} must be a string")
@@ -199,10 +201,10 @@ class _Links:
         self.unresolved: list[str] = []
         self._seen: set[tuple[str, str]] = set()
 
-    def add(self, values: Values, link: Any) -> None:
-        if not isinstance(link, dict) or not isinstance(link.get("rel"), str):
+    def add(self, values: Values, link: JsonValue) -> None:
+        rel = link.get("rel") if isinstance(link, dict) else None
+        if not isinstance(link, dict) or not isinstance(rel, str):
             raise BadRow("each of 'links' must be an object with a 'rel'")
-        rel = link["rel"]
         if rel == "membership":
             self._membership(values, link)
             return
@@ -229,7 +231,7 @@ class _Links:
             put(values, field_tipo, key.to_locator())
             self.resolved += 1
 
-    def _membership(self, values: Values, link: dict[str, Any]) -> None:
+    def _membership(self, values: Values, link: JsonObject) -> None:
         role, organization = opt_str(link, "role"), opt_str(link, "organization")
         start, end = opt_int(link, "start"), opt_int(link, "end")
         if organization and is_slug(organization):  # a few organizations are plain URLs

@@ -630,7 +630,7 @@ def _read_all(
         try:
             root = parse_file(file)
         except ImportFailed as exc:
-            line = int(exc.details.get("line") or 0)
+            line = exc.line
             summary.skipped.append(Skip(line, exc.message, file.name, exc.code))
             continue
         found = read_interviews(root, file.name)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
@@ -57,6 +57,7 @@ from app.core.archive.importers.reading import (
 )
 from app.core.archive.media import add_media
 from app.core.archive.model import RecordKey
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -140,7 +141,7 @@ def page_marker(number: int) -> str:
     return f"[page-n-{number}]"
 
 
-def build_will(row: dict[str, Any], pages: dict[str, list[str]]) -> Built:
+def build_will(row: JsonObject, pages: dict[str, list[str]]) -> Built:
     """One will as a record; its page image names are noted in ``pages`` for the attacher."""
     doc_id = require_id(row)
     testator = opt_str(row, "testator")

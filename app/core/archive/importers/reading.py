@@ -18,9 +18,9 @@ import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from app.core.errors import ImportFailed
+from app.core.json_types import JsonList, JsonObject
 
 GZIP_MAGIC = b"\x1f\x8b"
 STREAM_ERRORS = (EOFError, OSError, zlib.error)
@@ -104,7 +104,7 @@ def count_lines(path: Path) -> int:
 class JsonlReader:
     """Iterate ``(line_number, row_or_reason)`` over a JSON Lines file.
 
-    A row is a ``dict``; a ``str`` is the reason the line was not usable (bad JSON, not an
+    A row is a JSON object; a ``str`` is the reason the line was not usable (bad JSON, not an
     object, not UTF-8). Blank lines are passed over silently.
     """
 
@@ -113,7 +113,7 @@ class JsonlReader:
         self.error: ImportFailed | None = None
         self.last_line = 0
 
-    def __iter__(self) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    def __iter__(self) -> Iterator[tuple[int, JsonObject | str]]:
         with contextlib.ExitStack() as stack:
             stream = open_stream(self.path, stack)
             try:
@@ -146,7 +146,7 @@ def _lines(stream: io.BufferedIOBase) -> Iterator[bytes | None]:
         yield None
 
 
-def parse_line(raw: bytes, number: int) -> dict[str, Any] | str:
+def parse_line(raw: bytes, number: int) -> JsonObject | str:
     """One line as a JSON object, or the reason it is not one."""
     try:
         text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
@@ -160,12 +160,13 @@ def parse_line(raw: bytes, number: int) -> dict[str, Any] | str:
         return "bad JSON: nested too deeply"
     if not isinstance(row, dict):
         return f"expected a JSON object, got {type(row).__name__}"
-    if SURROGATE_ESCAPE.search(raw) and not _encodable(row):
+    obj: JsonObject = row  # json.loads makes only JSON values
+    if SURROGATE_ESCAPE.search(raw) and not _encodable(obj):
         return "a lone surrogate escape (such as \\ud800) is not text"
-    return row
+    return obj
 
 
-def _encodable(row: dict[str, Any]) -> bool:
+def _encodable(row: JsonObject) -> bool:
     """Whether every string in ``row`` can be written as UTF-8 (no lone surrogates)."""
     try:
         json.dumps(row, ensure_ascii=False).encode("utf-8")
@@ -177,11 +178,11 @@ def _encodable(row: dict[str, Any]) -> bool:
 # -- checking fields -------------------------------------------------------------------------
 
 
-def _wrong(key: str, expected: str, value: Any) -> BadRow:
+def _wrong(key: str, expected: str, value: object) -> BadRow:
     return BadRow(f"'{key}' must be {expected}, not {type(value).__name__}")
 
 
-def require_id(row: dict[str, Any], key: str = "id") -> str:
+def require_id(row: JsonObject, key: str = "id") -> str:
     """A required identifier (non-empty string, or integer) as a string."""
     value = row.get(key)
     if value is None:
@@ -194,7 +195,7 @@ def require_id(row: dict[str, Any], key: str = "id") -> str:
     return text
 
 
-def opt_str(row: dict[str, Any], key: str) -> str | None:
+def opt_str(row: JsonObject, key: str) -> str | None:
     """An optional string; empty strings count as absent."""
     value = row.get(key)
     if value is None:
@@ -204,7 +205,7 @@ def opt_str(row: dict[str, Any], key: str) -> str | None:
     return value if value.strip() else None
 
 
-def opt_int(row: dict[str, Any], key: str) -> int | None:
+def opt_int(row: JsonObject, key: str) -> int | None:
     """An optional integer."""
     value = row.get(key)
     if value is None:
@@ -214,7 +215,7 @@ def opt_int(row: dict[str, Any], key: str) -> int | None:
     return value
 
 
-def opt_num(row: dict[str, Any], key: str) -> float | None:
+def opt_num(row: JsonObject, key: str) -> float | None:
     """An optional number (integer or float)."""
     value = row.get(key)
     if value is None:
@@ -224,7 +225,7 @@ def opt_num(row: dict[str, Any], key: str) -> float | None:
     return float(value)
 
 
-def opt_list(row: dict[str, Any], key: str) -> list[Any]:
+def opt_list(row: JsonObject, key: str) -> JsonList:
     """An optional list (absent → empty)."""
     value = row.get(key)
     if value is None:
@@ -234,7 +235,7 @@ def opt_list(row: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
-def opt_dict(row: dict[str, Any], key: str) -> dict[str, Any]:
+def opt_dict(row: JsonObject, key: str) -> JsonObject:
     """An optional object (absent → empty)."""
     value = row.get(key)
     if value is None:
@@ -244,9 +245,9 @@ def opt_dict(row: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
-def str_list(row: dict[str, Any], key: str) -> list[str]:
+def str_list(row: JsonObject, key: str) -> list[str]:
     """An optional list of strings."""
     items = opt_list(row, key)
     if not all(isinstance(item, str) for item in items):
         raise BadRow(f"'{key}' must be a list of strings")
-    return items
+    return [item for item in items if isinstance(item, str)]

@@ -73,6 +73,7 @@ from app.core.archive.importers.xlsx import read_xlsx
 from app.core.archive.language import guess_import_lang
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
 from app.core.errors import ImportFailed
+from app.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -139,7 +140,7 @@ class TablePreview:
     total_rows: int
     skipped: tuple[Skip, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The preview as JSON-ready data (the mapping in the ``--mapping`` file's form)."""
         return {
             "file": self.file,
@@ -466,9 +467,16 @@ def build_row(row: TableRow, external_id: str, plan: _Plan) -> Built:
             item = _item(rule, text, lang, guessed, plan, unresolved)
             if item is None:
                 continue
-            values.setdefault(tipo, []).append(item)
-            if rule.kind == "relation":
-                links.add(RecordKey(**item["value"]))
+            target = item.value if isinstance(item.value, RecordKey) else None
+            stored: dict[str, Any] = {
+                "lang": item.lang,
+                "value": target.to_locator() if target is not None else item.value,
+            }
+            if item.guessed:
+                stored["lang_guessed"] = True
+            values.setdefault(tipo, []).append(stored)
+            if target is not None:
+                links.add(target)
             if rule.role == "access" and _closed(text):
                 restricted = True
     key = plan.keys[external_id]
@@ -476,25 +484,32 @@ def build_row(row: TableRow, external_id: str, plan: _Plan) -> Built:
     return Built(record, len(links), tuple(unresolved))
 
 
+@dataclass(frozen=True)
+class _Item:
+    """One value a cell gives its field: a text, or the record a relation names."""
+
+    value: str | RecordKey
+    lang: str = NEUTRAL_LANG
+    guessed: bool = False
+    """Whether ``lang`` was guessed from the row's texts."""
+
+
 def _item(
     rule: ColumnRule, text: str, lang: str, guessed: bool, plan: _Plan, unresolved: list[str]
-) -> dict[str, Any] | None:
+) -> _Item | None:
     if rule.kind == "relation":
         target = _target(rule, text, plan)
         if target is None:
             unresolved.append(f"{rule.role} {text}")
             return None
-        return {"lang": NEUTRAL_LANG, "value": target.to_locator()}
+        return _Item(target)
     if rule.role in ("date_from", "date_to"):
-        return {"lang": NEUTRAL_LANG, "value": normal_date(text)}
+        return _Item(normal_date(text))
     if rule.role not in TEXT_ROLES:
-        return {"lang": NEUTRAL_LANG, "value": text}
+        return _Item(text)
     if rule.lang:
-        return {"lang": rule.lang, "value": text}
-    item: dict[str, Any] = {"lang": lang, "value": text}
-    if guessed:
-        item["lang_guessed"] = True
-    return item
+        return _Item(text, rule.lang)
+    return _Item(text, lang, guessed)
 
 
 def _target(rule: ColumnRule, text: str, plan: _Plan) -> RecordKey | None:

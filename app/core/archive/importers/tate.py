@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
@@ -52,6 +52,7 @@ from app.core.archive.importers.reading import (
 )
 from app.core.archive.model import RecordKey, Section
 from app.core.errors import ImportFailed
+from app.core.json_types import JsonList, JsonObject
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -159,7 +160,7 @@ def _files(path: Path) -> list[Path]:
     return [file]
 
 
-def build_artist(row: dict[str, Any]) -> Built:
+def build_artist(row: JsonObject) -> Built:
     """One artist row as a record."""
     artist_id = require_id(row)
     values: Values = {}
@@ -178,7 +179,7 @@ def build_artist(row: dict[str, Any]) -> Built:
     return Built(NewRecord(ARTISTS, values, external_id=artist_id))
 
 
-def build_artwork(row: dict[str, Any], artists: dict[str, RecordKey]) -> Built:
+def build_artwork(row: JsonObject, artists: dict[str, RecordKey]) -> Built:
     """One artwork row as a record, linked to its contributors."""
     artwork_id = require_id(row)
     title = opt_str(row, "title")
@@ -204,7 +205,7 @@ def build_artwork(row: dict[str, Any], artists: dict[str, RecordKey]) -> Built:
 
 
 def _contributors(
-    values: Values, contributors: list[Any], artists: dict[str, RecordKey]
+    values: Values, contributors: JsonList, artists: dict[str, RecordKey]
 ) -> tuple[int, tuple[str, ...]]:
     linked: set[RecordKey] = set()
     unresolved: list[str] = []

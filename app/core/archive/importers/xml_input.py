@@ -47,6 +47,6 @@ def read_xml(file: Path, summary: ImportSummary) -> Element | None:
     try:
         return parse_file(file)
     except ImportFailed as exc:
-        line = int((exc.details or {}).get("line") or 0)
+        line = exc.line
         summary.skipped.append(Skip(line, exc.message, file.name, exc.code))
         return None

@@ -100,3 +100,23 @@ def test_a_folder_skips_its_bad_files_and_bad_records(archive: Archive, tmp_path
         ("b-people.json", "import.bad_row"),
     ]
     assert archive.find_record(RecordKey("p1", 4)) is not None
+
+
+def test_a_record_whose_values_are_not_item_lists_is_a_bad_row(
+    archive: Archive, tmp_path: Path
+) -> None:
+    not_a_list = {"section_tipo": "p1", "section_id": 5, "values": {"p2": "Dora"}}
+    not_objects = {"section_tipo": "p1", "section_id": 6, "values": {"p2": ["Eva"]}}
+    stray = {**person(7, "Ferran", []), "values": {**person(7, "Ferran", [])["values"]}}
+    stray["values"]["p3"] = ["not an item", {"value": {"section_tipo": "p1", "section_id": 4}}]
+    doc = export_doc([person(4, "Clara", []), not_a_list, not_objects, stray])
+
+    summary = run_import(archive, "json", write(tmp_path / "people.json", doc))
+
+    assert [(s.line, s.code, s.reason) for s in summary.skipped] == [
+        (2, "import.bad_row", "field p2: values must be a list of {lang, value} items"),
+        (3, "import.bad_row", "field p2: every item must be a {lang, value} object"),
+    ]
+    assert (summary.created, summary.links, summary.unresolved) == (2, 1, 1)
+    ferran = archive.get_record(RecordKey("p1", 7))
+    assert [i["value"]["section_id"] for i in ferran.items("p3")] == [4]
