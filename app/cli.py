@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=[
             "main",
             "conversation",
+            "composed-answer",
             "confirm-card",
             "record",
             "record-hierarchy",

@@ -89,6 +89,7 @@ def run_app(args: argparse.Namespace) -> int:
     _set_window_icon(app)
     settings = AppSettings()
     lang = i18n.choose_language(settings.get("language"))
+    i18n.install_qt_translator(app, lang)  # Qt's own dialogs; the app's table is asked first
     i18n.install_translator(app, lang)
     apply_style(app)
     archive = open_startup_archive(args, settings)

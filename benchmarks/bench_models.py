@@ -19,6 +19,12 @@ Both sides decode greedily (temperature 0) so they produce the same tokens. Ever
 starts with a fresh nonce, so neither side can reuse an earlier KV cache. Medians of several runs.
 
 Run: ``python benchmarks/bench_models.py [--quick] [--readers-only] [--repeats N]``.
+
+With ``--compare-tree PATH`` (another checkout, e.g. ``git worktree add /tmp/before 7e8588e``)
+it instead runs the local provider of that tree and of this one in alternating fresh processes
+on the grounded prompt, and prints cold, warm and fresh-process TTFT, per-token time and
+tokens/s of both with after/before (:mod:`tree_compare`):
+``python benchmarks/bench_models.py --compare-tree /tmp/before --runs 12 --minutes 12``.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from app.core.models.local_messages import Done, Generate, Text
 from app.core.models.local_worker import prompt_tokens
 from app.core.models.pipe_reader import PIPE_CLOSED, MessageSource, PipeReader, Received
 from benchmarks.grounded_prompt import grounded_prompt
+from benchmarks.tree_compare import compare
 
 SYSTEM = (
     "You are Arxiu, a careful assistant for archivists. Answer only from tool results, cite "
@@ -346,7 +353,18 @@ def main() -> None:
         "--readers-only", action="store_true", help="only the side-by-side reader comparison"
     )
     parser.add_argument("--repeats", type=int, help="runs of each side (default 3 quick, 5)")
+    parser.add_argument(
+        "--compare-tree", type=Path, metavar="PATH", help="side by side with another checkout"
+    )
+    parser.add_argument("--runs", type=int, default=12, help="--compare-tree: runs per tree")
+    parser.add_argument("--warm", type=int, default=3, help="--compare-tree: warm/cold per run")
+    parser.add_argument(
+        "--minutes", type=float, help="--compare-tree: start no run after this many minutes"
+    )
     args = parser.parse_args()
+    if args.compare_tree:
+        compare(args.compare_tree, args.runs, args.warm, 128, args.minutes)
+        return
     repeats, max_tokens = (3, 64) if args.quick else (5, 128)
     repeats = args.repeats or repeats
     print(f"bundled SmolLM2-135M, {repeats} runs each side, interleaved, greedy")

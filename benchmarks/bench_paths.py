@@ -4,7 +4,13 @@
   timestamped as it arrives): process start → first event (imports, archive, index open,
   request checked), → search result, → first token, → end; and the model load alone
   (``LocalLlamaModel.load()`` in a fresh process) to show how much of it the search hides;
-* ``arxiu serve`` on a fresh home: start → first accepted TCP connection.
+* ``arxiu serve`` on a fresh home: start → first accepted TCP connection;
+* cold ``arxiu search`` on the demo (``SEARCH_QUERY``): the whole command's wall time, and in
+  another fresh process the same steps timed one by one (:data:`SEARCH_SPLIT`): imports, archive
+  and index opened with the lexical sync, each model's load and first query vector, each model's
+  vectors read, then the search itself with all of that done (``--no-search`` skips it). Compare
+  a model's load and query together: before ``app/core/index/use_cache.py``, USE's ``load()``
+  only made the object and its first query loaded it.
 
 ``--tree PATH`` runs the same paths from another source tree (``git archive HEAD | tar -x -C
 PATH`` for the code before a change), so a before/after is one run on the same machine; the
@@ -17,6 +23,7 @@ Run: ``ARXIU_HOME=... python benchmarks/bench_paths.py [--tree PATH] [--repeats 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import socket
@@ -29,6 +36,38 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTION = "What do the interviews say about the reservoir?"
+SEARCH_QUERY = "pantà"
+SEARCH_SPLIT = (
+    "import sys, time\n"
+    "t0 = time.perf_counter()\n"
+    "marks = {}\n"
+    "def mark(name):\n"
+    "    global t0\n"
+    "    now = time.perf_counter(); marks[name] = now - t0; t0 = now\n"
+    "import app.cli\n"
+    "from app.commands.common import archive_dir\n"
+    "from app.core.archive.demo import ensure_demo_archive\n"
+    "from app.core.index import Index\n"
+    "from app.core.index.embedders import default_embedders\n"
+    "from app.core.index.record_hits import search_records\n"
+    "from app.core.index.service import MODEL_SETTING\n"
+    "mark('imports')\n"
+    "import argparse\n"
+    "archive = ensure_demo_archive(archive_dir(argparse.Namespace(archive=None)))\n"
+    "index = Index(archive, default_embedders(archive.meta(MODEL_SETTING)))\n"
+    "index.sync_lexical(); index.stats()\n"
+    "mark('open+sync')\n"
+    "for e in index.embedders:\n"
+    "    getattr(e, 'load', lambda: None)(); mark(f'load {e.model_id}')\n"
+    "    index.engine.query_vector(e, sys.argv[1]); mark(f'query {e.model_id}')\n"
+    "for e in index.embedders:\n"
+    "    index.matrix_of(e); mark(f'vectors {e.model_id}')\n"
+    "search_records(index, archive, sys.argv[1], k=10, lang='lg-eng')\n"
+    "mark('search')\n"
+    "index.close(); archive.close()\n"
+    "print(repr(marks))\n"
+)
+"""The steps of ``arxiu search`` (``app/commands/search_cmd.py``), each timed, in one process."""
 LOAD = (
     "import asyncio, time\n"
     "from app.core.models.catalog import builtin_local\n"
@@ -81,6 +120,23 @@ def model_load(tree: Path) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def cli_search(tree: Path) -> dict[str, float]:
+    """A cold ``arxiu search`` on the demo: its wall time, then its steps timed one by one."""
+    command = [sys.executable, "-m", "app", "search", SEARCH_QUERY]
+    started = time.perf_counter()
+    subprocess.run(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env_for(tree),
+        cwd=tree, check=True,
+    )  # fmt: skip
+    marks = {"search_wall": time.perf_counter() - started}
+    out = subprocess.run(
+        [sys.executable, "-c", SEARCH_SPLIT, SEARCH_QUERY], capture_output=True, text=True,
+        env=env_for(tree), cwd=tree, check=True,
+    )  # fmt: skip
+    split: dict[str, float] = ast.literal_eval(out.stdout.strip().splitlines()[-1])
+    return marks | {f"search.{name}": value for name, value in split.items()}
+
+
 def serve_listening(tree: Path) -> float:
     """Seconds from starting ``arxiu serve`` on a fresh home to its first accepted connection."""
     with tempfile.TemporaryDirectory(prefix="arxiu-home-") as home:
@@ -107,6 +163,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-serve", action="store_true", help="skip arxiu serve")
     parser.add_argument("--no-ask", action="store_true", help="skip arxiu ask")
+    parser.add_argument("--no-search", action="store_true", help="skip arxiu search")
     args = parser.parse_args()
     trees = [REPO, *args.tree]
     runs: dict[Path, list[dict[str, float]]] = {tree: [] for tree in trees}
@@ -115,6 +172,8 @@ def main() -> None:
             marks: dict[str, float] = {} if args.no_ask else ask_split(tree)
             if not args.no_ask:
                 marks["model_load"] = model_load(tree)
+            if not args.no_search:
+                marks |= cli_search(tree)
             if not args.no_serve:
                 marks["serve_listening"] = serve_listening(tree)
             runs[tree].append(marks)
@@ -123,7 +182,7 @@ def main() -> None:
         print(f"{tree} (medians of {len(tree_runs)}, seconds from process start):")
         for key in tree_runs[0]:
             values = [m[key] for m in tree_runs if key in m]
-            print(f"  {key:16} {statistics.median(values):7.2f}")
+            print(f"  {key:36} {statistics.median(values):7.2f}")
 
 
 if __name__ == "__main__":

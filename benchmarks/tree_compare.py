@@ -15,6 +15,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ EVICT = [
 ]
 LONG = " ".join(f"Record {i} describes a letter from the mayor." for i in range(200))
 STORY = [("user", "Write a long story about a village archive and its flood.")]
+ORDERS = (("before", "after"), ("after", "before"))
+"""Who goes first in even and odd runs."""
 FIGURES = {
     "fresh_ttft": ("fresh TTFT (spawn+load+prompt)", "s", 1.0),
     "cold_ttft": ("cold TTFT (loaded, uncached)", "ms", 1000.0),
@@ -70,8 +73,14 @@ def per_run(result: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def compare(before: Path, runs: int, warm: int, max_tokens: int) -> None:
-    """Alternate the two trees ``runs`` times and print the table."""
+def compare(
+    before: Path, runs: int, warm: int, max_tokens: int, minutes: float | None = None
+) -> None:
+    """Alternate the two trees up to ``runs`` times and print the table.
+
+    No run starts once ``minutes`` have passed, and Ctrl-C ends the runs early: the table then
+    holds the runs finished.
+    """
     from benchmarks.grounded_prompt import grounded_prompt
 
     messages = [(m.role, m.content) for m in grounded_prompt()]
@@ -80,14 +89,22 @@ def compare(before: Path, runs: int, warm: int, max_tokens: int) -> None:
     trees = {"before": before, "after": HERE}
     figures: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     texts: dict[str, set[str]] = {"before": set(), "after": set()}
-    for i in range(runs):
-        for name in ("before", "after") if i % 2 == 0 else ("after", "before"):
-            result = side(trees[name], request)
-            figures[name].append(per_run(result))
-            texts[name].update(result["texts"])
-        print(f"  run {i + 1}/{runs} done", file=sys.stderr, flush=True)
+    ends = None if minutes is None else time.monotonic() + 60 * minutes
+    done = 0
+    try:
+        while done < runs and (ends is None or time.monotonic() < ends):
+            pair = {name: side(trees[name], request) for name in ORDERS[done % 2]}
+            for name, result in pair.items():
+                figures[name].append(per_run(result))
+                texts[name].update(result["texts"])
+            done += 1
+            print(f"  run {done}/{runs} done", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        print(f"  interrupted: {done} runs finished", file=sys.stderr)
+    if not done:
+        return
     print(f"local model side by side: before = {before}, after = {HERE}")
-    print(f"  {runs} runs, alternating; each run one fresh process per tree: 1 fresh reply,")
+    print(f"  {done} runs, alternating; each run one fresh process per tree: 1 fresh reply,")
     print(f"  then {warm} × (warm reply, evicting prompt, cold reply); grounded prompt, greedy,")
     same = texts["before"] == texts["after"]
     print(f"  up to {max_tokens} tokens; the same reply text on both: {same}")

@@ -2,6 +2,13 @@
 
 Kept apart from ``arxiu.spec`` so the rules can be read, tested and shared by the three systems.
 Everything listed here is something Arxiu never loads: removing it changes no behaviour.
+
+torch, transformers and sentence-transformers are left out: the bundled all-MiniLM-L6-v2 runs on
+ONNX Runtime from a graph written from its own weights with numpy and ``onnx``
+(``app/core/index/onnx_bert.py``), USE is numpy and the chat model is llama.cpp, so no run-time
+path of the bundle imports them (``tests/core/index/test_no_torch.py`` runs the CLI with them
+blocked). A model folder ONNX Runtime cannot run (not a BERT mean-pooling encoder) needs them:
+in the bundle it gives ``index.model_load_failed``; a source install with torch runs it.
 """
 
 from __future__ import annotations
@@ -20,8 +27,17 @@ EXCLUDED_MODULES = [
     "hypothesis",
     "mypy",
     "PyInstaller",
-    "torch.utils.tensorboard",
+    # The torch stack: only a model folder ONNX Runtime cannot run would need it (see above).
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "transformers",
+    "sentence_transformers",
+    "optimum",
     "tensorboard",
+    # Reached only through pgvector's sparse-vector conversion (``SparseVector.to_coo``), which
+    # Arxiu never calls (its PostgreSQL vectors are dense): 75 MB with its OpenBLAS.
+    "scipy",
     # Cloud and hub-download clients: Arxiu never downloads (models are inside the bundle).
     "botocore",
     "boto3",
@@ -49,77 +65,20 @@ EXCLUDED_MODULES = [
 """Python modules the analysis must not follow."""
 
 DROPPED_FILES = [
-    # Headers, build files and type stubs: only needed to compile against torch.
-    "torch/include/*",
-    "torch/share/*",
-    "torch/_inductor/codegen/*.h",
     "*.pyi",
     # Qt's own translations (Arxiu ships its own tables) and QML, which Arxiu never loads.
     "PySide6/Qt/translations/*",
     "PySide6/Qt/qml/*",
-    # Test folders of third-party packages, and torch's C++ test programs and test libraries.
+    # Test folders of third-party packages.
     "*/tests/*",
     "*/test/*",
-    "torch/bin/*",
-    "torch/lib/*_test.so",
-    "torch/lib/libaoti_custom_ops.so",
-    "torch/lib/libbackend_with_compiler.so",
 ]
 """Bundle-relative destination paths (``fnmatch`` patterns) left out of the bundle."""
-
-KEPT_DESPITE_PATTERNS = ["torch/testing/*", "torch/bin/torch_shm_manager"]
-"""Used by ``torch`` itself (imported at start-up; shared-memory tensors): never dropped."""
-
-TRANSFORMERS_MODELS_KEPT = frozenset(
-    {
-        "auto",
-        "bert",
-        "encoder_decoder",
-        # Imported when sentence-transformers loads (its model classes name them), measured by
-        # importing the embedders and embedding once: the rest of transformers.models never is.
-        "align",
-        "blenderbot",
-        "blenderbot_small",
-        "longt5",
-        "m2m_100",
-        "marian",
-        "moonshine",
-        "mt5",
-        "paligemma",
-        "pegasus",
-        "pegasus_x",
-        "prophetnet",
-        "switch_transformers",
-        "t5",
-        "t5gemma",
-        "t5gemma2",
-        "timm_wrapper",
-        "udop",
-        "umt5",
-        "whisper",
-    }
-)
-"""The ``transformers.models`` subpackages the bundle keeps (of several hundred)."""
-
-
-def transformers_model_excludes(models_dir: Path | None) -> list[str]:
-    """``transformers.models.X`` for every model folder in ``models_dir`` not kept."""
-    if models_dir is None or not models_dir.is_dir():
-        return []
-    return sorted(
-        f"transformers.models.{folder.name}"
-        for folder in models_dir.iterdir()
-        if folder.is_dir()
-        and folder.name not in TRANSFORMERS_MODELS_KEPT
-        and not folder.name.startswith("__")
-    )
 
 
 def keep_entry(destination: str) -> bool:
     """Whether a bundle file at ``destination`` (relative, either slash) stays in the bundle."""
     path = destination.replace("\\", "/")
-    if any(fnmatch.fnmatch(path, pattern) for pattern in KEPT_DESPITE_PATTERNS):
-        return True
     return not any(fnmatch.fnmatch(path, pattern) for pattern in DROPPED_FILES)
 
 

@@ -12,7 +12,9 @@
 #      creates the demo archive in the fresh HOME and writes a window-sized PNG;
 #   3. `arxiu index` builds the semantic index with the bundled models;
 #   4. `arxiu search` in Catalan puts a Catalan displacement interview (oh1/1-3) in the top 3;
-#   5. `arxiu ask` answers with the bundled local model and cites at least one verified record.
+#   5. `arxiu ask` answers with the bundled local model and cites at least one verified record;
+# and before them, the bundle holds no torch, transformers nor sentence-transformers (MiniLM runs
+# on ONNX Runtime: steps 3-5 pass without them).
 # SMOKE_OUT=DIR keeps the screenshot and the command outputs.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -66,6 +68,13 @@ case "$TARGET" in
     ;;
 esac
 [ -x "$EXE" ] || fail "no executable at $EXE"
+BUNDLE_DIR="$(dirname "$EXE")"
+[ "$DEB_INSTALLED" = 1 ] && BUNDLE_DIR=/opt/arxiu  # /usr/bin/arxiu is its launcher
+for unwanted in torch transformers sentence_transformers; do
+  [ ! -e "$BUNDLE_DIR/_internal/$unwanted" ] || fail "the bundle ships $unwanted"
+done
+[ -d "$BUNDLE_DIR/_internal/onnxruntime" ] || fail "the bundle has no onnxruntime"
+echo "no torch stack in $BUNDLE_DIR; onnxruntime $(du -sm "$BUNDLE_DIR/_internal/onnxruntime" | cut -f1) MB"
 
 NONET=()
 if unshare --net true 2> /dev/null; then NONET=(unshare --net); fi

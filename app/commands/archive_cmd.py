@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from app.commands import archive_shared_cmd
+from app.commands.cli_words import words
 from app.commands.common import open_current, print_json
 from app.core.archive import Archive
 from app.core.archive.migrations import MIGRATIONS
@@ -87,15 +88,19 @@ def run_info(args: argparse.Namespace) -> int:
     if args.json:
         print_json(info)
         return 0
-    print(f"Archive  {info['path']}")
-    print(f"Schema   {info['schema_version']} (this Arxiu knows {info['schema_known']})")
-    print(f"Records  {info['records']:,}   links {info['links']:,}   media {info['media']:,}")
-    print(f"Writes   {'on' if info['write_allowed'] else 'off'}")
+    w = words()
+    width = max(len(w.archive), len(w.schema), len(w.records), len(w.writes)) + 2
+    known = w.schema_known.format(version=info["schema_version"], known=info["schema_known"])
+    links = w.links_media.format(links=info["links"], media=info["media"])
+    print(f"{w.archive:<{width}}{info['path']}")
+    print(f"{w.schema:<{width}}{known}")
+    print(f"{w.records:<{width}}{info['records']:,}   {links}")
+    print(f"{w.writes:<{width}}{w.on if info['write_allowed'] else w.off}")
     print()
     for s in info["sections"]:
         flags = " ".join(
             flag
-            for flag, on in (("restricted", s["restricted"]), ("writable", s["writable"]))
+            for flag, on in ((w.restricted, s["restricted"]), (w.writable, s["writable"]))
             if on
         )
         print(f"  {s['tipo']:<14} {s['records']:>9,}  {s['label']}  {flags}".rstrip())

@@ -11,7 +11,8 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TextIO, assert_never
 
-from app.commands.ask_citations import citation_lines
+from app.commands.ask_citations import citation_lines, claim_lines
+from app.commands.cli_words import ENGLISH, words
 from app.commands.exits import EXIT_OK, exit_code
 from app.core.agent.events import (
     ErrorEvent,
@@ -45,6 +46,11 @@ async def print_events(
     return final, code
 
 
+COMPOSED_NOTE = ENGLISH.composed
+"""What a person reads under an answer the core composed (see ``FinalEvent.composed``), in
+English; printed in the CLI's language (:mod:`app.commands.cli_words`)."""
+
+
 def render(event: Event, out: TextIO, err: TextIO) -> None:
     """Print one event for a person: the answer on ``out``, everything else on ``err``."""
     match event:
@@ -66,7 +72,12 @@ def render(event: Event, out: TextIO, err: TextIO) -> None:
         case FinalEvent():
             out.write("\n")
             out.flush()
-            for line in citation_lines(event.citations):
+            if event.composed:
+                print(words().composed, file=err, flush=True)
+            for line in [
+                *citation_lines(event.citations),
+                *claim_lines(event.answer, event.claims),
+            ]:
                 print(line, file=err, flush=True)
         case ErrorEvent():
             print(f"\nerror [{event.code}]: {event.message}", file=err, flush=True)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.commands.cli_words import words
 from app.commands.common import ProgressBar, open_current, print_json
 from app.core.index import Index
 from app.core.index.embedders import default_embedders
+from app.core.index.hits import SearchMode
+from app.core.index.progress import progress_text
 from app.core.index.service import MODEL_SETTING, IndexStats
 
 MODEL_HELP = (
@@ -35,6 +38,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     retrieval.add_argument("--model", help=MODEL_HELP)
     retrieval.add_argument("--workdir", type=Path, help="keep (and reuse) the scratch archive")
     retrieval.add_argument("--json", action="store_true", help="print JSON")
+    retrieval.add_argument(
+        "--archive",
+        help="score a postgresql:// archive that holds the corpus imported and indexed "
+        "(searched in the server) instead of a scratch archive",
+    )
     retrieval.set_defaults(func=run_eval)
 
 
@@ -53,17 +61,18 @@ def run_index(args: argparse.Namespace) -> int:
         index.close()
     if final.error is not None:
         raise final.error
-    models = ", ".join(f"{model} {share:.0%}" for model, share in stats.coverage)
-    print(f"{stats.chunks} chunks ({models}); {final.done} items indexed now.")
+    figures = progress_text(stats.progress)
+    print(words().indexed.format(chunks=stats.chunks, figures=figures, done=final.done))
     return 0
 
 
 def completeness(stats: IndexStats) -> str:
-    """A sentence on how much of the archive the dense search covers yet."""
-    models = ", ".join(f"{model} {share:.0%}" for model, share in stats.coverage)
+    """A sentence on how much of the archive the dense search covers yet: each model's
+    chunks embedded of all, the figure the status bar shows."""
     return (
-        f"note: the semantic index is incomplete ({models} of {stats.chunks} chunks embedded); "
-        "these hits come from what is indexed so far. Run `arxiu index` or search with --wait."
+        f"note: the semantic index is incomplete (chunks embedded: "
+        f"{progress_text(stats.progress)}); these hits come from what is indexed so far. "
+        "Run `arxiu index` or search with --wait."
     )
 
 
@@ -72,17 +81,20 @@ def run_eval(args: argparse.Namespace) -> int:
     from app.core.index.evaluation import ALL_MODES, evaluate_retrieval
 
     modes = ALL_MODES if args.mode == "all" else (args.mode,)
-    bar = ProgressBar("indexing")
-    results = evaluate_retrieval(
-        args.corpus,
-        args.queries,
-        args.qrels,
-        modes=modes,
-        embedder=default_embedders(args.model),
-        workdir=args.workdir,
-        progress=lambda p: bar.update(p.done, p.total),
-    )
-    bar.finish()
+    if args.archive:
+        results = _eval_postgres(args, modes)
+    else:
+        bar = ProgressBar("indexing")
+        results = evaluate_retrieval(
+            args.corpus,
+            args.queries,
+            args.qrels,
+            modes=modes,
+            embedder=default_embedders(args.model),
+            workdir=args.workdir,
+            progress=lambda p: bar.update(p.done, p.total),
+        )
+        bar.finish()
     if args.json:
         print_json(results)
         return 0
@@ -93,3 +105,18 @@ def run_eval(args: argparse.Namespace) -> int:
             f"{scores['mrr@10']:>8.4f}"
         )
     return 0
+
+
+def _eval_postgres(
+    args: argparse.Namespace, modes: tuple[SearchMode, ...]
+) -> dict[str, dict[str, float]]:
+    """``eval retrieval --archive postgresql://…``: the corpus scored in the server."""
+    from app.core.archive.postgres.connect import invalid_url, is_postgres_url
+    from app.core.index.evaluation import evaluate_postgres
+
+    if not is_postgres_url(args.archive):
+        raise invalid_url(args.archive, "eval retrieval --archive takes a postgresql:// URL")
+    model = default_embedders(args.model) if args.model else None
+    return evaluate_postgres(
+        args.archive, args.corpus, args.queries, args.qrels, modes=modes, embedder=model
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from app.commands.cli_words import words
 from app.commands.common import open_current, print_json
 from app.core.archive import Archive, Record, RecordKey
 from app.core.archive.records import locators
@@ -49,11 +50,12 @@ def run_list(args: argparse.Namespace) -> int:
             {"section": section.tipo, "total": total, "offset": args.offset, "records": rows}
         )
         return 0
-    print(f"{section.label()} ({section.tipo}): {total} records")
+    w = words()
+    print(w.section_records.format(label=section.label(), tipo=section.tipo, total=total))
     for row in rows:
         print(f"  {row['section_id']:>6}  {row['label']}")
     if args.offset + len(rows) < total:
-        print(f"  … {total - args.offset - len(rows)} more (use --offset)")
+        print("  " + w.more.format(count=total - args.offset - len(rows)))
     return 0
 
 
@@ -101,7 +103,8 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json(view)
         return 0
-    flag = "  [restricted]" if view["restricted"] else ""
+    w = words()
+    flag = f"  [{w.restricted}]" if view["restricted"] else ""
     print(f"{view['label']} ({view['section_tipo']}/{view['section_id']}) v{view['version']}{flag}")
     for field in view["fields"]:
         print(f"\n{field['label']} [{field['tipo']}]")
@@ -111,7 +114,7 @@ def run_show(args: argparse.Namespace) -> int:
             else:
                 print(f"  {value['lang']}: {value['value']}")
     if view["linked_from"]:
-        print("\nLinked from")
+        print(f"\n{w.linked_from}")
         for link in view["linked_from"]:
-            print(f"  ← {link['label']} ({link['record']}) via {link['field']}")
+            print(f"  ← {link['label']} ({link['record']}) {w.via} {link['field']}")
     return 0

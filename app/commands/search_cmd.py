@@ -11,9 +11,9 @@ instead, several per record, as the index returns them.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from app.commands import cli_words
 from app.commands.common import ProgressBar, open_current, print_json
 from app.commands.index_cmd import MODEL_HELP, completeness
 from app.core.archive import RecordKey
@@ -24,8 +24,6 @@ from app.core.index.hits import SearchHit
 from app.core.index.record_hits import RecordHit, search_records
 from app.core.index.service import MODEL_SETTING
 
-UI_LANGS = {"ca": "lg-cat", "es": "lg-spa", "en": "lg-eng"}
-"""``ARXIU_LANG`` values and the label language each gives the listing."""
 PASSAGE_CHARS = 240
 
 
@@ -48,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search.add_argument("--from", dest="year_from", type=int, help="only records from this year")
     search.add_argument("--to", dest="year_to", type=int, help="only records up to this year")
     search.add_argument(
-        "--lang", help="language of titles and sections (lg-cat...; default: ARXIU_LANG)"
+        "--lang",
+        help="language of titles and sections (lg-cat...; default: the UI's, from ARXIU_LANG)",
     )
     search.add_argument("--egress", action="store_true", help="exclude restricted material")
     search.add_argument("--model", help=MODEL_HELP)
@@ -56,13 +55,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--wait", action="store_true", help="embed what is pending first (default: search now)"
     )
     search.add_argument("--json", action="store_true", help="print JSON")
-    search.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    search.add_argument(
+        "--archive", default=argparse.SUPPRESS, help="archive folder or postgresql:// URL"
+    )
     search.set_defaults(func=run_search)
 
 
 def label_language(given: str | None) -> str:
-    """The language of titles: ``--lang``, else ``ARXIU_LANG``'s, else English."""
-    return given or UI_LANGS.get(os.environ.get("ARXIU_LANG", ""), "lg-eng")
+    """The language of titles: ``--lang``, else the CLI's (``ARXIU_LANG``, the settings, the
+    system's: :func:`~app.commands.cli_words.cli_language`), else English."""
+    return given or cli_words.label_language()
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -70,6 +72,9 @@ def run_search(args: argparse.Namespace) -> int:
     what is indexed (``--wait``: after embedding what is pending); how complete the dense
     index is goes to stderr."""
     narrow = RecordFilter((), tuple(args.lang_filter), args.year_from, args.year_to)
+    url = postgres_url(args)
+    if url is not None:
+        return _run_on_postgres(args, url, narrow)
     with open_current(args) as archive:
         index = Index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
         index.sync_lexical()
@@ -81,11 +86,7 @@ def run_search(args: argparse.Namespace) -> int:
         stats = index.stats()
         if args.mode != "lexical" and stats.dense_complete < 1.0:
             print(completeness(stats), file=sys.stderr)
-        where = SearchFilter(
-            sections=tuple(args.section),
-            records=tuple(RecordKey.parse(r) for r in args.record),
-            exclude_restricted=args.egress,
-        )
+        where = _filter(args)
         if args.chunks:
             chunks = index.search(args.query, k=args.k, mode=args.mode, filter=where)
             index.close()
@@ -95,6 +96,49 @@ def run_search(args: argparse.Namespace) -> int:
             lang=label_language(args.lang),
         )  # fmt: skip
         index.close()
+    return _print_records(args, found, narrow)
+
+
+def postgres_url(args: argparse.Namespace) -> str | None:
+    """``--archive`` when it is a ``postgresql://`` URL (a shared archive), else ``None``."""
+    named = str(getattr(args, "archive", None) or "")
+    return named if named.startswith(("postgresql://", "postgres://")) else None
+
+
+def _run_on_postgres(args: argparse.Namespace, url: str, narrow: RecordFilter) -> int:
+    """The search of a PostgreSQL archive, in the server (:mod:`app.core.index.postgres`);
+    what the archive holds is searched as it is (the server's index is filled by
+    ``arxiu archive copy``)."""
+    from app.core.archive.postgres.connect import connect
+    from app.core.index.postgres import open_search
+    from app.core.index.postgres.records import meta, record_hits
+
+    with connect(url) as conn:
+        model = args.model or meta(conn, MODEL_SETTING)
+    engine = open_search(url, default_embedders(model))
+    try:
+        where = _filter(args)
+        if args.chunks:
+            return _print_chunks(engine.search(args.query, k=args.k, mode=args.mode, filter=where),
+                                 args.json)  # fmt: skip
+        found = record_hits(
+            engine, args.query, k=args.k, mode=args.mode, filter=where,
+            lang=label_language(args.lang),
+        )  # fmt: skip
+    finally:
+        engine.close()
+    return _print_records(args, found, narrow)
+
+
+def _filter(args: argparse.Namespace) -> SearchFilter:
+    return SearchFilter(
+        sections=tuple(args.section),
+        records=tuple(RecordKey.parse(r) for r in args.record),
+        exclude_restricted=args.egress,
+    )
+
+
+def _print_records(args: argparse.Namespace, found: list[RecordHit], narrow: RecordFilter) -> int:
     hits = sort_hits(filter_hits(found, narrow), args.sort)
     if args.json:
         print_json([h.to_dict() for h in hits])
@@ -108,11 +152,9 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def heading(query: str, hits: list[RecordHit], found: int) -> str:
-    """``3 records for "…"`` (``2 of 3`` when filtered; ``no records`` when none)."""
-    if not found:
-        return f'no records for "{query}"'
-    count = f"{len(hits)} of {found}" if len(hits) != found else str(found)
-    return f'{count} record{"" if found == 1 else "s"} for "{query}"'
+    """``3 records for "…"`` (``2 of 3`` when filtered; ``no records`` when none), in the
+    CLI's language."""
+    return cli_words.count_heading(query, len(hits), found)
 
 
 def format_record(hit: RecordHit) -> str:
@@ -159,5 +201,5 @@ def _print_chunks(hits: list[SearchHit], as_json: bool) -> int:
             f"{hit.score:.3f}\n    {hit.snippet}"
         )
     if not hits:
-        print("no hits")
+        print(cli_words.words().no_hits)
     return 0

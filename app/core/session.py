@@ -18,6 +18,7 @@ from app.core.agent.apply import ApplyContext
 from app.core.agent.assistant_settings import AssistantSettings as AssistantSettings
 from app.core.agent.conversation_book import ConversationBook
 from app.core.agent.events import ErrorEvent, Event, FinalEvent, StartEvent
+from app.core.agent.follow_ups import previous_records
 from app.core.agent.loop import AgentRun, RunSetup
 from app.core.agent.plan_book import LOCAL_PERSON
 from app.core.agent.plan_resolution import PlanDesk
@@ -198,6 +199,7 @@ class AssistantSession:
             stop_event=stop_event,
             can_read_restricted=self.settings.can_read_restricted,
             tainted_history=conversation.tainted if conversation else False,
+            previous=previous_records(conversation, checked.history),
         )
         stream = self._stream(setup, conversation.id if conversation else None, key, history_owner)
         return RUNS.relay(stream)  # the run works on its own loop, never on the caller's

@@ -28,13 +28,28 @@ ARCHIVE_SETTING = "archive"
 
 
 def ask_folder(parent: QWidget, *, new: bool, start: Path | None = None) -> Path | None:
-    """Ask for a folder: an empty one for a new archive, an archive's folder to open one."""
-    title = (
-        parent.tr("New archive: choose or create an empty folder")
-        if new
-        else parent.tr("Open archive: choose the archive's folder")
-    )
+    """Ask for a folder: a name for a new archive's folder (made when the archive is created,
+    :func:`open_chosen`), or an archive's folder to open one."""
+    if new:
+        return ask_new_folder(parent, start)
+    title = parent.tr("Open archive: choose the archive's folder")
     chosen = QFileDialog.getExistingDirectory(parent, title, str(start or Path.home()))
+    return Path(chosen) if chosen else None
+
+
+def ask_new_folder(parent: QWidget, start: Path | None = None) -> Path | None:
+    """Ask for the new archive's folder by name: a folder that does not exist yet is made (a
+    folder picker offers only folders that already exist)."""
+    title = parent.tr("New archive: name its folder (it is created)")
+    suggested = (start or Path.home()) / parent.tr("New archive")
+    chosen, _ = QFileDialog.getSaveFileName(
+        parent,
+        title,
+        str(suggested),
+        "",
+        "",
+        QFileDialog.Option.ShowDirsOnly | QFileDialog.Option.DontConfirmOverwrite,
+    )
     return Path(chosen) if chosen else None
 
 

@@ -5,6 +5,12 @@ the source text. The tables in ``resources/i18n/<lang>.json`` map that English t
 or Spanish; they are loaded into a :class:`TableTranslator` (a ``QTranslator`` that looks the
 source text up, whatever its context). Compiling Qt Linguist ``.ts`` files to ``.qm`` needs
 ``lrelease``, which is not shipped everywhere; the JSON tables need nothing.
+
+Qt's own strings (the file dialog's "Look in:" and "File name:", the standard buttons) come
+from the ``qtbase_<lang>.qm`` files PySide6 ships: :func:`install_qt_translator` loads the one
+for the chosen language from Qt's translations folder, or from ``resources/qt`` in a bundle
+(whose file filter leaves Qt's translations folder out; ``packaging/arxiu.spec`` copies the two
+files there).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import json
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
 from app.core import paths
 
@@ -80,6 +86,26 @@ def install_translator(app: QCoreApplication, lang: str) -> TableTranslator | No
     translator = TableTranslator(table, app)
     app.installTranslator(translator)
     return translator
+
+
+def qt_translation_dirs() -> list[Path]:
+    """Where ``qtbase_<lang>.qm`` may be: Qt's translations folder, then the bundle's copy."""
+    qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+    return [Path(qt_dir), paths.resources_dir() / "qt"]
+
+
+def install_qt_translator(app: QCoreApplication, lang: str) -> QTranslator | None:
+    """Install Qt's own translation of its dialogs and buttons for ``lang`` on ``app``;
+    returns it (``None`` for English, or when no ``qtbase_<lang>.qm`` is found)."""
+    if lang == "en":
+        return None
+    for folder in qt_translation_dirs():
+        translator = QTranslator(app)
+        if translator.load(f"qtbase_{lang}", str(folder)):
+            app.installTranslator(translator)
+            return translator
+        translator.deleteLater()
+    return None
 
 
 def tr(text: str, context: str = "Arxiu") -> str:

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
 from app.core.errors import ArxiuError
+from app.core.index.progress import progress_text
 from app.ui.services import Services
 from app.ui.tasks import TaskGroup
 
@@ -28,13 +29,13 @@ class IndexStatusWidget(QWidget):
     """A label, a progress bar and a pause/resume button.
 
     Signals:
-        progressed: (state, done, total, error, loading model, dense share or -1) posted
-            from the indexer's thread.
+        progressed: (state, done, total, error, loading model, dense share or -1, each
+            model's chunks embedded of all as text) posted from the indexer's thread.
         notice: a sentence for the status bar.
         state_shown: (state) the widget shows a progress snapshot in state ``state``.
     """
 
-    progressed = Signal(str, int, int, str, str, float)
+    progressed = Signal(str, int, int, str, str, float, str)
     notice = Signal(str)
     state_shown = Signal(str)
 
@@ -47,7 +48,7 @@ class IndexStatusWidget(QWidget):
         self.bar = QProgressBar(self)
         self.bar.setFixedWidth(160)
         self.bar.setTextVisible(True)
-        self.bar.setFormat("%v / %m")
+        self.bar.setFormat("%p%")  # the counts are the figure beside it, per model
         self.pause_button = QToolButton(self)
         self.pause_button.setText(self.tr("Pause"))
         self.pause_button.clicked.connect(self.toggle_pause)
@@ -90,6 +91,7 @@ class IndexStatusWidget(QWidget):
             error,
             loading,
             -1.0 if dense is None else float(dense),
+            progress_text(getattr(progress, "models", ())),
         )
 
     def show_progress(
@@ -100,9 +102,12 @@ class IndexStatusWidget(QWidget):
         error: str = "",
         loading: str = "",
         dense: float = -1.0,
+        figures: str = "",
     ) -> None:
         """Show the indexer's state, ``done`` of ``total`` work items, the model being loaded
-        and how much of the archive semantic search covers (``dense``, 0–1; -1: unknown)."""
+        and how much of the archive semantic search covers (``dense``, 0–1; -1: unknown), as
+        each model's chunks embedded of all (``figures``, the core's
+        :func:`~app.core.index.progress.progress_text`: what ``arxiu index`` prints too)."""
         self.setVisible(True)
         self.bar.setMaximum(max(total, 1))
         self.bar.setValue(min(done, max(total, 1)))
@@ -123,8 +128,11 @@ class IndexStatusWidget(QWidget):
             name = MODEL_NAMES.get(loading, loading)
             text = self.tr("Loading model {name}…").format(name=name)
         elif 0.0 <= dense < 1.0 and state != "error":
-            share = f"{int(dense * 100)}%"
-            text += " · " + self.tr("semantic search covers {share}").format(share=share)
+            text += " · " + (
+                self.tr("chunks embedded: {figures}").format(figures=figures)
+                if figures
+                else self.tr("semantic search covers {share}").format(share=f"{int(dense * 100)}%")
+            )
         self.label.setText(text)
         if error:
             self.notice.emit(self.tr("Indexing stopped: {message}").format(message=error))

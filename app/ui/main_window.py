@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -30,6 +30,7 @@ from app.core.archive import RecordKey
 from app.core.errors import ArxiuError
 from app.core.index.record_hits import search_records
 from app.ui.assistant.panel import AssistantPanel
+from app.ui.browser.empty_archive import EmptyArchiveHint
 from app.ui.browser.pane_widths import keep_record_width
 from app.ui.browser.record_view import RecordView
 from app.ui.browser.records_model import RecordsTableModel
@@ -50,6 +51,13 @@ SEARCH_RESULTS = 50
 """Records a search lists (each once; sorted and filtered in the results pane)."""
 COLUMN_MAX = 120
 """The widest a column other than the title may open (pixels); the title stretches."""
+SECTIONS_WIDTH = 220
+"""The sections pane's width as the window opens (pixels)."""
+DOCK_WIDTH = 440
+"""The assistant dock's width in a window wide enough for it (pixels)."""
+DOCK_SHARE = 0.4
+"""In a narrower window the dock keeps at most this share of it (an 800-pixel window left the
+record view about 200 pixels beside a 440-pixel dock)."""
 MODELS_OFFERED = "models_offered"
 """Settings key: the first-start offer of the models found on this computer was made."""
 
@@ -79,6 +87,7 @@ class MainWindow(QMainWindow):
         self.records_model = RecordsTableModel(archive, services.lang, self)
         self.table = self._make_table()
         self.results = SearchResultsView(self)
+        self.empty_hint = EmptyArchiveHint(self)
         self.record_view = RecordView(archive, services.lang, self)
         self.search_box = QLineEdit(self)
         self.assistant = AssistantPanel(services, self)
@@ -91,6 +100,10 @@ class MainWindow(QMainWindow):
         self.settings_dialog: QDialog | None = None
         self.discovered_dialog: QDialog | None = None
         self.archive_error: QMessageBox | None = None
+        self._marking = False
+        """A row is being selected for the record already shown (:meth:`_mark_row`)."""
+        self._dock_narrowed = False
+        """The dock was narrowed for a small window (:meth:`resizeEvent`)."""
         self._build_layout()
         self._build_menus()
         self._connect()
@@ -120,6 +133,7 @@ class MainWindow(QMainWindow):
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.table)
         self.stack.addWidget(self.results)
+        self.stack.addWidget(self.empty_hint)
         left = _titled(self.tr("Sections"), self.sections, self)
         middle = _titled(self.tr("Records"), self.stack, self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -129,8 +143,8 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setStretchFactor(2, 2)
-        self.splitter.setSizes([220, 560, 460])
-        self.record_width = keep_record_width(self.splitter)
+        self.splitter.setSizes([SECTIONS_WIDTH, 560, 460])
+        self.record_width = keep_record_width(self.splitter, SECTIONS_WIDTH)
         self.setCentralWidget(self.splitter)
         toolbar = QToolBar(self.tr("Search"), self)
         toolbar.setObjectName("searchBar")
@@ -155,7 +169,7 @@ class MainWindow(QMainWindow):
         self.assistant_dock = dock
         self.statusBar().addPermanentWidget(self.index_status)
         self.resize(1500, 900)
-        self.resizeDocks([dock], [440], Qt.Orientation.Horizontal)
+        self.resizeDocks([dock], [DOCK_WIDTH], Qt.Orientation.Horizontal)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu(self.tr("&File"))
@@ -200,6 +214,7 @@ class MainWindow(QMainWindow):
         self.record_view.ask_requested.connect(self.assistant.ask_about)
         self.record_view.notice.connect(self.show_notice)
         self.results.record_requested.connect(self.open_record)
+        self.empty_hint.import_requested.connect(self.choose_import)
         self.results.closed.connect(lambda: self.stack.setCurrentWidget(self.table))
         self.search_box.returnPressed.connect(self._on_search)
         self.assistant.record_requested.connect(self.open_record)
@@ -210,6 +225,16 @@ class MainWindow(QMainWindow):
     def _select_first_section(self) -> None:
         if self.sections.count():
             self.sections.setCurrentRow(0)
+        self._show_if_empty()
+
+    def _show_if_empty(self) -> None:
+        """An archive with no sections shows the hint to import; its first import, the table."""
+        empty = self.sections.count() == 0
+        if empty:
+            self.stack.setCurrentWidget(self.empty_hint)
+        elif self.stack.currentWidget() is self.empty_hint:
+            self.stack.setCurrentWidget(self.table)
+            self._select_first_section()
 
     # -- actions ---------------------------------------------------------------------------------
     def show_section(self, tipo: str) -> None:
@@ -257,11 +282,17 @@ class MainWindow(QMainWindow):
             self.table.scrollTo(model.index(row, 0))
 
     def _mark_row(self, row: int) -> None:
-        """Select ``row`` without opening its record again."""
-        selection = self.table.selectionModel()
-        selection.blockSignals(True)
-        self.table.selectRow(row)
-        selection.blockSignals(False)
+        """Select ``row`` without opening its record again.
+
+        The selection model's signals are left flowing (the table repaints the rows they name:
+        with them blocked, the row shown before stayed highlighted on screen); only
+        :meth:`_on_row` ignores the change.
+        """
+        self._marking = True
+        try:
+            self.table.selectRow(row)
+        finally:
+            self._marking = False
 
     def refresh(self) -> None:
         """Read again everything shown (the archive changed: a plan was applied, the settings
@@ -277,6 +308,7 @@ class MainWindow(QMainWindow):
         record = self.record_view.page_reader()
         rows, page, shown = await self.services.read(lambda: (sections(), records(), record()))
         self.sections.show_rows(rows)
+        self._show_if_empty()
         if self.records_model.show_page(page):
             self._size_columns()
         self.record_view.show_page(shown)
@@ -401,6 +433,8 @@ class MainWindow(QMainWindow):
         return text
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self._marking:
+            return
         record = self.records_model.record_at(current.row())
         if record is not None:
             self.record_view.show_record(record.key)
@@ -459,6 +493,22 @@ class MainWindow(QMainWindow):
     def is_busy(self) -> bool:
         """Whether a run, a search or another task is still going."""
         return self.assistant.is_busy() or self.tasks.busy()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """A narrow window gives the assistant dock at most :data:`DOCK_SHARE` of its width
+        (down to what the dock needs), so the record view keeps room beside it; grown again,
+        the window gives the dock its width back."""
+        super().resizeEvent(event)
+        dock = self.assistant_dock
+        if not dock.isVisible() or dock.isFloating():
+            return
+        most = max(int(self.width() * DOCK_SHARE), dock.minimumSizeHint().width())
+        if dock.width() > most:
+            self._dock_narrowed = True
+            self.resizeDocks([dock], [most], Qt.Orientation.Horizontal)
+        elif self._dock_narrowed and dock.width() < min(most, DOCK_WIDTH):
+            self._dock_narrowed = most < DOCK_WIDTH
+            self.resizeDocks([dock], [min(most, DOCK_WIDTH)], Qt.Orientation.Horizontal)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop runs and timers before the window goes."""

@@ -9,6 +9,10 @@ needs a hierarchical section, e.g. an EAD import). ``search`` types a query in t
 and shows the results by record: ``ARXIU_SHOT_QUERY``, else a question about the flooded
 valley in the UI's language (:data:`SEARCH_QUERIES`).
 
+``composed-answer`` asks the real session (the catalog's default model, the archive's index:
+build it first with ``arxiu index``) the reservoir list question in the UI's language
+(``ARXIU_SHOT_QUERY`` instead, if set), which the core answers itself with the bundled model.
+
 ``ARXIU_SHOT_SIZE`` (``800x600``) renders at another window size than 1600×940.
 """
 
@@ -38,6 +42,11 @@ SEARCH_QUERIES = {
     "lg-cat": "famílies que van haver de marxar pel pantà",
     "lg-spa": "familias que tuvieron que marcharse por el embalse",
     "lg-eng": "families who had to leave because of the reservoir",
+}
+COMPOSED_QUESTIONS = {
+    "lg-cat": "Quines entrevistes parlen de les famílies que van haver de marxar pel pantà?",
+    "lg-spa": "¿Qué entrevistas hablan de las familias que tuvieron que irse por el pantano?",
+    "lg-eng": "Which interviews talk about the families who had to leave because of the reservoir?",
 }
 SEARCH_TIMEOUT_S = 300.0
 """A search may first start the index's model process (minutes on a busy machine)."""
@@ -152,6 +161,8 @@ async def capture(window: MainWindow, state: str, path: Path) -> None:
         window.open_record(key)
     if state in QUESTIONS:
         await _scripted_run(window, state, key)
+    elif state == "composed-answer":
+        await _composed_run(window)
     else:  # the picker filled as in the app, without loading a real model
         window.services.set_session(demo_script.demo_session(window.services.archive, []))
         await window.assistant.load_models()
@@ -162,6 +173,19 @@ async def capture(window: MainWindow, state: str, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not shown.grab().save(str(path)):
         raise OSError(f"could not write {path}")
+
+
+async def _composed_run(window: MainWindow) -> None:
+    """Ask the real session the reservoir list question in the UI's language."""
+    lang = window.services.lang
+    await window.services.session()
+    await window.assistant.load_models()
+    query = os.environ.get("ARXIU_SHOT_QUERY") or COMPOSED_QUESTIONS.get(
+        lang, COMPOSED_QUESTIONS["lg-eng"]
+    )
+    window.assistant.send(query)
+    await wait_idle(window, SEARCH_TIMEOUT_S)
+    window.assistant.view.verticalScrollBar().setValue(0)  # the question and the count
 
 
 async def _scripted_run(window: MainWindow, state: str, key: RecordKey | None) -> None:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from app.core.archive.write_switch import set_writes_allowed, writes_allowed
 from app.core.errors import ArxiuError
 from app.core.models import catalog as catalog_mod
+from app.core.models.model_languages import entry_languages
 from app.ui.i18n import LANGUAGES
 from app.ui.services import Services
 from app.ui.tasks import TaskGroup
@@ -99,6 +100,7 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(page)
         layout.addWidget(self.models_list, 1)
         layout.addLayout(test_row)
+        layout.addLayout(self._languages_row(page))
         layout.addLayout(buttons)
         from app.ui.discovered_models import DiscoveredModelsBox
 
@@ -120,6 +122,50 @@ class SettingsDialog(QDialog):
             item = QListWidgetItem(f"{entry.label}  ·  {badge}  ·  {entry.id}")
             item.setData(MODEL_ROLE, entry.id)
             self.models_list.addItem(item)
+
+    def _languages_row(self, page: QWidget) -> QHBoxLayout:
+        """The languages the selected model writes: shown, and editable (ISO codes)."""
+        self.languages = QLineEdit(page)
+        self.languages.setPlaceholderText(self.tr("every language"))
+        self.languages_button = QPushButton(self.tr("Set languages"), page)
+        self.languages_button.clicked.connect(self.set_languages)
+        self.models_list.currentItemChanged.connect(lambda *_: self._show_languages())
+        row = QHBoxLayout()
+        row.addWidget(QLabel(self.tr("Languages it writes (en, ca, es…):"), page))
+        row.addWidget(self.languages, 1)
+        row.addWidget(self.languages_button)
+        return row
+
+    def _selected_entry(self) -> catalog_mod.ModelEntry | None:
+        item = self.models_list.currentItem()
+        model_id = item.data(MODEL_ROLE) if item is not None else None
+        try:
+            return catalog_mod.load_catalog().get(str(model_id)) if model_id else None
+        except ArxiuError:
+            return None
+
+    def _show_languages(self) -> None:
+        entry = self._selected_entry()
+        known = entry_languages(entry) if entry is not None else None
+        self.languages.setText(", ".join(sorted(known)) if known else "")
+
+    def set_languages(self) -> None:
+        """Declare the languages the selected model writes (empty: its family's)."""
+        entry = self._selected_entry()
+        if entry is None:
+            return
+        codes = [code for code in re.split(r"[\s,;]+", self.languages.text().lower()) if code]
+        try:
+            catalog_mod.set_languages(entry.id, codes)
+        except ArxiuError as error:
+            QMessageBox.warning(
+                self, self.tr("Languages not set"), f"{error.message}\n{error.hint or ''}"
+            )
+            return
+        from app.ui.discovered_models import forget_catalog
+
+        forget_catalog(self.services)  # the session rereads the catalog
+        self._show_languages()
 
     def _sections_list(self, page: QWidget, flag: str) -> QListWidget:
         box = QListWidget(page)

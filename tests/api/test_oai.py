@@ -505,7 +505,8 @@ def test_another_process_serves_finding_aids_in_ead_to_the_harvester_and_nothing
         with open_archive(tmp_path / "harvester", create=True) as mine:
             first = harvest(mine, base, metadata_prefix="ead", retry=policy)
             assert first.error is None and first.skipped == []
-            assert first.created == first.read == len(expected)
+            assert first.sections["ead1"] == first.read == len(expected)
+            assert first.created == mine.count_records()  # the components and their names
             source = normalise_base_url(base)
             assert parents(mine, source) == expected  # the same hierarchy, the same titles
             dump = json.dumps([r.values for r in mine.iter_records()], ensure_ascii=False)

@@ -192,7 +192,7 @@ def test_search_answers_at_once_from_the_lexical_index_and_says_dense_is_incompl
         assert conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0] > 0
     assert main(base) == 0
     captured = capsys.readouterr()
-    assert "incomplete (hashing-256 0%" in captured.err
+    assert "incomplete (chunks embedded: hashing-256 0/" in captured.err
     assert main([*base, "--wait"]) == 0
     captured = capsys.readouterr()
     assert "incomplete" not in captured.err and json.loads(captured.out)

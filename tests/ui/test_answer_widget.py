@@ -88,7 +88,7 @@ def test_only_verified_citations_become_links_showing_the_record_language(qtbot:
     shown = widget.document().toPlainText()
     assert "⚠ tp2/39" in shown
     assert "Not verified" in _tooltip_of(widget, "⚠ tp2/39")
-    assert _tooltip_of(widget, "oh1/1") == ""
+    assert "vouches for the record, not for the sentence" in _tooltip_of(widget, "oh1/1")
     widget.resize(500, 120)
     with qtbot.waitExposed(widget):
         widget.show()

@@ -118,6 +118,11 @@ def test_the_summary_shows_the_real_counts_and_the_new_section(
     names = [window.sections.item(r).text() for r in range(window.sections.count())]
     label = window.services.archive.section("ead1").label("lg-eng")
     assert label in names
-    assert f"Sections: {label}: {units}" in text  # named as the section list names it
+    [sections] = [line for line in text.splitlines() if line.startswith("Sections: ")]
+    assert f"{label}: {units}" in sections.split(", ")  # named as the section list names it
+    agents = window.services.archive.section("agent1").label("lg-eng")
+    stubs = summary.sections["agent1"]  # the finding aid's names, created with it
+    assert stubs == window.services.archive.count_records("agent1") > 0
+    assert f"{agents}: {stubs}" in sections
     assert window.import_report is not None and window.import_report.text() == text
     window.import_report.close()

@@ -16,12 +16,31 @@ import re
 from collections.abc import Sequence
 
 from app.core.agent.citations import CITATION, Citation
-from app.core.agent.conversation_types import Conversation
+from app.core.agent.claims import Claim, mark_claims
+from app.core.agent.conversation_types import Conversation, TurnRecord
+from app.core.agent.export_words import ENGLISH
 from app.core.archive.model import RecordKey
 
 VERIFIED = "✓"
 UNVERIFIED = "⚠"
 _CODE_SPAN = re.compile(r"(`[^`]*`)")
+
+
+def answer_turns(conversation: Conversation) -> list[TurnRecord | None]:
+    """For each history entry, the turn record of the run that gave that answer, in the
+    history's order (``None`` for a question, or an answer no turn record holds)."""
+    answers = [turn.answer for turn in conversation.transcript]
+    start = 0
+    out: list[TurnRecord | None] = []
+    for entry in conversation.history:
+        text = str(entry.get("text", ""))
+        if entry.get("role") == "user" or text not in answers[start:]:
+            out.append(None)
+            continue
+        number = answers.index(text, start)  # the next turn that gave this answer
+        start = number + 1
+        out.append(conversation.transcript[number])
+    return out
 
 
 def answer_citations(conversation: Conversation) -> list[tuple[Citation, ...] | None]:
@@ -30,18 +49,13 @@ def answer_citations(conversation: Conversation) -> list[tuple[Citation, ...] | 
     ``None`` for a question, and for an answer whose run left no checked citations (one an
     older version stored, whose citations were never kept): nothing is known about them.
     """
-    answers = [turn.answer for turn in conversation.transcript]
-    start = 0
-    out: list[tuple[Citation, ...] | None] = []
-    for entry in conversation.history:
-        text = str(entry.get("text", ""))
-        if entry.get("role") == "user" or text not in answers[start:]:
-            out.append(None)
-            continue
-        number = answers.index(text, start)  # the next turn that gave this answer
-        start = number + 1
-        out.append(conversation.transcript[number].citations or None)
-    return out
+    return [(turn.citations or None) if turn else None for turn in answer_turns(conversation)]
+
+
+def answer_claims(conversation: Conversation) -> list[tuple[Claim, ...]]:
+    """For each history entry, its answer's checked claims (none for a question, or for an
+    answer stored before claims were checked)."""
+    return [turn.claims if turn else () for turn in answer_turns(conversation)]
 
 
 def mark_citations(markdown: str, citations: Sequence[Citation]) -> str:
@@ -60,22 +74,28 @@ def _marked(match: re.Match[str], verified: set[RecordKey]) -> str:
     return f"({mark} {key}" + (f" @{match['tc']}" if match["tc"] else "") + ")"
 
 
-def unverified_line(citations: Sequence[Citation]) -> str | None:
-    """The export's note under an answer with unverified citations (``None`` when all hold)."""
+def unverified_line(citations: Sequence[Citation], note: str = ENGLISH.unverified) -> str | None:
+    """The export's note under an answer with unverified citations (``None`` when all hold),
+    from ``note`` (:attr:`~app.core.agent.export_words.ExportWords.unverified`)."""
     bad = [str(c.key) for c in citations if not c.verified]
     if not bad:
         return None
-    return (
-        f"*{UNVERIFIED} {len(bad)} of {len(citations)} citations unverified (no tool in that "
-        f"run returned {', '.join(bad)}).*"
-    )
+    text = note.format(bad=len(bad), total=len(citations), keys=", ".join(bad))
+    return f"*{UNVERIFIED} {text}*"
 
 
-def exported_answer(text: str, citations: tuple[Citation, ...] | None) -> list[str]:
+def exported_answer(
+    text: str,
+    citations: tuple[Citation, ...] | None,
+    note: str = ENGLISH.unverified,
+    claims: Sequence[Claim] = (),
+) -> list[str]:
     """An answer's Markdown lines for an export: its citations marked, then the note on the
-    unverified ones (the text as stored when its citations are not known)."""
+    unverified ones in the words of ``note`` (the text as stored when its citations are not
+    known); a claim found in no record the run read is marked ``⚠`` after its text."""
+    text = mark_claims(text, claims)
     if citations is None:
         return [text.rstrip()]
     lines = [mark_citations(text, citations).rstrip()]
-    note = unverified_line(citations)
-    return [*lines, "", note] if note else lines
+    shown = unverified_line(citations, note)
+    return [*lines, "", shown] if shown else lines

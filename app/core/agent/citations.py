@@ -14,6 +14,7 @@ languages of its text values.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -122,13 +123,17 @@ class ReturnedRecords:
     """The records tools returned to the model in one run (after the egress gate)."""
 
     keys: set[RecordKey] = field(default_factory=set)
+    texts: list[str] = field(default_factory=list)
+    """Each successful result's data as text: what the answer's claims are checked against
+    (:mod:`app.core.agent.claims`)."""
 
     def note(self, result: ToolResult) -> None:
-        """Remember every record a successful result carried to the model."""
+        """Remember every record a successful result carried to the model, and its text."""
         if not result.ok:
             return
         self.keys.update(result.records)
         self.keys.update(locators_in(result.data))
+        self.texts.append(json.dumps(result.data, ensure_ascii=False, default=str))
 
     def __contains__(self, key: object) -> bool:
         return key in self.keys

@@ -127,9 +127,9 @@ class ConversationBook:
         await self._plans.supersede_conversation(conversation_id)
         await self.archive.delete_conversation(conversation_id)
 
-    async def export_markdown(self, conversation_id: str) -> str:
-        """A conversation as Markdown."""
-        return convs.export_markdown(await self.stored(conversation_id))
+    async def export_markdown(self, conversation_id: str, lang: str = "lg-eng") -> str:
+        """A conversation as Markdown, its headings in ``lang`` (an archive language code)."""
+        return convs.export_markdown(await self.stored(conversation_id), lang)
 
     async def export_json(self, conversation_id: str) -> JsonObject:
         """A conversation as a JSON document (its latest plan's record from the plan book)."""

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from app.core.agent.citations import Citation
+from app.core.agent.claims import Claim
 from app.core.agent.history_entry import HistoryEntry, entry_json, read_entry
 from app.core.agent.plan_types import ChangePlan, PendingPlan, PlanRecord
 from app.core.agent.wire_fields import dict_items, int_map
@@ -35,12 +36,15 @@ class TurnRecord:
     """The plan the run proposed (with its plan-book id); its status is the book's."""
     citations: tuple[Citation, ...] = ()
     tainted: bool = False
+    claims: tuple[Claim, ...] = ()
+    """The numbers, dates and names of the answer's prose, checked against what the run read."""
 
     def to_dict(self) -> JsonObject:
-        """JSON form ``{at, question, answer, stop, model, turns, usage, summary, ...}``."""
+        """JSON form ``{at, question, answer, stop, model, turns, usage, summary, ...}``
+        (``claims`` only when there are some)."""
         usage: JsonObject = dict(self.usage)
         summary: list[JsonValue] = list(self.summary)
-        return {
+        out: JsonObject = {
             "at": self.at,
             "question": self.question,
             "answer": self.answer,
@@ -53,6 +57,9 @@ class TurnRecord:
             "citations": [citation.to_dict() for citation in self.citations],
             "tainted": self.tainted,
         }
+        if self.claims:
+            out["claims"] = [claim.to_dict() for claim in self.claims]
+        return out
 
     @classmethod
     def from_dict(cls, data: JsonObject) -> TurnRecord:
@@ -75,6 +82,7 @@ class TurnRecord:
                 Citation.from_dict(c) for c in dict_items(data, "citations") if _is_citation(c)
             ),
             tainted=bool(data.get("tainted")),
+            claims=tuple(Claim.from_dict(c) for c in dict_items(data, "claims")),
         )
 
 

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from app.core.agent.answer_citations import answer_citations, exported_answer
+from app.core.agent.answer_citations import answer_citations, answer_claims, exported_answer
 from app.core.agent.conversation_types import Conversation, TurnRecord
+from app.core.agent.export_words import export_words
 from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.request import MAX_HISTORY_BYTES, MAX_HISTORY_ENTRIES
 from app.core.json_types import JsonObject
@@ -103,6 +104,7 @@ def turn_record(question: str, final: FinalEvent) -> TurnRecord:
         change_plan=final.change_plan.plan if final.change_plan else None,
         citations=final.citations,
         tainted=bool(final.tainted),
+        claims=final.claims,
     )
 
 
@@ -117,22 +119,26 @@ def export_json(conversation: Conversation) -> JsonObject:
     return {"format": EXPORT_FORMAT, **conversation.to_dict()}
 
 
-def export_markdown(conversation: Conversation) -> str:
+def export_markdown(conversation: Conversation, lang: str = "lg-eng") -> str:
     """The conversation as Markdown: a heading, then each question and answer, its citations
-    marked ✓ or ⚠ as its run checked them (:mod:`~app.core.agent.answer_citations`)."""
-    lines = [f"# {conversation.title or 'Conversation'}", ""]
+    marked ✓ or ⚠ as its run checked them (:mod:`~app.core.agent.answer_citations`); the
+    headings and notes in ``lang``, the UI's archive language (:mod:`.export_words`)."""
+    words = export_words(lang)
+    lines = [f"# {conversation.title or words.untitled}", ""]
     if conversation.model:
-        lines += [f"*Model:* `{conversation.model}`", ""]
-    for entry, citations in zip(conversation.history, answer_citations(conversation), strict=True):
+        lines += [f"*{words.model}:* `{conversation.model}`", ""]
+    checks = zip(answer_citations(conversation), answer_claims(conversation), strict=True)
+    for entry, (citations, claims) in zip(conversation.history, checks, strict=True):
         text = str(entry.get("text", ""))
         if entry.get("role") == "user":
-            lines += ["## You", "", text.rstrip(), ""]
+            lines += [f"## {words.you}", "", text.rstrip(), ""]
         else:
-            lines += ["## Assistant", "", *exported_answer(text, citations), ""]
+            answer = exported_answer(text, citations, words.unverified, claims)
+            lines += [f"## {words.assistant}", "", *answer, ""]
     for turn in conversation.transcript:
         plan = turn.change_plan
         if plan:
-            lines += [f"### Change plan: {plan.summary}", ""]
+            lines += [f"### {words.change_plan}: {plan.summary}", ""]
             lines += [f"- `{op.op_id}` {op.tool}: {op.summary}" for op in plan.ops]
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 from app.core.agent.citations import Citation
+from app.core.agent.claims import Claim
 from app.core.agent.history_entry import HistoryEntry, entry_json, read_entry
 from app.core.agent.plan_types import ChangePlan, PendingPlan
 from app.core.agent.wire_fields import int_map, req_bool, req_int
@@ -158,7 +159,11 @@ class FinalEvent:
     tool in this run returned that record to the model (see :mod:`app.core.agent.citations`);
     ``tainted`` says the answer may hold text from restricted records; ``refusal`` is the coded
     refusal an external model met when the run reached restricted records (the answer went on
-    without them; a local model may be asked instead).
+    without them; a local model may be asked instead). ``claims`` are the numbers, dates and
+    names of the model's prose, each ``found`` or not in the records the run read (see
+    :mod:`app.core.agent.claims`; on the wire only when there are some). ``composed`` says
+    the core composed the answer from the records, no model prose in it (see
+    :mod:`app.core.agent.composed_answer`; on the wire only when true).
     """
 
     answer: str
@@ -173,10 +178,12 @@ class FinalEvent:
     tainted: bool = False
     refusal: ErrorEvent | None = None
     proposed: ChangePlan | None = None
+    claims: tuple[Claim, ...] = ()
+    composed: bool = False
     kind: Literal["final"] = field(default="final", init=False)
 
     def to_dict(self) -> JsonObject:
-        """The frame's payload (``refusal`` only when set)."""
+        """The frame's payload (``refusal``, ``claims`` and ``composed`` only when set)."""
         out: JsonObject = {
             "answer": self.answer,
             "stop": self.stop,
@@ -191,6 +198,10 @@ class FinalEvent:
         }
         if self.refusal is not None:
             out["refusal"] = self.refusal.to_dict()
+        if self.claims:
+            out["claims"] = [claim.to_dict() for claim in self.claims]
+        if self.composed:
+            out["composed"] = True
         return out
 
     @classmethod
@@ -214,6 +225,8 @@ class FinalEvent:
             citations=tuple(Citation.from_dict(c) for c in objects(data.get("citations"))),
             tainted=bool_or(data, "tainted"),
             refusal=ErrorEvent.from_dict(refusal) if refusal is not None else None,
+            claims=tuple(Claim.from_dict(c) for c in objects(data.get("claims"), "claims")),
+            composed=bool_or(data, "composed"),
         )
 
 

@@ -24,7 +24,10 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.core.agent.answer_language import composition
 from app.core.agent.citations import ReturnedRecords, unverified_note, verify
+from app.core.agent.claims import claims_note, run_claims
+from app.core.agent.composed_answer import composed_run
 from app.core.agent.egress_errors import error_for_model, plan_refusal
 from app.core.agent.events import (
     ErrorEvent,
@@ -35,6 +38,7 @@ from app.core.agent.events import (
     StopKind,
     TextEvent,
 )
+from app.core.agent.follow_ups import FollowUp
 from app.core.agent.grounding import (
     MAX_ANSWER_TOKENS,
     grounded_messages,
@@ -58,6 +62,7 @@ from app.core.tools.base import ToolResult
 if TYPE_CHECKING:
     from app.core.agent.plan_types import ChangePlan
     from app.core.agent.request import CheckedRequest
+    from app.core.archive.model import RecordKey
     from app.core.archive.store import Archive
     from app.core.index.hits import Searcher
     from app.core.tools.registry import ToolRegistry
@@ -85,6 +90,8 @@ class RunSetup:
     can_read_restricted: bool = True
     """``False`` for a reader who may not see restricted records: the gate then guards the run
     as if its model were external (record content allowed, restricted content never)."""
+    previous: tuple[RecordKey, ...] = ()
+    """The records the previous answer cited (what a follow-up's "these" refers to)."""
 
     @property
     def egress(self) -> str:
@@ -105,6 +112,9 @@ class RunSetup:
             mode=self.request.mode,
             can_read_restricted=self.can_read_restricted,
             tainted_history=self.tainted_history,
+            composition=composition(
+                self.request.entry, self.request.question, self.request.mode, self.lang
+            ),
         )
 
 
@@ -126,6 +136,9 @@ class AgentRun:
         self.tools = ToolCaller(
             setup.registry, self.policy, context, self.returned, self.transcript, self._propose
         )
+        self.composed = False
+        """Whether the core composed the answer (:mod:`app.core.agent.composed_answer`)."""
+        self.follow_up = FollowUp.of(self.request.question, setup.previous, setup.archive)
 
     @property
     def stopped(self) -> bool:
@@ -146,7 +159,11 @@ class AgentRun:
                 notice = self._say(TAINT_NOTICE.format(count=withheld))
                 self.transcript.note({"notice": "egress.tainted_withheld", "count": withheld})
                 yield notice
-            body = self._grounded(history) if self.policy.grounded else self._tool_loop(history)
+            if self.follow_up is not None:  # "these": the previous answer's records, read again
+                async for event in self.follow_up.read(self.tools):
+                    yield event
+            grounded = self.policy.grounded or self.policy.composition is not None
+            body = self._grounded(history) if grounded else self._tool_loop(history)
             async for event in body:
                 yield event
         except ArxiuError as error:
@@ -194,12 +211,24 @@ class AgentRun:
 
     async def _grounded(self, history: list[HistoryEntry]) -> AsyncIterator[Event]:
         """Search on the question, answer from the hits the gate let through, cite them."""
+        picked = self.follow_up.answer() if self.follow_up is not None else None
+        if picked is not None:  # the core picked among the previous records ("the oldest")
+            yield self._say(picked)
+            yield self.final("end_turn")
+            return
+        if self.policy.composition is not None:  # the core writes the answer: no model prose
+            composing = composed_run(self, self.policy.composition, self.setup.archive)
+            async for event in composing:
+                yield event
+            return
         step = ToolStep(search_call(self.request.question))
         async for event in self.tools.step(step):
             yield event
         assert step.result is not None
         setup = self.setup
         sources = grounded_sources(step.result, self.returned, setup.archive, setup.lang)
+        if self.follow_up is not None:
+            sources = self.follow_up.scoped(sources)
         if self.stopped:
             yield self.final("stopped")
             return
@@ -246,7 +275,9 @@ class AgentRun:
                 return
 
     def _validate(self, raw: Any) -> ChangePlan:
-        return validate_plan(raw, self.setup.archive, self.setup.registry, self.setup.lang)
+        setup = self.setup
+        question = self.request.question  # its language is a value's when the text has none
+        return validate_plan(raw, setup.archive, setup.registry, setup.lang, question=question)
 
     def _propose(self, call: ToolCall) -> ToolResult:
         external = self.gate.external
@@ -266,12 +297,15 @@ class AgentRun:
 
     def _say(self, text: str) -> TextEvent:
         """``text`` added to the answer, as the event that streams it."""
-        self.transcript.add_text(text)
+        self.transcript.add_text(text, by_core=True)
         return TextEvent(text)
 
     def context_text(self) -> str | None:
-        """The current-record note for the user's turn (content withheld where gated)."""
-        return self.policy.context_note(self.request.context, self.setup.lang)
+        """The current-record note for the user's turn (content withheld where gated), and
+        the previous answer's records when the question refers back to them."""
+        note = self.policy.context_note(self.request.context, self.setup.lang)
+        previous = self.follow_up.note() if self.follow_up is not None else None
+        return "\n\n".join(part for part in (note, previous) if part) or None
 
     def final(self, stop: StopKind) -> FinalEvent:
         """The ``final`` frame for the run so far."""
@@ -282,9 +316,13 @@ class AgentRun:
         citations = verify(
             self.transcript.answer, self.returned, self.setup.archive, self.setup.lang
         )
-        note = unverified_note(citations)
-        if note is not None:
-            self.transcript.note(note)
+        transcript, question = self.transcript, self.request.question
+        answer = transcript.answer  # a composed answer holds no model prose to check
+        skip = [(0, len(answer))] if self.composed else transcript.core_spans
+        claims = run_claims(answer, question, self.returned, citations, skip)
+        for note in (unverified_note(citations), claims_note(claims)):
+            if note is not None:
+                self.transcript.note(note)
         return FinalEvent(
             answer=self.transcript.answer,
             stop=stop,
@@ -298,6 +336,8 @@ class AgentRun:
             tainted=tainted,
             refusal=run_refusal(self.transcript.summary, self.request.entry.egress),
             proposed=self.change_plan,
+            claims=claims,
+            composed=self.composed,
         )
 
     @property

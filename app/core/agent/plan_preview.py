@@ -42,6 +42,8 @@ class FieldChange:
     field_label: str
     before: str
     after: str
+    langs: tuple[str, ...] = ()
+    """The languages the new value is stored in (a multilingual field's; ``()`` otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,9 @@ class FieldValue:
     field_label: str
     text: str = ""
     records: tuple[RecordName, ...] = ()
+    langs: tuple[str, ...] = ()
+    """The languages the value is stored in (a multilingual field's; ``()`` otherwise): the
+    text names them too (``ca: Mestra``)."""
 
 
 @dataclass(frozen=True)
@@ -147,8 +152,9 @@ class _Reader:
         """Before and after of a field-changing op on an existing record, else ``None`` (a
         relation's records by ``label (key)``; a reference has no text: see ``values``).
 
-        ``before`` is every value the op replaces: with a ``lang`` argument only that
-        language's, else all of them, each language named when there are several.
+        ``before`` is every value the op replaces: in a multilingual field only the languages
+        written (a ``lang`` argument's, a ``{lang: text}`` value's), else all of them, each
+        language named when there are several; ``after`` names the language it is stored in.
         """
         sid = op.args.get("section_id")
         if op.tool not in FIELD_TOOLS or not tipo or not isinstance(sid, int) or not field_tipo:
@@ -157,16 +163,17 @@ class _Reader:
         if found is None:
             return None
         record = self.archive.find_record(RecordKey(tipo, sid))
-        only = op.args.get("lang") if op.tool == "dedalo_set_field" else None
-        items = record.items(field_tipo) if record is not None else []
-        if isinstance(only, str):
-            items = [i for i in items if i.get("lang") == only]
         value = next((op.args[k] for k in VALUE_ARGS if k in op.args), None)
+        langs = _stored_langs(found, value, op.args.get("lang"))
+        items = record.items(field_tipo) if record is not None else []
+        if langs and op.tool == "dedalo_set_field":
+            items = [i for i in items if i.get("lang") in langs]
         if found.kind == "relation":
             after = " · ".join(_named(self.name(_inner(v))) for v in _listed(value))
         else:
-            after = _value_text(value, self.lang)
-        return FieldChange(found.label(self.lang), self.items_text(items) or "—", after or "—")
+            after = _lang_named(_value_text(value, self.lang), langs, value)
+        before = self.items_text(items) or "—"
+        return FieldChange(found.label(self.lang), before, after or "—", langs)
 
     def items_text(self, items: Sequence[Mapping[str, object]]) -> str:
         """Stored items as text (records by ``label (key)``), each prefixed with its language
@@ -206,7 +213,9 @@ class _Reader:
         if found is not None and found.kind == "relation":
             names = tuple(n for v in _listed(value) if (n := self.name(_inner(v))) is not None)
             return FieldValue(label, records=names)
-        return FieldValue(label, text=_value_text(value, self.lang))
+        langs = _stored_langs(found, value, None) if found is not None else ()
+        text = _lang_named(_value_text(value, self.lang), langs, value)
+        return FieldValue(label, text=text, langs=langs)
 
     def record(self, tipo: str, section_id: object) -> RecordName | None:
         if section_id is None:
@@ -255,6 +264,28 @@ class _Reader:
         if isinstance(match, Mapping):
             return " ".join(v for v in match.values() if isinstance(v, str) and v)
         return ""
+
+
+def _stored_langs(fld: Field, value: object, lang: object) -> tuple[str, ...]:
+    """The languages a value of ``fld`` is stored in (``()``: a language-neutral field, or a
+    plain value whose language the op does not name)."""
+    if not fld.multilingual:
+        return ()
+    if isinstance(lang, str) and lang:
+        return (lang,)
+    if isinstance(value, Mapping) and isinstance(value.get("lang"), str):
+        return (str(value["lang"]),)
+    if isinstance(value, Mapping) and value and all(str(k).startswith("lg-") for k in value):
+        return tuple(str(k) for k in value)
+    return ()
+
+
+def _lang_named(text: str, langs: tuple[str, ...], value: object) -> str:
+    """``text`` led by its one language (``ca: Mestra``); a ``{lang: text}`` value's text
+    already names each of its languages."""
+    if len(langs) != 1 or not text or (isinstance(value, Mapping) and langs[0] in value):
+        return text
+    return f"{langs_text(langs)}: {text}"
 
 
 def _named(name: RecordName | None) -> str:

@@ -22,6 +22,7 @@ from app.core.agent.plan_types import ChangePlan, PlanOp
 from app.core.errors import ArxiuError, ToolError
 from app.core.json_types import JsonObject, as_object
 from app.core.models.base import ToolSpec
+from app.core.tools.value_langs import ValueLangs, with_value_langs
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -100,12 +101,15 @@ def validate_plan(
     lang: str = "lg-eng",
     *,
     done: frozenset[str] = frozenset(),
+    question: str = "",
 ) -> ChangePlan:
     """The validated plan with its ``plan_hash``.
 
     ``done`` names ops an interrupted apply already carried out: their arguments were checked
     when the plan was confirmed and their records may since have changed (a deleted record),
-    so only their shape and references are checked again.
+    so only their shape and references are checked again. A text value of a multilingual
+    field that names no language gets one, guessed from its text, else ``question``'s
+    language, else ``lang`` (:mod:`~app.core.tools.value_langs`).
 
     Raises:
         ToolError: ``mcp.plan_invalid``, ``mcp.plan_too_large``, ``mcp.section_not_writable``,
@@ -125,8 +129,9 @@ def validate_plan(
         )
     creators: dict[str, str] = {}
     clean_ops: list[PlanOp] = []
+    langs = ValueLangs.of(question, lang)
     for op in ops:
-        clean = _validate_op(op, creators, archive, registry, lang, done)
+        clean = _validate_op(op, creators, archive, registry, langs, done)
         creators[clean.op_id] = created_section(clean)
         clean_ops.append(clean)
     body = ChangePlan(summary.strip(), tuple(clean_ops), "", PLAN_VERSION)
@@ -144,7 +149,7 @@ def _validate_op(
     seen: dict[str, str],
     archive: Archive,
     registry: ToolRegistry,
-    lang: str,
+    langs: ValueLangs,
     done: frozenset[str],
 ) -> PlanOp:
     if not isinstance(op, dict) or set(op) - {"op_id", "tool", "args", "summary"}:
@@ -164,7 +169,13 @@ def _validate_op(
                 f"Op {op_id}: ref {ref!r} must name an earlier create or find_or_create op.",
                 op_id=op_id,
             )
-    checked = args if op_id in done else _checked_args(op_id, name, args, archive, registry, lang)
+    checked = (
+        args
+        if op_id in done
+        else with_value_langs(
+            name, _checked_args(op_id, name, args, archive, registry, langs.ui_lang), archive, langs
+        )
+    )
     for slot in check_slots(op_id, name, checked, archive):
         if seen[slot.ref] != slot.section:
             raise ref_invalid(

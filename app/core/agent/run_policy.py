@@ -34,6 +34,7 @@ from app.core.archive.model import RecordKey
 from app.core.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from app.core.agent.answer_language import Composition
     from app.core.agent.request import RecordContext
     from app.core.archive.store import Archive
     from app.core.index.hits import Searcher
@@ -63,6 +64,8 @@ class RunPolicy:
         mode: ``write`` offers (and validates) the plan proposal tool.
         can_read_restricted: whether the person may see restricted records' failure codes.
         tainted_history: whether the conversation already drew on restricted records.
+        composition: the core composes the answer (the model does not write the question's
+            language, or a list question on the bundled model); ``None``: the model answers.
     """
 
     gate: EgressGate
@@ -70,6 +73,7 @@ class RunPolicy:
     mode: Literal["read", "write"] = "read"
     can_read_restricted: bool = True
     tainted_history: bool = False
+    composition: Composition | None = None
 
     @property
     def external(self) -> bool:

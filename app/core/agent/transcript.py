@@ -51,14 +51,20 @@ class Transcript:
     output_tokens: int = 0
     cached_tokens: int = 0
     turns: int = 0
+    core_spans: list[tuple[int, int]] = field(default_factory=list)
+    """Where the answer holds the core's own text (notices, a sources list, a composed answer),
+    not the model's: its claims are not checked."""
 
     @property
     def answer(self) -> str:
         """The visible answer so far."""
         return "".join(self.answer_parts)
 
-    def add_text(self, text: str) -> None:
-        """Append visible answer text."""
+    def add_text(self, text: str, *, by_core: bool = False) -> None:
+        """Append visible answer text (``by_core``: the core's words, not the model's)."""
+        if by_core:
+            start = sum(len(part) for part in self.answer_parts)
+            self.core_spans.append((start, start + len(text)))
         self.answer_parts.append(text)
 
     def add_usage(self, usage: Usage) -> None:

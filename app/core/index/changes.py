@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from app.core.archive.store import Archive
 from app.core.index import storage
@@ -74,7 +74,7 @@ class IndexCounts:
     """What the index holds, counted in full at the generations ``gens``.
 
     ``vectors`` and ``missing`` give, per model, its stored vectors and the distinct chunk
-    texts that lack one.
+    texts that lack one; ``missing_chunks`` the chunks whose text lacks one.
     """
 
     chunks: int
@@ -82,6 +82,7 @@ class IndexCounts:
     pending_records: int
     vectors: dict[str, int]
     missing: dict[str, int]
+    missing_chunks: dict[str, int] = field(default_factory=dict)
 
     def pending(self) -> int:
         """Work items left: records to chunk plus texts to embed, for every model."""
@@ -169,6 +170,8 @@ def _cached(
     data = json.loads(text)
     if data.get("gens") != list(gens) or data.get("models") != list(models):
         return None
+    if "missing_chunks" not in data["counts"]:  # cached by a version that did not count them
+        return None
     return IndexCounts(**data["counts"])
 
 
@@ -177,11 +180,12 @@ def _count(conn: sqlite3.Connection, models: tuple[str, ...]) -> IndexCounts:
     chunks = int(conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0])
     sql = "SELECT count(*) FROM index_vectors WHERE model = ?"
     vectors = {model: int(conn.execute(sql, (model,)).fetchone()[0]) for model in models}
-    missing = {model: storage.count_missing_vectors(conn, model) for model in models}
+    missing = {model: storage.count_missing(conn, model) for model in models}
     return IndexCounts(
         chunks=chunks,
         texts=storage.count_hashes(conn),
         pending_records=storage.count_pending_records(conn),
         vectors=vectors,
-        missing=missing,
+        missing={model: texts for model, (texts, _) in missing.items()},
+        missing_chunks={model: lacking for model, (_, lacking) in missing.items()},
     )

@@ -2,7 +2,9 @@
 
 The corpus is imported into a scratch archive with the BEIR importer, indexed with the chosen
 embedder, and each judged query is searched once per mode (one hit per record, 100 deep). The
-scores are those of :mod:`app.core.index.metrics`.
+scores are those of :mod:`app.core.index.metrics`. :func:`evaluate_postgres` scores the same
+queries on a PostgreSQL copy of such an archive, searched in the server, so the two engines'
+figures can be set side by side.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from pathlib import Path
 
 from app.core.archive import open_archive
 from app.core.archive.importers import run_import
-from app.core.archive.importers.beir import beir_ids, corpus_name
+from app.core.archive.importers.beir import beir_ids, corpus_name, source_of
+from app.core.archive.model import RecordKey
 from app.core.errors import IndexError_
-from app.core.index.embedders import Embedder
-from app.core.index.hits import SearchMode
-from app.core.index.indexer import Progress
+from app.core.index.embedders import Embedder, default_embedders
+from app.core.index.hits import Searcher, SearchMode
+from app.core.index.indexer import Progress, as_embedders
 from app.core.index.metrics import Qrels, evaluate
-from app.core.index.service import Index
+from app.core.index.service import MODEL_SETTING, Index
 
 DEPTH = 100
 ALL_MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
@@ -106,20 +109,59 @@ def _evaluate_in(
         if progress:
             index.add_progress_listener(progress)
         index.index_now()
-        ids = beir_ids(archive, name)
-        results: dict[str, dict[str, float]] = {}
-        for mode in modes:
-            run = {
-                qid: [
-                    ids[h.key]
-                    for h in index.search(text, k=DEPTH, mode=mode, group_by_record=True)
-                    if h.key in ids
-                ]
-                for qid, text in texts.items()
-                if qid in judged
-            }
-            results[mode] = evaluate(run, judged)
+        results = score_runs(index, texts, judged, beir_ids(archive, name), modes)
         index.close()
         return results
     finally:
         archive.close()
+
+
+def score_runs(
+    searcher: Searcher,
+    texts: dict[str, str],
+    judged: Qrels,
+    ids: dict[RecordKey, str],
+    modes: tuple[SearchMode, ...] = ALL_MODES,
+) -> dict[str, dict[str, float]]:
+    """Scores per mode of ``searcher`` on the judged queries (one hit per record,
+    :data:`DEPTH` deep; ``ids``: record key → judged document id), whatever engine it reads."""
+    results: dict[str, dict[str, float]] = {}
+    for mode in modes:
+        run = {
+            qid: [
+                ids[h.key]
+                for h in searcher.search(text, k=DEPTH, mode=mode, group_by_record=True)
+                if h.key in ids
+            ]
+            for qid, text in texts.items()
+            if qid in judged
+        }
+        results[mode] = evaluate(run, judged)
+    return results
+
+
+def evaluate_postgres(
+    url: str,
+    corpus: Path,
+    queries: Path,
+    qrels: Path,
+    *,
+    modes: tuple[SearchMode, ...] = ALL_MODES,
+    embedder: Embedder | Sequence[Embedder] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Scores per mode on a PostgreSQL archive that already holds ``corpus`` imported and
+    indexed (``arxiu archive copy`` of an evaluation archive): searched in the server
+    (:mod:`app.core.index.postgres`), the documents' ids read from its ``external_ids``."""
+    from app.core.archive.postgres.connect import connect  # psycopg: the postgres extra
+    from app.core.index.postgres import open_search
+    from app.core.index.postgres.records import external_ids, meta
+
+    texts, judged = load_queries(queries), load_qrels(qrels)
+    with connect(url) as conn:
+        ids = external_ids(conn, source_of(corpus_name(Path(corpus))))
+        chosen = embedder if embedder is not None else default_embedders(meta(conn, MODEL_SETTING))
+    engine = open_search(url, as_embedders(chosen))
+    try:
+        return score_runs(engine, texts, judged, ids, modes)
+    finally:
+        engine.close()

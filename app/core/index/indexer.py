@@ -35,6 +35,7 @@ from app.core.errors import ArxiuError, IndexError_
 from app.core.index import changes, storage
 from app.core.index.chunking import chunk_record
 from app.core.index.embedders import Embedder
+from app.core.index.progress import IndexProgress, index_progress
 from app.core.index.storage import RecordWork, WriteResult
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,9 @@ class Progress:
     """The model being loaded into memory just now (its id), if any."""
     dense: float | None = None
     """Share of the chunk texts embedded by every model (1.0: semantic search sees all)."""
+    models: tuple[IndexProgress, ...] = ()
+    """Each model's chunks embedded of all, measured with ``dense`` (see
+    :mod:`~app.core.index.progress`)."""
 
     @property
     def fraction(self) -> float:
@@ -165,9 +169,11 @@ def pending_work(archive: Archive) -> tuple[list[RecordKey], list[RecordKey]]:
     return [key for key, _ in todo], orphans
 
 
-def sync_chunks(archive: Archive) -> int:
+def sync_chunks(archive: Archive, *, at_most: int | None = None) -> int:
     """Chunk every record changed since it was last chunked (the lexical index is then
-    current); returns how many records were handled. Called after every import.
+    current); returns how many records were handled. Called after every import, and before a
+    search with ``at_most``: when more records than that are to (re)chunk, nothing is done
+    (the background indexer gets to them) and 0 is returned.
 
     The work is listed once (listing it again for every batch of 256 records made the Tate
     import take 847 s). When it is a large share of the archive (a first import), up to
@@ -179,6 +185,8 @@ def sync_chunks(archive: Archive) -> int:
     while True:
         todo, orphans = pending_work(archive)
         if not todo and not orphans:
+            return handled
+        if at_most is not None and len(todo) + len(orphans) > at_most:
             return handled
         chunk_batch(archive, [], orphans)
         with archive.db.reading() as conn:
@@ -368,22 +376,24 @@ class Indexer:
         return final
 
     def _run_batches(self, wait_when_paused: bool) -> Progress:
-        progress = Progress("running", 0, self.estimate(), dense=self.coverage())
+        progress = Progress("running", 0, self.estimate())
+        progress = replace(progress, dense=self.coverage(), models=self.figures())
         measured = time.monotonic()
         self._emit(progress)
         while True:
             self._checkpoint(progress, wait_when_paused)
             step = self.step()
             if step == 0:
-                return replace(progress, state="idle", total=progress.done, dense=self.coverage())
+                idle = replace(progress, state="idle", total=progress.done)
+                return replace(idle, dense=self.coverage(), models=self.figures())
             done = progress.done + step
             total = progress.total if done < progress.total else done + self.pending()
-            dense = progress.dense
             if time.monotonic() - measured > max(COVERAGE_EVERY, 20 * self._coverage_cost):
                 before = time.monotonic()
-                dense, measured = self.coverage(), time.monotonic()
+                progress = replace(progress, dense=self.coverage(), models=self.figures())
+                measured = time.monotonic()
                 self._coverage_cost = measured - before
-            progress = replace(progress, done=done, total=max(total, done), dense=dense)
+            progress = replace(progress, done=done, total=max(total, done))
             self._emit(progress)
             self._persist(progress)
 
@@ -421,6 +431,10 @@ class Indexer:
         counts = self._counts()
         texts = counts.texts * len(self.embedders)
         return 1.0 - sum(counts.missing.values()) / texts if texts else 1.0
+
+    def figures(self) -> tuple[IndexProgress, ...]:
+        """Each model's chunks embedded of all (the status bar's and the CLI's figure)."""
+        return index_progress(self._counts(), (e.model_id for e in self.embedders))
 
     def estimate(self) -> int:
         """:meth:`pending`, counting one text per model for each record still to chunk."""

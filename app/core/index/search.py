@@ -37,25 +37,23 @@ QUERY_CACHE = 256
 DenseLists = list[tuple[Embedder, list[tuple[int, float]]]]
 
 
-class SearchEngine:
-    """Hybrid search over one archive's index (use it through :class:`~app.core.index.Index`).
+class HybridSearch:
+    """The ranking of a hybrid search, whatever stores the index: dense and lexical candidate
+    lists fused, language preference, record grouping and feedback (:meth:`search`).
+
+    Subclasses read the index: :meth:`_retrieve` (the candidate lists), :meth:`_feedback`
+    (the dense lists again, moved towards the first records), :meth:`_rows` (the candidates'
+    chunks) and :meth:`_decorate` (labels and languages of the final hits).
+    :class:`SearchEngine` reads SQLite and the in-memory matrices;
+    :class:`app.core.index.postgres.engine.PgSearchEngine` reads PostgreSQL.
 
     Args:
-        db: the archive's database.
         embedders: the index's models (every one gives a dense candidate list).
-        matrix: the in-memory vectors of a model.
     """
 
-    def __init__(
-        self,
-        db: Database,
-        embedders: Sequence[Embedder],
-        matrix: Callable[[Embedder], DenseMatrix],
-    ) -> None:
-        self.db = db
+    def __init__(self, embedders: Sequence[Embedder]) -> None:
         self.embedders = tuple(embedders)
         self.embedder = self.embedders[0]
-        self._matrix = matrix
         self._queries: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -124,10 +122,10 @@ class SearchEngine:
                     ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS), top[:1], rows
                 )
         chosen = [(rows[cid], score) for cid, score in ranked if cid in rows][:k]
-        with self.db.reading() as conn:
-            labels = _labels(conn, {row.key for row, _ in chosen if not row.label}, query_lang)
-            missing = {row.key for row, _ in chosen} - set(originals)
-            originals = {**originals, **ranking.record_languages(conn, missing)}
+        unlabelled = {row.key for row, _ in chosen if not row.label}
+        missing = {row.key for row, _ in chosen} - set(originals)
+        labels, more = self._decorate(unlabelled, missing, query_lang)
+        originals = {**originals, **more}
         return [
             _hit(row, score, query, labels.get(row.key), originals.get(row.key, frozenset()))
             for row, score in chosen
@@ -148,6 +146,93 @@ class SearchEngine:
         a hybrid ranking also moves up chunks whose label resembles ``query``
         (:func:`app.core.index.names.boost`)."""
         found = {cid for _, ranked in dense for cid, _ in ranked} | {cid for cid, _ in lex}
+        rows, originals = self._rows(found, filter, prefer is not None)
+        fused = self._fuse(dense, lex, mode, model_lang)
+        if mode == "hybrid":
+            fused = names.boost(fused, rows, query)
+        ranked = ranking.prefer_language(fused, rows, originals, prefer)
+        return ranked, rows, originals
+
+    def _fuse(
+        self,
+        dense: DenseLists,
+        lex: list[tuple[int, float]],
+        mode: SearchMode,
+        query_lang: str | None,
+    ) -> list[tuple[int, float]]:
+        if mode == "lexical":
+            return lex
+        weighted = [
+            (ranked, ranking.model_weight(query_lang, e, self.embedders)) for e, ranked in dense
+        ]
+        if mode == "dense":
+            return fusion.combine_dense(weighted)
+        understood = ranking.understood(query_lang, self.embedders)
+        agreeing = all(ranking.reads(e, query_lang) for e, _ in dense)
+        return fusion.hybrid(weighted, lex, understood, agreeing=agreeing)
+
+    def _retrieve(
+        self,
+        query: str,
+        depth: int,
+        mode: SearchMode,
+        filter: SearchFilter,
+        query_lang: str | None,
+    ) -> tuple[DenseLists, list[tuple[int, float]]]:
+        """Each model's dense list (unless ``mode`` is lexical) and the lexical list (unless
+        it is dense), ``depth`` deep, inside ``filter``."""
+        raise NotImplementedError
+
+    def _feedback(
+        self,
+        query: str,
+        dense: DenseLists,
+        top: list[RecordKey],
+        depth: int,
+        filter: SearchFilter,
+    ) -> DenseLists:
+        """Each model's dense list searched again with the query moved towards the chunks of
+        the ``top`` records (:mod:`app.core.index.feedback`)."""
+        raise NotImplementedError
+
+    def _rows(
+        self, found: set[int], filter: SearchFilter, languages: bool
+    ) -> tuple[dict[int, ChunkRow], dict[RecordKey, frozenset[str]]]:
+        """The chunks ``found`` (those of records restricted now dropped for an
+        egress-filtered search) and, with ``languages``, their records' languages."""
+        raise NotImplementedError
+
+    def _decorate(
+        self, unlabelled: set[RecordKey], missing: set[RecordKey], lang: str | None
+    ) -> tuple[dict[RecordKey, str], dict[RecordKey, frozenset[str]]]:
+        """Labels for the ``unlabelled`` records (from another of their chunks, preferring
+        ``lang``) and the languages of the ``missing`` ones."""
+        raise NotImplementedError
+
+
+class SearchEngine(HybridSearch):
+    """Hybrid search over one archive's SQLite index and in-memory matrices (use it through
+    :class:`~app.core.index.Index`).
+
+    Args:
+        db: the archive's database.
+        embedders: the index's models (every one gives a dense candidate list).
+        matrix: the in-memory vectors of a model.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        embedders: Sequence[Embedder],
+        matrix: Callable[[Embedder], DenseMatrix],
+    ) -> None:
+        super().__init__(embedders)
+        self.db = db
+        self._matrix = matrix
+
+    def _rows(
+        self, found: set[int], filter: SearchFilter, languages: bool
+    ) -> tuple[dict[int, ChunkRow], dict[RecordKey, frozenset[str]]]:
         with self.db.reading() as conn:
             rows = read_chunks(conn, list(found))
             blocked = (
@@ -157,13 +242,15 @@ class SearchEngine:
             )
             rows = {cid: row for cid, row in rows.items() if row.key not in blocked}
             originals = (
-                ranking.record_languages(conn, {r.key for r in rows.values()}) if prefer else {}
+                ranking.record_languages(conn, {r.key for r in rows.values()}) if languages else {}
             )
-        fused = self._fuse(dense, lex, mode, model_lang)
-        if mode == "hybrid":
-            fused = names.boost(fused, rows, query)
-        ranked = ranking.prefer_language(fused, rows, originals, prefer)
-        return ranked, rows, originals
+        return rows, originals
+
+    def _decorate(
+        self, unlabelled: set[RecordKey], missing: set[RecordKey], lang: str | None
+    ) -> tuple[dict[RecordKey, str], dict[RecordKey, frozenset[str]]]:
+        with self.db.reading() as conn:
+            return _labels(conn, unlabelled, lang), ranking.record_languages(conn, missing)
 
     def _feedback(
         self,
@@ -217,24 +304,6 @@ class SearchEngine:
                 )
                 lex = lexical.search(conn, query, depth, where, query_lang)
         return dense, lex
-
-    def _fuse(
-        self,
-        dense: DenseLists,
-        lex: list[tuple[int, float]],
-        mode: SearchMode,
-        query_lang: str | None,
-    ) -> list[tuple[int, float]]:
-        if mode == "lexical":
-            return lex
-        weighted = [
-            (ranked, ranking.model_weight(query_lang, e, self.embedders)) for e, ranked in dense
-        ]
-        if mode == "dense":
-            return fusion.combine_dense(weighted)
-        understood = ranking.understood(query_lang, self.embedders)
-        agreeing = all(ranking.reads(e, query_lang) for e, _ in dense)
-        return fusion.hybrid(weighted, lex, understood, agreeing=agreeing)
 
     def _mask(
         self, conn: sqlite3.Connection, filter: SearchFilter, matrix: DenseMatrix

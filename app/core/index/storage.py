@@ -161,14 +161,19 @@ def missing_vectors(
 
 def count_missing_vectors(conn: sqlite3.Connection, model: str) -> int:
     """How many distinct chunk texts lack a vector for ``model``."""
-    return int(
-        conn.execute(
-            "SELECT count(DISTINCT c.content_hash) FROM index_chunks c WHERE NOT EXISTS "
-            "(SELECT 1 FROM index_vectors v WHERE v.content_hash = c.content_hash "
-            "AND v.model = ?)",
-            (model,),
-        ).fetchone()[0]
-    )
+    return count_missing(conn, model)[0]
+
+
+def count_missing(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
+    """How many distinct chunk texts, and how many chunks, lack a vector for ``model`` (one
+    scan of the chunks)."""
+    row = conn.execute(
+        "SELECT count(DISTINCT c.content_hash), count(*) FROM index_chunks c WHERE NOT EXISTS "
+        "(SELECT 1 FROM index_vectors v WHERE v.content_hash = c.content_hash "
+        "AND v.model = ?)",
+        (model,),
+    ).fetchone()
+    return int(row[0]), int(row[1])
 
 
 def count_hashes(conn: sqlite3.Connection) -> int:

@@ -24,6 +24,7 @@ from app.core import paths
 from app.core.errors import ModelError
 from app.core.models.catalog_rules import (
     Egress,
+    EntryFields,
     Provider,
     RawEntry,
     invalid,
@@ -68,6 +69,8 @@ class ModelEntry:
         supports_tools: whether the model plans tool calls itself (``False``: the agent grounds).
         context_size: context window in tokens for ``local`` models (``None``: the model's own,
             capped at 8192).
+        languages: the languages the model writes well, as ISO 639-1 codes (empty: not
+            declared; :mod:`app.core.models.model_languages` then decides from its family).
     """
 
     id: str
@@ -85,6 +88,12 @@ class ModelEntry:
     default: bool = False
     supports_tools: bool = True
     context_size: int | None = None
+    languages: tuple[str, ...] = ()
+
+    @property
+    def bundled(self) -> bool:
+        """Whether this is the bundled SmolLM2 (a local entry naming no GGUF of its own)."""
+        return self.provider == "local" and self.gguf is None
 
     def public(self) -> PublicModel:
         """The secret-free projection front ends see."""
@@ -98,17 +107,24 @@ class ModelEntry:
         }
 
 
+def builtin_fields() -> EntryFields:
+    """The bundled model's entry as ``models.json`` would hold it (to replace it there)."""
+    return {
+        "id": BUILTIN_ID,
+        "label": "SmolLM2 135M (local)",
+        "provider": "local",
+        "model": "SmolLM2-135M-Instruct",
+        "egress": "local",
+        "max_tokens": 512,
+        "supports_tools": False,
+        "languages": ["en"],
+    }
+
+
 def builtin_local() -> ModelEntry:
-    """The bundled SmolLM2-135M-Instruct model: works offline, nothing leaves the machine."""
-    return ModelEntry(
-        id=BUILTIN_ID,
-        label="SmolLM2 135M (local)",
-        provider="local",
-        model="SmolLM2-135M-Instruct",
-        egress="local",
-        max_tokens=512,
-        supports_tools=False,
-    )
+    """The bundled SmolLM2-135M-Instruct model: works offline, nothing leaves the machine;
+    it writes English only."""
+    return _entry_from_dict(builtin_fields())
 
 
 @dataclass(frozen=True)
@@ -161,8 +177,9 @@ class Catalog:
 def _entry_from_dict(data: RawEntry) -> ModelEntry:
     """The entry ``data`` describes (already validated: its values have their types)."""
     values: dict[str, Any] = dict(data)
-    if "efforts" in values:
-        values["efforts"] = tuple(values["efforts"])
+    for key in ("efforts", "languages"):
+        if key in values:
+            values[key] = tuple(values[key])
     if "timeout_s" in values:
         values["timeout_s"] = float(values["timeout_s"])
     if values.get("provider") == "local":
@@ -257,6 +274,31 @@ def add_entry(entry: RawEntry, path: Path | None = None) -> Catalog:
         raw = [{k: v for k, v in item.items() if k != "default"} for item in raw]
     kept: list[RawEntry] = [item for item in raw if item.get("id") != entry.get("id")]
     return save_catalog([*kept, entry], path)
+
+
+def set_languages(model_id: str, languages: Sequence[str], path: Path | None = None) -> Catalog:
+    """Declare the languages entry ``model_id``'s model writes (ISO codes; none: its family's,
+    see :mod:`app.core.models.model_languages`), in place in the catalog file; the built-in
+    model is written into the file to be changed.
+
+    Raises:
+        ModelError: ``ai.model_unknown`` for no such entry, ``ai.model_catalog_invalid`` for
+            codes that are not language codes (nothing is written).
+    """
+    raw: list[dict[str, object]] = [
+        dict(item) for item in read_raw_entries(path or paths.catalog_file())
+    ]
+    at = next((n for n, item in enumerate(raw) if item.get("id") == model_id), None)
+    if at is None:
+        if model_id != BUILTIN_ID:
+            load_catalog(path).get(model_id)  # raises ai.model_unknown
+        raw.insert(0, dict(builtin_fields()))
+        at = 0
+    entry = raw[at]
+    entry.pop("languages", None)
+    if languages:
+        entry["languages"] = list(languages)
+    return save_catalog(raw, path)
 
 
 def remove_entry(model_id: str, path: Path | None = None) -> Catalog:

@@ -8,6 +8,7 @@
 * ``vision``, ``default`` and ``supports_tools`` are booleans; ``max_tokens`` a positive integer;
   ``timeout_s`` a positive number ≤ 3600; ``efforts`` distinct effort names;
 * ``gguf`` and ``context_size`` only for ``local``; at most one entry is the default;
+* ``languages`` distinct language codes (``en``, ``ca``, ``es``…: what the model writes);
 * any other key is refused (a misspelt key, or a secret pasted into the file).
 """
 
@@ -44,6 +45,7 @@ class EntryFields(TypedDict, total=False):
     default: bool
     supports_tools: bool
     context_size: int
+    languages: list[str]
 
 
 PROVIDERS: tuple[str, ...] = ("local", "openai_compatible", "anthropic", "scripted")
@@ -51,6 +53,8 @@ EGRESS: tuple[str, ...] = ("local", "external")
 ID_RE = re.compile(r"^[a-z0-9_-]{1,64}$")
 KEY_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(_API_KEY|_KEY|_TOKEN)$")
 EFFORT_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+LANGUAGE_RE = re.compile(r"^[a-z]{2,3}$")
+MAX_LANGUAGES = 64
 URL_RE = re.compile(r"^https?://[^\s/]+(/\S*)?$")
 MAX_TIMEOUT_S = 3600
 MAX_TOKENS_LIMIT = 1_000_000
@@ -72,6 +76,7 @@ KNOWN_KEYS = frozenset(
         "default",
         "supports_tools",
         "context_size",
+        "languages",
     }
 )
 SECRET_LIKE = re.compile(r"(api_?key|secret|token|password)$", re.IGNORECASE)
@@ -173,6 +178,20 @@ def _check_options(item: RawEntry, name: str | int) -> None:
     if gguf is not None and (not isinstance(gguf, str) or not gguf.strip()):
         raise invalid("gguf must be a file path", entry=name, field="gguf")
     _check_efforts(item.get("efforts"), name)
+    _check_languages(item.get("languages"), name)
+
+
+def _check_languages(languages: object, name: str | int) -> None:
+    if languages is None:
+        return
+    if (
+        not isinstance(languages, list)
+        or not 0 < len(languages) <= MAX_LANGUAGES
+        or not all(isinstance(code, str) and LANGUAGE_RE.match(code) for code in languages)
+        or len(set(languages)) != len(languages)
+    ):
+        reason = "languages must be a list of distinct language codes such as en, ca, es"
+        raise invalid(reason, entry=name, field="languages")
 
 
 def _check_efforts(efforts: Any, name: str | int) -> None:

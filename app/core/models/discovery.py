@@ -40,6 +40,7 @@ from app.core.models.discovery_servers import (
 )
 from app.core.models.gguf import MIB, available_memory_bytes
 from app.core.models.gguf_facts import GGUFFacts, read_facts
+from app.core.models.model_languages import family_languages
 
 Fit = Literal["fits", "tight", "over", "refused", "server", "unknown"]
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "site-packages", "blobs"})
@@ -413,15 +414,29 @@ def catalog_entry(found: Found, model_id: str | None = None) -> EntryFields:
         entry.update({"model": server.model, "endpoint": server.endpoint, "egress": "local"})
         if server.supports_tools is False:
             entry["supports_tools"] = False
-        return entry
-    return {
-        "id": ident,
-        "label": label,
-        "provider": "local",
-        "gguf": str(found.path),
-        "egress": "local",
-        "supports_tools": bool(found.supports_tools),
-    }
+    else:
+        entry = {
+            "id": ident,
+            "label": label,
+            "provider": "local",
+            "gguf": str(found.path),
+            "egress": "local",
+            "supports_tools": bool(found.supports_tools),
+        }
+    languages = found_languages(found)
+    if languages:
+        entry["languages"] = languages
+    return entry
+
+
+def found_languages(found: Found) -> list[str]:
+    """The languages ``found`` writes: its GGUF's ``general.languages``, else its family's
+    (:mod:`app.core.models.model_languages`); ``[]``: not known."""
+    if found.facts is not None and found.facts.languages:
+        return list(found.facts.languages)
+    names = [found.name, found.server.model if found.server else "", str(found.path or "")]
+    known = family_languages(name for name in names if name)
+    return sorted(known) if known is not None else []
 
 
 def found_from_path(

@@ -31,6 +31,7 @@ from app.core.models.gguf_header import (
     read_header,
 )
 from app.core.models.gguf_header import invalid_file_error as _invalid
+from app.core.models.model_languages import gguf_languages
 
 NOT_CHAT = frozenset({"clip", "bert", "nomic-bert", "t5encoder", "jina-bert-v2"})
 """Architectures that are projectors or embedders, not chat models."""
@@ -50,6 +51,8 @@ class GGUFFacts:
     chat_template: str | None
     supports_tools: bool
     info: GGUFInfo
+    languages: tuple[str, ...] = ()
+    """The ISO codes of ``general.languages``, when the file names them."""
 
     @property
     def is_chat_model(self) -> bool:
@@ -175,6 +178,7 @@ def _facts(path: Path, size: int, meta: Metadata, tensors: list[Tensor]) -> GGUF
         chat_template=template,
         supports_tools=template_supports_tools(template),
         info=info,
+        languages=tuple(gguf_languages(meta.get("general.languages"))),
     )
 
 

@@ -50,6 +50,9 @@ KEPT_GENERAL: tuple[str, ...] = (
 KEPT_GENERAL += ("general.file_type", "general.alignment", "tokenizer.chat_template")
 KEPT_SUFFIXES: tuple[str, ...] = (".context_length", ".block_count", ".embedding_length")
 KEPT_SUFFIXES += (".attention.head_count", ".attention.head_count_kv")
+KEPT_ARRAYS: tuple[str, ...] = ("general.languages",)
+"""Short string arrays kept (the languages a model card names); every other array is skipped."""
+MAX_KEPT_ARRAY = 64
 
 
 def _missing(path: Path | None, reason: str) -> ModelError:
@@ -103,8 +106,9 @@ def _invalid(path: Path, reason: str) -> ModelError:
 
 
 Tensor = tuple[int, int, int]
-MetaValue = int | float | bool | str | None
-"""A kept metadata value: a scalar, a string, or ``None`` for an array or a string not kept."""
+MetaValue = int | float | bool | str | tuple[str, ...] | None
+"""A kept metadata value: a scalar, a string, a short string array of :data:`KEPT_ARRAYS`, or
+``None`` for another array or a string not kept."""
 Metadata = dict[str, MetaValue]
 """A tensor of the table: its element count, its type and its data offset."""
 
@@ -199,14 +203,16 @@ class _Reader:
             self.skip(self.length())
             return None
         if kind == _ARRAY:
-            self.array(depth)
-            return None
+            return self.array(depth, keep)
         raise ValueError(f"unknown value type {kind}")
 
-    def array(self, depth: int) -> None:
+    def array(self, depth: int, keep: bool = False) -> tuple[str, ...] | None:
+        """Skip an array (``keep``: return a short array of strings instead)."""
         if depth >= MAX_NESTING:
             raise _Refusal("ai.model_header_too_deep", "arrays nested too deep")
         item_kind, count = self.get("<I"), self.count()
+        if keep and item_kind == _STRING and count <= MAX_KEPT_ARRAY:
+            return tuple(self.string() for _ in range(count))
         if item_kind in _SCALARS:
             self.skip(struct.calcsize(_SCALARS[item_kind]) * count)
         elif item_kind == _STRING:
@@ -215,6 +221,7 @@ class _Reader:
             for _ in range(count):
                 self.tick()
                 self.value(item_kind, False, depth + 1)
+        return None
 
 
 def _wanted(key: str) -> bool:
@@ -238,8 +245,9 @@ def _read_header(
     for _ in range(kv_count):
         reader.tick()
         key = reader.string()
-        keep = _wanted(key)
-        value = reader.value(reader.get("<I"), keep)
+        keep, kind = _wanted(key), reader.get("<I")
+        value = reader.value(kind, keep) if kind != _ARRAY else reader.array(0, key in KEPT_ARRAYS)
+        keep = keep or key in KEPT_ARRAYS
         if keep:
             meta[key] = value
     if not with_tensors:

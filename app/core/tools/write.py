@@ -139,14 +139,18 @@ async def dedalo_set_field(
     value: Any,
     lang: str | None = None,
 ) -> ToolResult:
-    """Set one field of a record; with lang, only that language's value changes.
+    """Set one field of a record; a multilingual field's other languages are kept.
+
+    Only the languages written change: with lang, that language's value; without, the
+    languages of the value ({lang: text}, or the UI's for a plain text). Null clears the
+    field (with lang, only that language).
 
     Args:
         section_tipo: the record's section tipo.
         section_id: the record's id.
         field: the field's tipo or label.
         value: the new value (text, number, {lang: text}, or a locator); null clears it.
-        lang: replace only the value in this language, keeping the others.
+        lang: the value's language: replace only the value in this language.
     """
     given = {"section_tipo": section_tipo, "section_id": section_id, "field": field}
     _guard(ctx, "dedalo_set_field", {**given, "value": value})
@@ -159,6 +163,9 @@ async def dedalo_set_field(
         items = [i for i in record.items(fld.tipo) if i.get("lang") != lang] + [
             {**i, "lang": lang} for i in items
         ]
+    elif fld.multilingual and items:  # the languages written are replaced, no others
+        written = {i["lang"] for i in items}
+        items = [i for i in record.items(fld.tipo) if i.get("lang") not in written] + items
     ctx.archive.update_record(
         key, {fld.tipo: items}, expected_version=record.version, audit=ctx.audit
     )

@@ -9,7 +9,10 @@ look is exactly the Markdown renderer's.
 
 Citations become links only once the run's ``final`` frame says which are verified
 (:meth:`AnswerWidget.set_citations`); an unverified one shows behind a warning mark, in the
-warning colour, with a tooltip saying that no tool in the run returned that record.
+warning colour, with a tooltip saying that no tool in the run returned that record. A verified
+one's tooltip says what it vouches for: the record, not the sentence. The frame's claims (see
+:mod:`app.core.agent.claims`) found in no record the run read show with a ⚠ after them, in the
+warning colour, with the tooltip "not in the cited records".
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
 
 from app.core.agent.citations import Citation
+from app.core.agent.claims import MARK, Claim, mark_claims, marked
 from app.ui.assistant.citations import linkify, unverified_marks
 from app.ui.browser.record_html import parse_record_link
 
@@ -75,6 +79,8 @@ class AnswerWidget(QTextBrowser):
         self.streaming = False
         self.citations: tuple[Citation, ...] | None = None
         """The run's verified/unverified citations (``None`` until the run ends)."""
+        self.claims: tuple[Claim, ...] = ()
+        """The run's checked claims in this block (offsets into :attr:`markdown`)."""
         self.setOpenLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -115,20 +121,34 @@ class AnswerWidget(QTextBrowser):
         if self.streaming:
             self.set_text(self._markdown, self.citations)
 
-    def set_text(self, text: str, citations: Sequence[Citation] | None = None) -> None:
-        """Replace the whole answer (rendered at once); ``citations`` as in the final frame."""
+    def set_text(
+        self,
+        text: str,
+        citations: Sequence[Citation] | None = None,
+        claims: Sequence[Claim] | None = None,
+    ) -> None:
+        """Replace the whole answer (rendered at once); ``citations`` as in the final frame,
+        ``claims`` its claims with offsets into ``text``."""
         self._markdown = text
         self.streaming = False
         if citations is not None:
             self.citations = tuple(citations)
-        self.document().setMarkdown(linkify(text, self.citations), MARKDOWN)
+        if claims is not None:
+            self.claims = tuple(claims)
+        shown = mark_claims(text, self.claims)
+        self.document().setMarkdown(linkify(shown, self.citations), MARKDOWN)
         self._mark_unverified()
+        self._mark_claims()
+        self._explain_links()
         self._stable = len(text)
         self._tail_at = max(0, self.document().characterCount() - 1)
 
-    def set_citations(self, citations: Sequence[Citation]) -> None:
-        """The run ended: link the verified citations, mark the others."""
-        self.set_text(self._markdown, citations)
+    def set_citations(
+        self, citations: Sequence[Citation], claims: Sequence[Claim] | None = None
+    ) -> None:
+        """The run ended: link the verified citations, mark the others and the claims found
+        in no record the run read."""
+        self.set_text(self._markdown, citations, claims)
 
     def _mark_unverified(self) -> None:
         tip = self.tr(
@@ -143,6 +163,42 @@ class AnswerWidget(QTextBrowser):
                 fmt.setForeground(WARNING_COLOUR)
                 cursor.mergeCharFormat(fmt)
                 cursor = document.find(mark, cursor)
+
+    def _mark_claims(self) -> None:
+        tip = self.tr("Not in the cited records: no record this run read holds it.")
+        flags = QTextDocument.FindFlag.FindCaseSensitively
+        for text in dict.fromkeys(claim.text + MARK for claim in marked(self.claims)):
+            cursor = self.document().find(text, 0, flags)
+            while not cursor.isNull():
+                fmt = QTextCharFormat()
+                fmt.setToolTip(tip)
+                fmt.setForeground(WARNING_COLOUR)
+                cursor.mergeCharFormat(fmt)
+                cursor = self.document().find(text, cursor, flags)
+
+    def _explain_links(self) -> None:
+        """A verified citation's tooltip: it vouches for the record, not for the sentence."""
+        tip = self.tr(
+            "Verified: a tool in this run returned this record. This vouches for the record, "
+            "not for the sentence that cites it."
+        )
+        spans = []
+        block = self.document().begin()
+        while block.isValid():
+            fragments = block.begin()
+            while not fragments.atEnd():
+                fragment = fragments.fragment()
+                if fragment.charFormat().anchorHref().startswith("record:"):
+                    spans.append((fragment.position(), fragment.position() + fragment.length()))
+                fragments += 1
+            block = block.next()
+        for start, end in spans:
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            fmt = QTextCharFormat()
+            fmt.setToolTip(tip)
+            cursor.mergeCharFormat(fmt)
 
     def tooltip_at(self, x: int, y: int) -> str:
         """The tooltip of the text at viewport point ``(x, y)`` (``""`` for none)."""

@@ -1,8 +1,8 @@
 """Showing a stored conversation again: its exchanges, and its plan if it still waits.
 
 Each answer is shown with the citations its run checked
-(:func:`~app.core.agent.answer_citations.answer_citations`), so a reopened answer links and
-marks them as it did when it was given.
+(:func:`~app.core.agent.answer_citations.answer_citations`) and claims, so a reopened answer
+links and marks them as it did when it was given.
 
 The waiting plan is the core's :class:`~app.core.agent.plan_types.PendingPlan`
 (:attr:`Conversation.waiting_plan
@@ -13,7 +13,7 @@ run just proposed, so the two cards are alike.
 
 from __future__ import annotations
 
-from app.core.agent.answer_citations import answer_citations
+from app.core.agent.answer_citations import answer_citations, answer_claims
 from app.core.agent.conversation_types import Conversation
 from app.ui.assistant.conversation_view import ConversationView
 from app.ui.assistant.plan_cards import PlanCards
@@ -24,12 +24,13 @@ async def show_conversation(
 ) -> None:
     """Show ``conversation``'s exchanges and, if its latest plan still waits (pending, or an
     apply that was interrupted and may be resumed), that plan's card."""
-    for entry, citations in zip(conversation.history, answer_citations(conversation), strict=True):
+    checks = zip(answer_citations(conversation), answer_claims(conversation), strict=True)
+    for entry, (citations, claims) in zip(conversation.history, checks, strict=True):
         text = str(entry.get("text", ""))
         if entry.get("role") == "user":
             view.add_user_turn(text)
         else:
-            view.set_answer(text, citations)
+            view.set_answer(text, citations, claims)
             view.end_turn()
     waiting = conversation.waiting_plan
     if waiting is not None:

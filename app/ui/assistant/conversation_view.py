@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.core.agent.citations import Citation
+from app.core.agent.claims import Claim
 from app.core.agent.events import ErrorEvent
 from app.core.agent.plan_preview import OpPreview
 from app.core.agent.plan_types import PendingPlan
@@ -41,6 +43,16 @@ def align_answer(text: str, shown: Sequence[str]) -> tuple[int, int, str]:
         end -= len(shown[last - 1])
         last -= 1
     return first, last, text[start:end]
+
+
+def shifted(claims: Sequence[Claim], offset: int, length: int) -> list[Claim]:
+    """The claims within ``[offset, offset + length)`` of the answer, as offsets into that
+    part of it (an answer block's)."""
+    return [
+        replace(claim, start=claim.start - offset, end=claim.end - offset)
+        for claim in claims
+        if offset <= claim.start and claim.end <= offset + length
+    ]
 
 
 class ConversationView(QScrollArea):
@@ -143,14 +155,20 @@ class ConversationView(QScrollArea):
         self._scroll_timer.start()
         return self.answer
 
-    def set_answer(self, text: str, citations: Sequence[Citation] | None = None) -> AnswerWidget:
-        """The run's final answer, the single source of what the turn shows, and its citations.
+    def set_answer(
+        self,
+        text: str,
+        citations: Sequence[Citation] | None = None,
+        claims: Sequence[Claim] = (),
+    ) -> AnswerWidget:
+        """The run's final answer, the single source of what the turn shows, its citations and
+        its checked claims.
 
         The answer is the text of every answer block of the turn (text between tool calls).
         Blocks that already show their part of it stay as they are; only what is not shown yet
         is rendered, and a block whose text the answer does not hold is corrected or removed,
         so the turn shows the answer exactly once. Every block then links its verified
-        citations and marks the others.
+        citations and marks the others, and the claims found in no record it holds.
         """
         blocks = list(self.turn_answers)
         first, last, middle = align_answer(text, [w.markdown for w in blocks])
@@ -173,8 +191,10 @@ class ConversationView(QScrollArea):
             self.append_text("")
         answer = self.answer or self.turn_answers[-1]
         if citations is not None:
+            offset = 0  # the blocks hold the answer in order: each its part of the claims
             for widget in self.turn_answers:
-                widget.set_citations(citations)
+                widget.set_citations(citations, shifted(claims, offset, len(widget.markdown)))
+                offset += len(widget.markdown)
         return answer
 
     def _remove_answer(self, widget: AnswerWidget) -> None:

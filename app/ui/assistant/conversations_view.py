@@ -121,7 +121,7 @@ class ConversationsView(QWidget):
             exported = await session.conversations.export_json(conversation_id)
             text = json.dumps(exported, ensure_ascii=False, indent=2)
         else:
-            text = await session.conversations.export_markdown(conversation_id)
+            text = await session.conversations.export_markdown(conversation_id, self.services.lang)
         await self.services.run_blocking(lambda: path.write_text(text, encoding="utf-8"))
 
     def _on_open(self, item: QListWidgetItem) -> None:

@@ -32,6 +32,9 @@ class ModelPicker(QWidget):
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.badge = QLabel(self)
         self.badge.setObjectName("egressBadge")
+        # a badge style from the first polish: polished again later, a label keeps the margins
+        # it had, and the padding-less first box clipped "local / private" in ca and es
+        self.badge.setProperty("badge", "local")
         self.effort = QComboBox(self)
         self.effort.setObjectName("effortCombo")
         self.effort.setToolTip(self.tr("Reasoning effort"))

@@ -21,6 +21,9 @@ class PanelHeader(QWidget):
         self.picker = ModelPicker(self)
         self.mode = QComboBox(self)
         self.mode.setObjectName("modeCombo")
+        # sized to its items whenever they change: sized at the first show, when only "Read"
+        # was offered, the combo clipped "Write" to "Escriptu" in Catalan
+        self.mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.mode.setToolTip(self.tr("Write mode lets the assistant propose changes"))
         self.new_button = QToolButton(self)
         self.new_button.setText(self.tr("New"))
@@ -44,16 +47,25 @@ class PanelHeader(QWidget):
         layout.addLayout(tools)
 
     def set_modes(self, *, write: bool) -> None:
-        """Offer read mode, and write mode when writes are on."""
+        """Offer read mode, and write mode when writes are on; the mode chosen stays chosen
+        while it is still offered (the settings saved do not turn Write back to Read)."""
+        chosen = self.mode.currentData()
         self.mode.clear()
         self.mode.addItem(self.tr("Read"), "read")
         if write:
             self.mode.addItem(self.tr("Write"), "write")
+        kept = self.mode.findData(chosen)
+        if kept >= 0:
+            self.mode.setCurrentIndex(kept)
 
     def show_models(self, offered: ModelListing, last_model: str | None) -> None:
-        """Offer the session's catalog (``{models, write_allowed}``), ``last_model`` chosen."""
+        """Offer the session's catalog (``{models, write_allowed}``): the model chosen in the
+        picker stays chosen while it is offered, else ``last_model``, else the default."""
         self.set_modes(write=bool(offered["write_allowed"]))
-        self.picker.set_models(offered["models"], last_model)
+        offered_ids = {model["id"] for model in offered["models"]}
+        current = self.picker.current_id()
+        selected = current if current in offered_ids else last_model
+        self.picker.set_models(offered["models"], selected)
 
     def chosen_mode(self) -> Mode:
         """The mode chosen."""

@@ -50,7 +50,9 @@ class RunOutcome(QObject):
         if final is None:
             return
         if final.answer:
-            self.view.set_answer(final.answer, final.citations)
+            self.view.set_answer(final.answer, final.citations, final.claims)
+        if final.composed:  # the core listed the records: no model prose to trust or doubt
+            self.view.add_notice(self.tr("Composed from the records: no model prose."))
         if final.stop == "stopped":
             self.view.add_notice(self.tr("Stopped. The partial answer is kept."))
         if final.change_plan is not None:

@@ -7,7 +7,9 @@ pixels: one word per line. :class:`RecordWidthKeeper` watches the splitter's siz
 the record view is narrower than :data:`RECORD_WIDTH`, gives it width from the records pane
 (down to its minimum), then from the sections pane (down to its minimum), and, when even that
 leaves the record view under :data:`RECORD_FLOOR`, folds the sections pane away (its handle
-stays at the left edge; dragging it brings the sections back).
+stays at the left edge; dragging it brings the sections back). When the window grows again,
+the sections pane gets back the width taken from it (:func:`give_back`); widths the person
+set by dragging a handle stay theirs.
 """
 
 from __future__ import annotations
@@ -44,19 +46,42 @@ def balance(sizes: Sequence[int], minimums: Sequence[int]) -> list[int]:
     return [sections - from_sections, middle - from_middle, want]
 
 
-class RecordWidthKeeper(QObject):
-    """Rebalances a three-pane splitter (see :func:`balance`) whenever it is resized."""
+def give_back(sizes: Sequence[int], minimums: Sequence[int], target: int) -> list[int] | None:
+    """``[sections, middle, record]`` with the sections pane given back width towards
+    ``target`` (what it had before :func:`balance` took from it), from the middle pane (down
+    to its minimum), then from the record view (down to :data:`RECORD_WIDTH`); ``None`` while
+    they cannot spare any (or, for a folded pane, less than its minimum)."""
+    sections, middle, record = sizes
+    spare_middle = max(middle - minimums[1], 0)
+    give = min(target - sections, spare_middle + max(record - RECORD_WIDTH, 0))
+    if give <= 0 or (sections == 0 and give < minimums[0]):
+        return None
+    from_middle = min(give, spare_middle)
+    return [sections + give, middle - from_middle, record - (give - from_middle)]
 
-    def __init__(self, splitter: QSplitter) -> None:
+
+class RecordWidthKeeper(QObject):
+    """Rebalances a three-pane splitter (see :func:`balance`) whenever it is resized, and
+    gives the sections pane back what it took once the splitter grows (:func:`give_back`)."""
+
+    def __init__(self, splitter: QSplitter, sections: int | None = None) -> None:
         super().__init__(splitter)
         self._splitter = splitter
+        self._natural = sections
+        """The sections pane's own width: as laid out (``None``: as first seen), or as the
+        person last dragged it."""
         splitter.installEventFilter(self)
+        splitter.splitterMoved.connect(self._moved_by_hand)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """After the splitter's own resize, move width to the record view if it needs it."""
         if watched is self._splitter and event.type() == QEvent.Type.Resize:
             QTimer.singleShot(0, self.apply)  # once the splitter has laid its panes out
         return super().eventFilter(watched, event)
+
+    def _moved_by_hand(self, _position: int, _index: int) -> None:
+        """The person dragged a handle: the sections pane's width is theirs from now on."""
+        self._natural = self._splitter.sizes()[0]
 
     def apply(self) -> None:
         """Rebalance now."""
@@ -68,11 +93,17 @@ class RecordWidthKeeper(QObject):
         if len(minimums) != 3:
             return
         sizes = splitter.sizes()
+        if self._natural is None:
+            self._natural = sizes[0]
         wanted = balance(sizes, minimums)
+        if wanted[0] < self._natural:  # squeezed or folded for a smaller window
+            wanted = give_back(wanted, minimums, self._natural) or wanted
         if wanted != sizes:
             splitter.setSizes(wanted)
 
 
-def keep_record_width(splitter: QSplitter) -> RecordWidthKeeper:
-    """Keep the last pane of ``splitter`` (the record view) readable in a small window."""
-    return RecordWidthKeeper(splitter)
+def keep_record_width(splitter: QSplitter, sections: int | None = None) -> RecordWidthKeeper:
+    """Keep the last pane of ``splitter`` (the record view) readable in a small window, and
+    the first (the sections, ``sections`` pixels wide as laid out) as wide as it was when
+    the window grows again."""
+    return RecordWidthKeeper(splitter, sections)

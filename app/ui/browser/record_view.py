@@ -11,10 +11,12 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
+    QDialog,
     QHBoxLayout,
     QLabel,
     QTextBrowser,
@@ -110,6 +112,8 @@ class RecordView(QWidget):
         self._media: list[Media] = []
         self._narrow = False
         self._player = MediaPlayer(self)
+        self.image_viewer: QDialog | None = None
+        """The image opened from this record view, while it is open."""
         self._player.notice.connect(self.notice)
         self.browser = QTextBrowser(self)
         self.browser.setOpenLinks(False)
@@ -226,8 +230,25 @@ class RecordView(QWidget):
         path = self._archive.media_dir / item.path
         if item.mime.startswith(("audio/", "video/")):
             self._player.play(path, 0.0)
-        else:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+        elif item.mime.startswith("image/"):
+            self._show_image(path)
+        elif not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            self.notice.emit(
+                self.tr("No application on this computer opens {name}.").format(name=path.name)
+            )
+
+    def _show_image(self, path: Path) -> None:
+        """Open the image in the app's own viewer (one at a time; a new one replaces it)."""
+        from app.ui.browser.image_viewer import ImageViewer
+
+        if self.image_viewer is not None:
+            self.image_viewer.close()
+        title = self._archive.record_label(self._key, self._lang) if self._key else path.name
+        viewer = ImageViewer(path, title, self)
+        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        viewer.destroyed.connect(lambda: setattr(self, "image_viewer", None))
+        viewer.show()
+        self.image_viewer = viewer
 
     def _on_ask(self) -> None:
         if self._key is not None:

@@ -116,10 +116,22 @@ async def test_two_resolutions_at_once_in_one_loop_take_effect_once(
     record = await book_plan(oh_archive, registry, CREATE_PEOPLE)
     session = AssistantSession(oh_archive, registry=registry)
     claims: list[str] = []
-    second_claimed = threading.Event()
+    entered: list[str] = []
+    second_claimed, both_entered = threading.Event(), threading.Event()
     real_claim, real_applying = PlanBook._claim_in, PlanBook.applying
+    real_book_claim = PlanBook.claim
+
+    async def book_claim(self: PlanBook, *args: Any, **kwargs: Any) -> Any:
+        entered.append("claim")
+        if len(entered) == 2:
+            both_entered.set()
+        return await real_book_claim(self, *args, **kwargs)
 
     def claim(self: PlanBook, conn: sqlite3.Connection, *args: Any) -> Any:
+        # the first claim (writer thread) waits until the second resolution has read the book
+        # and asked for its claim; the loop stays free meanwhile, so the order below is sure
+        if not claims:
+            assert both_entered.wait(RELEASE_WAIT), "the second resolution never claimed"
         try:
             return real_claim(self, conn, *args)
         finally:
@@ -133,6 +145,7 @@ async def test_two_resolutions_at_once_in_one_loop_take_effect_once(
         assert second_claimed.wait(RELEASE_WAIT), "the second claim never ran"
         return real_applying(self, plan_id)
 
+    monkeypatch.setattr(PlanBook, "claim", book_claim)
     monkeypatch.setattr(PlanBook, "_claim_in", claim)
     monkeypatch.setattr(PlanBook, "applying", applying)
     outcomes = await asyncio.gather(
@@ -144,7 +157,7 @@ async def test_two_resolutions_at_once_in_one_loop_take_effect_once(
     reports = [o for o in outcomes if not isinstance(o, BaseException)]
     assert [e.code for e in errors] == ["mcp.plan_resolved"], outcomes
     assert errors[0].hint
-    assert len(reports) == 1 and reports[0] is not None and reports[0].ok
+    assert len(reports) == 1 and reports[0] is not None and reports[0].ok, outcomes
     assert sorted(people_named(oh_archive, "Book person")) == [
         "Book person 1",
         "Book person 2",

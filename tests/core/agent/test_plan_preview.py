@@ -155,21 +155,30 @@ def test_a_reference_is_named_by_its_key_once_applied() -> None:
 
 
 def test_before_is_every_value_the_op_replaces(demo: Archive) -> None:
-    """A set_field without ``lang`` replaces the value in every language: the card shows all
-    three it overwrites, not only the card's; with ``lang`` only that language's."""
+    """A set_field replaces only the language it writes: one without ``lang`` gets the
+    value's language (the text's, else the question's: "Mestra" asked in Catalan is Catalan),
+    so the card shows the Catalan value it overwrites and the language of the new one; a
+    ``{lang: text}`` value replaces its languages."""
     base = {"section_tipo": "rsc197", "section_id": 1, "field": "rsc93", "value": "Mestra"}
+    both = {**base, "value": {"lg-cat": "Mestra", "lg-spa": "Maestra"}}
     ops = [
-        {"op_id": "a", "tool": "dedalo_set_field", "args": base, "summary": "all"},
+        {"op_id": "a", "tool": "dedalo_set_field", "args": base, "summary": "guessed"},
         {
             "op_id": "b",
             "tool": "dedalo_set_field",
             "args": {**base, "lang": "lg-cat"},
             "summary": "ca",
         },
+        {"op_id": "c", "tool": "dedalo_set_field", "args": both, "summary": "ca and es"},
     ]
-    plan = validate_plan({"summary": "x", "ops": ops}, demo, build_registry())
-    every, catalan = plan_previews(demo, plan, "lg-eng").values()
-    assert every.change is not None and catalan.change is not None
-    assert every.change.before == "ca: historiadora · es: historiadora · en: historian"
+    question = "Afegeix que la Maria Vila va ser mestra de l'escola"
+    plan = validate_plan({"summary": "x", "ops": ops}, demo, build_registry(), question=question)
+    guessed, catalan, two = plan_previews(demo, plan, "lg-eng").values()
+    assert plan.ops[0].args["lang"] == "lg-cat"  # stored in the plan the person confirms
+    assert guessed.change is not None and catalan.change is not None and two.change is not None
+    assert guessed.change == catalan.change
     assert catalan.change.before == "historiadora"
-    assert every.change.after == catalan.change.after == "Mestra"
+    assert catalan.change.after == "ca: Mestra" and catalan.change.langs == ("lg-cat",)
+    assert two.change.before == "ca: historiadora · es: historiadora"
+    assert two.change.after == "ca: Mestra · es: Maestra"
+    assert two.change.langs == ("lg-cat", "lg-spa")

@@ -4,6 +4,7 @@ large import builds in their stored form are kept as they are, and stored the sa
 from __future__ import annotations
 
 import gc
+import json
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -13,7 +14,7 @@ import pytest
 
 from app.core.archive import Archive, Field, RecordKey, Section
 from app.core.archive.bulk import NewRecord
-from app.core.archive.bulk_plan import Written, normal_values
+from app.core.archive.bulk_plan import NormalItems, Written, normal_values, to_json
 from app.core.archive.importers import base, items
 from app.core.archive.importers.collector import collector_paused
 from app.core.archive.records import normalize_values
@@ -93,6 +94,20 @@ def test_items_already_in_their_stored_form_are_not_copied() -> None:
     base.put(built, "a", "one", "lg-eng")
     base.put_many(built, "a", ["two", None, "three"], "lg-cat")
     assert normalize_values(built) == values
+
+
+def test_fields_the_importers_start_are_taken_whole_and_stored_the_same() -> None:
+    values: dict[str, list[dict[str, Any]]] = {}
+    items.put(values, "a", "one", "")  # no language: the neutral one, as normalize gives it
+    items.put_many(values, "b", ["two", "three"], "lg-cat")
+    items.put(values, "b", 4, "lg-eng")
+    items.put(values, "c", {"section_tipo": "p1", "section_id": 2})
+
+    assert all(type(found) is NormalItems for found in values.values())
+    normal = normal_values(values)
+    assert all(normal[tipo] is values[tipo] for tipo in values)  # not walked, not copied
+    assert normal == normalize_values(values)
+    assert to_json(normal) == json.dumps(normalize_values(values), ensure_ascii=False)
 
 
 def test_bad_values_are_still_refused() -> None:

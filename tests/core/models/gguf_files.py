@@ -41,6 +41,7 @@ def write_gguf(
     file_type: LlamaFileType | None = LlamaFileType.MOSTLY_Q4_K_M,
     layers: int = 2,
     width: int = 64,
+    languages: list[str] | None = None,
 ) -> Path:
     """A small but valid GGUF file: a header like a real model's and two f32 tensors."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +56,8 @@ def write_gguf(
         writer.add_file_type(file_type)
     if template is not None:
         writer.add_chat_template(template)
+    if languages is not None:
+        writer.add_languages(languages)
     writer.add_tensor("token_embd.weight", np.ones((32, width), dtype=np.float32))
     writer.add_tensor("output_norm.weight", np.ones((width,), dtype=np.float32))
     writer.write_header_to_file()

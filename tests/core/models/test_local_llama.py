@@ -127,6 +127,37 @@ async def test_stop_during_prompt_processing(local_model: LocalLlamaModel) -> No
     assert local_model.restarts == restarts  # stopped between slices, not killed
 
 
+async def test_stop_pressed_on_another_thread_while_the_prompt_is_read_ends_it_promptly(
+    local_model: LocalLlamaModel,
+) -> None:
+    """The window's Stop: a ``threading.Event`` set on the GUI thread while the worker is silent
+    (reading a prompt of seconds) ends the reply within the Stop check plus one graph node."""
+    await local_model.load()
+    restarts = local_model.restarts
+    stop = threading.Event()
+    pressed: list[float] = []
+
+    def press() -> None:
+        pressed.append(time.perf_counter())
+        stop.set()
+
+    long_text = " ".join(f"Record {i} describes a letter from the town clerk." for i in range(300))
+    options = StreamOptions(max_tokens=50, stop_event=stop)
+    timer = threading.Timer(0.15, press)
+    timer.start()
+    try:
+        events = await collect(local_model, [SYSTEM, Message("user", long_text)], [], options)
+    finally:
+        timer.cancel()
+    assert pressed, "the reply ended before Stop was pressed"
+    waited = time.perf_counter() - pressed[0]
+    assert events[-1] == Stop("stopped")
+    assert not any(isinstance(e, TextDelta) for e in events)  # stopped inside the prompt
+    assert usage_of(events).input_tokens > 2000
+    assert waited < 1.0, f"the reply ended {waited:.3f} s after Stop"
+    assert local_model.restarts == restarts
+
+
 async def test_context_overflow_reports_prompt_and_context_sizes() -> None:
     model = LocalLlamaModel(replace(builtin_local(), context_size=256))
     try:

@@ -75,7 +75,7 @@ def reopen(make_window: Any, window: Any, conversation_id: str) -> None:
 def test_a_reopened_conversation_keeps_its_links_and_marks(make_window: Any) -> None:
     window = make_window([Turn(tool_calls=(READ,)), Turn(text=ANSWER), Turn(text=FOLLOW_UP)])
     ask(make_window, window, "Qui parla de marxar de Sant Romà?")
-    ask(make_window, window, "I la primera?")
+    ask(make_window, window, "Quan es va acabar el pantà?")  # no back-reference: a new search
     live = [looks(a) for a in answers(window)]
     assert live[0][0] == ["record:oh1/1#tc=00:00:05"]  # verified: the tool returned it
     assert "⚠ oh1/2" in live[0][1] and live[0][2] == ["⚠ oh1/2"]

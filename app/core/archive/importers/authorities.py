@@ -63,8 +63,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.core.archive.bulk import NewRecord
+from app.core.archive.bulk import NewRecord, UpsertResult
 from app.core.archive.importers.base import (
+    ImportSummary,
     Schema,
     Values,
     ensure_schema,
@@ -82,6 +83,9 @@ SOURCE = "authority"
 AGENTS = "agent1"
 PLACES = "place1"
 SUBJECTS = "subject1"
+AUTHORITY_SECTIONS = (AGENTS, PLACES, SUBJECTS)
+"""The sections whose stubs :func:`ensure_authorities` creates (counted in an import's
+summary with the records of its own sections)."""
 DESCRIPTIONS = "ead1"
 """The archival descriptions' section (fonds, series, files, items), made by the EAD importer."""
 
@@ -241,13 +245,15 @@ def ensure_authorities(
     mentions: Iterable[Mention],
     source_file: str = "",
     known: dict[str, RecordKey] | None = None,
+    summary: ImportSummary | None = None,
 ) -> dict[str, RecordKey]:
     """The record of every mention (by external id), creating only the missing ones.
 
     Existing authority records are never rewritten here: a full EAC-CPF record stays as it is
     when a finding aid mentions its agent again. An import of many files passes the dict this
     returned for the previous file as ``known`` (updated in place), so that the authority ids
-    are read once per import, not once per file.
+    are read once per import, not once per file. With ``summary``, the stubs written are
+    counted in it (``created``, and ``sections`` per authority section) as the import's own.
     """
     if known is None:
         ensure_authority_schema(archive)
@@ -259,4 +265,14 @@ def ensure_authorities(
     if new:
         result = archive.upsert_records(list(new.values()), source=SOURCE)
         known.update(zip(new, result.keys, strict=True))
+        if summary is not None:
+            count_stubs(summary, list(new.values()), result)
     return known
+
+
+def count_stubs(summary: ImportSummary, stubs: list[NewRecord], result: UpsertResult) -> None:
+    """Count the stub records one upsert wrote into ``summary`` (as a batch of the import)."""
+    summary.created += result.created
+    summary.updated += result.updated
+    summary.unchanged += result.unchanged
+    summary.sections.update(stub.section_tipo for stub in stubs)

@@ -266,7 +266,7 @@ def _import_root(
         reason = f"no oai:record or oai_dc:dc element (the root is <{local(root)}>)"
         run.summary.skipped.append(Skip(line_of(root), reason, file, NOT_DC))
         return
-    for element, built in zip(elements, dc_page(archive, elements), strict=True):
+    for element, built in zip(elements, dc_page(archive, elements, run.summary), strict=True):
         line = line_of(element)
         run.summary.read += 1
         if isinstance(built, Skip):
@@ -352,13 +352,17 @@ def item_mentions(items: list[Item]) -> list[Mention]:
     return found
 
 
-def dc_page(archive: Archive, elements: list[Element]) -> list[Built | Skip]:
+def dc_page(
+    archive: Archive, elements: list[Element], summary: ImportSummary | None = None
+) -> list[Built | Skip]:
     """The records of a page (``oai:record`` or ``oai_dc:dc`` elements), their creators and
-    subjects found or created in the authority sections first; a deleted or unusable record is
-    a :class:`~.base.Skip` (line = its element's line, no file)."""
+    subjects found or created in the authority sections first (those created counted in
+    ``summary``); a deleted or unusable record is a :class:`~.base.Skip` (line = its element's
+    line, no file)."""
     ensure_dc_schema(archive)
     read = [(e, dc_items(dc) if (dc := dc_of(e)) is not None else []) for e in elements]
-    authorities = ensure_authorities(archive, [m for _, i in read for m in item_mentions(i)])
+    mentioned = [m for _, i in read for m in item_mentions(i)]
+    authorities = ensure_authorities(archive, mentioned, summary=summary)
     out: list[Built | Skip] = []
     for element, items in read:
         try:

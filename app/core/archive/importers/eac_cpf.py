@@ -131,7 +131,7 @@ def import_eac_cpf(
     found = _read_all(files, summary)
     ensure_authority_schema(archive)
     places = ensure_authorities(
-        archive, [m for item in found for m in place_mentions(item.element)], ""
+        archive, [m for item in found for m in place_mentions(item.element)], "", summary=summary
     )
     reserved = reserve_keys(archive, SOURCE, AGENTS, [item.record_id for item in found])
     targets = Targets(

@@ -263,7 +263,7 @@ def _import_document(
         units[0].parent, units[0].order = link  # an exported subtree, back under its parent
     mentions = [m for d in described for _, m in d.mentions]
     authorities = keys.authorities = ensure_authorities(
-        archive, mentions, doc.file, keys.authorities
+        archive, mentions, doc.file, keys.authorities, summary
     )
     reserved = keys.reserve([u.external_id for u in units])
     restricted: dict[str, bool] = {}

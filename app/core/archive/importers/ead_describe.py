@@ -137,7 +137,7 @@ def put_text(values: Values, tipo: str, value: str, lang: Lang) -> None:
     items = values.get(tipo)
     if items is None:
         items = values[tipo] = []
-    item: dict[str, Any] = {"id": len(items) + 1, "lang": lang.code, "value": value}
+    item: dict[str, Any] = {"id": len(items) + 1, "lang": lang.code or NEUTRAL_LANG, "value": value}
     if lang.guessed:
         item["lang_guessed"] = True
     items.append(item)

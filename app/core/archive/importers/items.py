@@ -7,7 +7,9 @@ form at once, ``id`` its position in the field, which
 :func:`~app.core.archive.bulk_plan.normal_values` keeps as it is: the stored record is the same
 (``normalize_values`` numbers items by position), one copy of every item fewer. A field whose
 items are later removed or reordered must not be built with them (its ids would no longer be
-positions); the importers using them only ever append.
+positions); the importers using them only ever append. A field they start is a
+:class:`~app.core.archive.bulk_plan.NormalItems`, which the bulk upsert takes without walking
+its items.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from app.core.archive.bulk_plan import NormalItems
 from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import Values
 
@@ -24,8 +27,9 @@ def put(values: Values, field_tipo: str, value: Any, lang: str = NEUTRAL_LANG) -
     if value is None:
         return
     items = values.get(field_tipo)
+    lang = lang or NEUTRAL_LANG
     if items is None:
-        values[field_tipo] = [{"id": 1, "lang": lang, "value": value}]
+        values[field_tipo] = NormalItems(({"id": 1, "lang": lang, "value": value},))
     else:
         items.append({"id": len(items) + 1, "lang": lang, "value": value})
 
@@ -39,8 +43,9 @@ def put_many(
     new = [value for value in items if value is not None]
     if not new:
         return
+    lang = lang or NEUTRAL_LANG
     numbered = [{"id": n, "lang": lang, "value": v} for n, v in enumerate(new, start + 1)]
     if found is None:
-        values[field_tipo] = numbered
+        values[field_tipo] = NormalItems(numbered)
     else:
         found.extend(numbered)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from app.core.archive.importers.base import Built, ImportRun, Skip
+from app.core.archive.importers.base import Built, ImportRun, ImportSummary, Skip
 from app.core.archive.importers.safe_xml import Element
 from app.core.archive.model import RecordKey
 
@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
 
-PageFn = Callable[["Archive", list[Element]], list[Built | Skip]]
-"""``page(archive, records)``: each ``<record>`` element of one response as a record, or as a
-:class:`~.base.Skip` (line and file filled in by the harvester); it may create the authority
-records the page mentions first."""
+PageFn = Callable[["Archive", list[Element], ImportSummary], list[Built | Skip]]
+"""``page(archive, records, summary)``: each ``<record>`` element of one response as a record,
+or as a :class:`~.base.Skip` (line and file filled in by the harvester); it may create the
+authority records the page mentions first (counted in ``summary``)."""
 
 DELETED_UPSTREAM = "deleted upstream"
 """Why a :class:`Withdrawal` of a deleted OAI record is one."""
@@ -86,7 +86,7 @@ class RecordReader:
     def read(self, records: list[Element], where: str) -> list[Withdrawal]:
         """Each record of the page built by ``page``, queued or reported as a skip."""
         summary = self.target.run.summary
-        built = self.page(self.target.archive, records) if records else []
+        built = self.page(self.target.archive, records, summary) if records else []
         for record, made in zip(records, built, strict=True):
             summary.read += 1
             if isinstance(made, Skip):

@@ -604,7 +604,7 @@ def import_ohms(archive: Archive, path: Path, progress: ProgressFn | None = None
     summary = ImportSummary(kind="ohms", path=str(path))
     interviews = _read_all(files, summary, progress)
     found = [m for interview in interviews for m in mentions(interview)]
-    keys = ensure_authorities(archive, found, path.name) if found else {}
+    keys = ensure_authorities(archive, found, path.name, summary=summary) if found else {}
     run = ImportRun(archive, summary, SOURCE)
     seen: dict[str, str] = {}
     for interview in interviews:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers.base import (
+    BATCH_SIZE,
     Built,
     ImportSummary,
     ProgressFn,
@@ -133,7 +134,16 @@ def import_poilus(
     pages: dict[str, list[str]] = {}
     attach = _PageAttacher(archive, summary, path.parent / PAGES_DIR, pages)
     build = functools.partial(build_will, pages=pages)
-    return import_file(archive, summary, path, SOURCE, build, progress=progress, after_flush=attach)
+    return import_file(
+        archive,
+        summary,
+        path,
+        SOURCE,
+        build,
+        progress=progress,
+        after_flush=attach,
+        batch_size=BATCH_SIZE,  # media written after each batch, where they were before
+    )
 
 
 def page_marker(number: int) -> str:

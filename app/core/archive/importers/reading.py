@@ -18,6 +18,9 @@ import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
+
+import orjson
 
 from app.core.errors import ImportFailed
 from app.core.json_types import JsonList, JsonObject
@@ -29,6 +32,14 @@ MAX_LINE_BYTES = 8 << 20
 is skipped without being held in memory."""
 SKIP_BLOCK = 1 << 20
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))
+"""A byte table: every digit to ``0``, every other byte to ``x``."""
+BIG_NUMBER = b"0" * 19
+"""Digits enough for an integer past 64 bits, which ``orjson`` would read as a float (looked
+for in the line passed through :data:`DIGITS`: ten times faster than a regular expression)."""
+MAX_FAST_OPENINGS = 256
+"""Lines with more ``[`` and ``{`` than this go to the standard parser, whose recursion limit
+decides what is "nested too deeply" (``orjson`` reads any depth)."""
 
 
 class BadRow(ValueError):
@@ -147,7 +158,33 @@ def _lines(stream: io.BufferedIOBase) -> Iterator[bytes | None]:
 
 
 def parse_line(raw: bytes, number: int) -> JsonObject | str:
-    """One line as a JSON object, or the reason it is not one."""
+    """One line as a JSON object, or the reason it is not one.
+
+    ``orjson`` reads it first (twice as fast); whatever it refuses (bad JSON, not UTF-8, a BOM,
+    ``NaN``, a lone surrogate escape), any line with an integer it would read as a float (19
+    digits or more in a row) and any line that may nest deeper than :data:`MAX_FAST_OPENINGS`
+    go to the standard parser, which gives the reason in its words or the row as before.
+    """
+    if _reads_alike(raw):
+        try:
+            fast = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if type(fast) is dict:
+                return cast(JsonObject, fast)
+    return _parse_slowly(raw, number)
+
+
+def _reads_alike(raw: bytes) -> bool:
+    """Whether ``orjson`` reads ``raw`` as the standard parser would, where it reads it at all:
+    no integer past 64 bits, no nesting that might pass the standard parser's limit."""
+    openings = raw.count(b"[") + raw.count(b"{")
+    return openings <= MAX_FAST_OPENINGS and BIG_NUMBER not in raw.translate(DIGITS)
+
+
+def _parse_slowly(raw: bytes, number: int) -> JsonObject | str:
+    """:func:`parse_line` through the standard library: the row, or the reason."""
     try:
         text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as exc:

@@ -45,6 +45,7 @@ from app.core.archive.importers.authorities import (
 )
 from app.core.archive.importers.base import (
     DUPLICATE,
+    PROGRESS_EVERY,
     Built,
     ImportOptions,
     ImportRun,
@@ -245,7 +246,9 @@ def import_table(
     rows = _unique_rows(table, mapping, summary)
     plan = _bind(archive, mapping, Path(path).stem)
     source = options.source or f"{KIND}:{mapping.layout}"
-    plan.authorities = ensure_authorities(archive, _mentions(rows, plan), table.file)
+    plan.authorities = ensure_authorities(
+        archive, _mentions(rows, plan), table.file, summary=summary
+    )
     plan.keys = reserve_keys(archive, source, plan.section, [ext for ext, _ in rows])
     plan.origins = _origins(rows, mapping)
     if mapping.role_columns("link"):
@@ -253,7 +256,7 @@ def import_table(
     run = ImportRun(archive, summary, source)
     for number, (external_id, row) in enumerate(rows, start=1):
         run.add(build_row(row, external_id, plan), row.line, table.file)
-        if progress is not None and number % run.batch_size == 0:
+        if progress is not None and number % PROGRESS_EVERY == 0:
             progress(number, len(rows))
     run.flush()
     save_mapping(archive, plan.mapping)

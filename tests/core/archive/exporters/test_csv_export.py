@@ -15,6 +15,7 @@ from app.core.archive.importers import run_import
 from app.core.archive.importers.table_read import unescape_cell
 from app.core.archive.model import RecordKey
 from tests.conftest import shared_data
+from tests.core.archive.importers.lookups import own_sections
 
 AUTHORITIES = ("agent1", "place1", "subject1")
 
@@ -98,10 +99,10 @@ def test_a_real_csv_round_trips_with_its_creators(tmp_path: Path) -> None:
     first = open_archive(tmp_path / "first", create=True)
     fresh = open_archive(tmp_path / "fresh", create=True)
     try:
-        [section] = run_import(first, "csv", source).sections
+        [section] = own_sections(run_import(first, "csv", source))
         out = tmp_path / "out.csv"
         summary = run_export(first, "csv", ExportRequest(section, out))
-        [back] = run_import(fresh, "csv", out).sections
+        [back] = own_sections(run_import(fresh, "csv", out))
 
         assert summary.records == first.count_records(section)
         before = snapshot(first, section, namer(first, by_key=False))

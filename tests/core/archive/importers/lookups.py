@@ -1,12 +1,25 @@
-"""Finding what an importer wrote: a record by the id its source gave it, and the records a
-lexical search finds (how the importer tests check that a set answers its README questions)."""
+"""Finding what an importer wrote: a record by the id its source gave it, the records a
+lexical search finds (how the importer tests check that a set answers its README questions),
+and the authority stubs an import counted apart from its own sections."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from app.core.archive import Archive, RecordKey
+from app.core.archive.importers.authorities import AUTHORITY_SECTIONS
+from app.core.archive.importers.base import ImportSummary
 from app.core.index import lexical
+
+
+def own_sections(summary: ImportSummary) -> dict[str, int]:
+    """The records per section of ``summary``, the authority stubs it created left out."""
+    return {t: n for t, n in summary.sections.items() if t not in AUTHORITY_SECTIONS}
+
+
+def authority_records(archive: Archive) -> int:
+    """How many records the authority sections hold."""
+    return sum(archive.count_records(tipo) for tipo in AUTHORITY_SECTIONS)
 
 
 def lexical_records(

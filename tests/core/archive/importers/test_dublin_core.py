@@ -23,7 +23,12 @@ from app.core.archive.importers.dublin_core import (
 from app.core.archive.importers.safe_xml import parse_bytes
 from app.core.importing import import_dataset
 from tests.conftest import shared_data
-from tests.core.archive.importers.lookups import BySource, lexical_records
+from tests.core.archive.importers.lookups import (
+    BySource,
+    authority_records,
+    lexical_records,
+    own_sections,
+)
 from tests.core.archive.xml_query import XPath
 
 NS = {
@@ -178,7 +183,8 @@ def test_headers_languages_rights_links_and_deleted_records(
 
     summary = run_import(archive, "dc", path)
 
-    assert summary.created == 2 and summary.read == 3
+    assert summary.created == 2 + authority_records(archive) and summary.read == 3
+    assert own_sections(summary) == {"dc1": 2}
     assert [(s.code, s.file) for s in summary.skipped] == [("import.deleted_record", "page.xml")]
     first = archive.get_record(_key(archive, "oai:example.org:1"))
     assert [(i["lang"], i["value"]) for i in first.items("dc2")] == [

@@ -12,7 +12,7 @@ from lxml import etree
 from app.core.archive import Archive, RecordKey
 from app.core.archive.bulk import NewRecord
 from app.core.archive.importers import IMPORTERS, run_import
-from app.core.archive.importers.authorities import AGENTS, DESCRIPTIONS, SOURCE
+from app.core.archive.importers.authorities import AGENTS, DESCRIPTIONS, PLACES, SOURCE
 from app.core.archive.importers.base import Schema, ensure_schema, external_keys, labels
 from app.core.archive.importers.eac_cpf import EAD_SOURCE, agent_target
 from app.core.archive.model import Section
@@ -61,8 +61,9 @@ def test_the_anf_set_imports_with_counts_from_the_files(archive: Archive) -> Non
 
     summary = run_import(archive, "eac-cpf", anf())
 
-    assert summary.created == len(docs) == len(ids) == 101 and not summary.skipped
-    assert summary.sections == {AGENTS: len(docs)}
+    places = archive.count_records(PLACES)  # the places they name, as stubs
+    assert summary.created == len(docs) + places and len(docs) == len(ids) == 101
+    assert summary.sections == {AGENTS: len(docs), PLACES: places} and not summary.skipped
     records = [archive.get_record(_key(archive, i)) for i in sorted(ids)]
     assert Counter(r.text("agent4") for r in records) == types
     assert sum(len(r.items("agent2")) + len(r.items("agent3")) for r in records) == names
@@ -227,8 +228,9 @@ def test_with_the_real_ead_first_one_person_is_one_record(archive: Archive) -> N
     summary = run_import(archive, "eac-cpf", anf())
 
     agents = external_keys(archive, SOURCE)
-    assert summary.created + summary.updated == 101
-    assert archive.count_records(AGENTS) == stubs + summary.created
+    places = summary.sections[PLACES]  # the stubs of the places the EAD did not name
+    assert summary.created + summary.updated == 101 + places
+    assert archive.count_records(AGENTS) == stubs + summary.created - places
     family = agents["FRAN_NP_050218"]
     assert archive.get_record(family).text("agent4") == "family"
     assert any(link.source.section_tipo == DESCRIPTIONS for link in archive.links_to(family))

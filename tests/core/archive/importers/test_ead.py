@@ -18,6 +18,7 @@ from lxml import etree
 from app.core.archive import Archive, open_archive
 from app.core.archive.importers import run_import
 from app.core.archive.importers.access import closes_access
+from app.core.archive.importers.authorities import AGENTS, PLACES, SUBJECTS
 from app.core.archive.importers.base import ImportSummary, external_keys
 from app.core.archive.importers.ead import iso_range
 from app.core.archive.importers.ead_fields import (
@@ -70,6 +71,48 @@ def xpath_units(name: str) -> list[etree._Element]:
     return [u for f in xml_files(name) for u in elements(parse(f), UNITS)]
 
 
+ACCESS_POINTS = (
+    "//*[local-name()='controlaccess']//*[local-name()='persname' or local-name()='famname'"
+    " or local-name()='corpname' or local-name()='geogname' or local-name()='subject'"
+    " or local-name()='genreform' or local-name()='function' or local-name()='occupation']"
+    " | //*[local-name()='origination']/*[local-name()='persname' or local-name()='famname'"
+    " or local-name()='corpname']"
+)
+"""Every name, place and subject a finding aid links to (``controlaccess``, ``origination``)."""
+SECTION_OF = {"persname": AGENTS, "famname": AGENTS, "corpname": AGENTS, "geogname": PLACES}
+"""The authority section of each kind of access point (every other kind: ``subject1``)."""
+
+
+def authority_keys(root: etree._Element, agency: str) -> dict[str, str]:
+    """The distinct authorities ``root`` mentions, by XPath, each with its section: one per
+    ``@authfilenumber`` (a bare number qualified by ``agency``), else one per kind of name
+    (agents, places, each subject kind) and case-folded name."""
+    keys: dict[str, str] = {}
+    for node in elements(root, ACCESS_POINTS):
+        name = " ".join("".join(node.itertext()).split()).casefold()
+        number = (node.get("authfilenumber") or "").strip()
+        kind = etree.QName(node).localname
+        section = SECTION_OF.get(kind, SUBJECTS)
+        group = {AGENTS: "agent", PLACES: "place"}.get(section, kind)
+        if number:
+            keys.setdefault(f"{agency}:{number}" if number.isdigit() else number, section)
+        elif name:
+            keys.setdefault(f"{group}:{name}", section)
+    return keys
+
+
+def xpath_authorities(name: str) -> dict[str, str]:
+    """The distinct authorities a whole set mentions (:func:`authority_keys`)."""
+    found: dict[str, str] = {}
+    for file in xml_files(name):
+        root = parse(file)
+        eadid = elements(root, "//*[local-name()='eadid']")
+        agency = eadid[0].get("mainagencycode", "") if eadid else ""
+        for key, section in authority_keys(root, agency).items():
+            found.setdefault(key, section)
+    return found
+
+
 @pytest.fixture(scope="module")
 def imported_sets(
     tmp_path_factory: pytest.TempPathFactory,
@@ -117,7 +160,8 @@ def test_every_archdesc_and_component_becomes_one_record(
     units = xpath_units(name)
     archdescs = [u for u in units if etree.QName(u).localname == "archdesc"]
 
-    assert summary.created == len(units) and summary.sections["ead1"] == len(units)
+    stubs = len(xpath_authorities(name))
+    assert summary.sections["ead1"] == len(units) and summary.created == len(units) + stubs
     assert len(archdescs) == len(xml_files(name))
     assert {s.code for s in summary.skipped} <= KNOWN_SKIPS
     records = records_by_id(imported[name])
@@ -147,6 +191,19 @@ def test_levels_and_media_links_match_the_files(
 
     assert Counter(first(r, LEVEL) for r in records) == expected_levels
     assert sum(len(r.items(DAO)) for r in records) == hrefs == summaries[name].media
+
+
+def test_the_authority_stubs_are_counted_as_created_per_section(
+    imported: dict[str, Archive], summaries: dict[str, ImportSummary]
+) -> None:
+    summary, archive = summaries["anf"], imported["anf"]
+    expected = Counter(xpath_authorities("anf").values())
+    stubs = {tipo: summary.sections[tipo] for tipo in (AGENTS, PLACES, SUBJECTS)}
+
+    assert stubs == {tipo: expected[tipo] for tipo in stubs}
+    assert summary.created == summary.sections["ead1"] + expected.total()
+    assert stubs == {tipo: archive.count_records(tipo) for tipo in stubs}
+    assert summary.records == summary.created == sum(summary.sections.values())
 
 
 def test_a_known_component_has_its_parent_order_and_siblings(imported: dict[str, Archive]) -> None:
@@ -348,7 +405,7 @@ def test_a_second_import_creates_nothing(
     again = run_import(imported["anf"], "ead", shared_data("ead", "anf"))
 
     assert again.created == 0 and again.updated == 0
-    assert again.unchanged == summaries["anf"].created
+    assert again.unchanged == summaries["anf"].sections["ead1"]
 
 
 def dump(archive: Archive) -> list[tuple[object, ...]]:
@@ -378,7 +435,7 @@ def test_a_broken_file_is_reported_and_changes_nothing(archive: Archive, tmp_pat
     codes = {(s.file, s.code) for s in second.skipped}
     assert ("FRAN_IR_050629.xml", "import.xml_malformed") in codes
     assert ("not-ead.xml", "import.not_ead") in codes
-    assert second.created == 0 and second.unchanged == first_run.created
+    assert second.created == 0 and second.unchanged == first_run.sections["ead1"]
     assert dump(archive) == before
 
 
@@ -394,7 +451,9 @@ def test_the_same_finding_aid_twice_in_one_import_is_reported(
     assert [(s.file, s.code) for s in summary.skipped if s.code == "import.duplicate_id"] == [
         ("FRAN_IR_003500.xml", "import.duplicate_id")
     ]
-    assert summary.created == len(elements(parse(tmp_path / "a" / "FRAN_IR_003500.xml"), UNITS))
+    root = parse(tmp_path / "a" / "FRAN_IR_003500.xml")
+    units, stubs = elements(root, UNITS), authority_keys(root, "FR-FRAN")
+    assert summary.sections["ead1"] == len(units) and summary.created == len(units) + len(stubs)
 
 
 QUESTIONS = [
@@ -493,7 +552,8 @@ def test_an_ead3_file_is_read_with_its_structured_elements(
 
     records = records_by_id(archive)
     fonds, plans = records["ES-TEST-001"], records["ES-TEST-001#c1"]
-    assert summary.created == 2 and summary.media == 2
+    assert summary.sections == {"ead1": 2, AGENTS: 1, PLACES: 1, SUBJECTS: 1}
+    assert summary.created == 5 and summary.media == 2
     assert [(i["lang"], i["value"]) for i in fonds.items(TITLE)] == [
         ("lg-cat", "Fons Puig i Cadafalch"),
         ("lg-spa", "Fondo Puig i Cadafalch"),

@@ -12,6 +12,7 @@ from app.core.archive.importers.oai_crosswalks import CROSSWALKS, Crosswalk
 from app.core.archive.importers.oai_reader import Target
 from app.core.archive.importers.safe_xml import parse_file
 from tests.conftest import shared_data
+from tests.core.archive.importers.lookups import authority_records
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 FILE = "caltecharchives-repositories-2-resources-34.xml"
@@ -67,7 +68,8 @@ def test_an_oai_ead_record_becomes_its_whole_hierarchy(archive: Archive) -> None
     reader = crosswalk.start(target)
     assert reader.read(list(root.iter(f"{OAI}record")), "page 1") == []
     target.run.flush()
-    assert (summary.read, summary.created) == (units, units)
+    assert (summary.read, summary.sections[EAD_SECTION]) == (units, units)
+    assert summary.created == units + authority_records(archive)
     assert archive.count_records(EAD_SECTION) == units
     withdrawn = reader.withdrawn("oai:caltech//repositories/2/resources/34", 1, "page 2")
     assert withdrawn is not None and len(withdrawn.keys) == units

@@ -34,6 +34,7 @@ from app.core.archive.importers.oai_pmh import (
 )
 from app.core.archive.model import RecordKey
 from tests.conftest import shared_data
+from tests.core.archive.importers.lookups import authority_records
 from tests.core.archive.importers.oai_server import Item, OaiServer, load_caltech, load_ead
 
 FAST = RetryPolicy(attempts=3, base_delay_s=0.05, max_delay_s=2.0, timeout_s=30.0)
@@ -122,7 +123,8 @@ def test_a_harvest_gives_each_finding_aids_whole_hierarchy_and_a_second_creates_
     assert (len(files), expected, components) == (17, 3028, 3011)
     first = harvest(archive, repository.url, metadata_prefix=PREFIX, retry=FAST)
     assert first.error is None and first.skipped == []
-    assert (first.read, first.created, first.updated) == (expected, expected, 0)
+    assert (first.read, first.sections[SECTION], first.updated) == (expected, expected, 0)
+    assert first.created == expected + authority_records(archive)
     assert archive.count_records(SECTION) == expected
     assert part_of_links(archive) == components
     asked = repository.requests()
@@ -248,7 +250,8 @@ def test_archivesspace_oai_ead_and_a_record_that_holds_no_ead(
         server.stop()
     expected = sum(units(parsed(f)) for f in sorted(folder.glob("*.xml")))
     assert expected == 2 + 2484
-    assert (printed["created"], printed["read"]) == (expected, expected + 1)
+    assert (printed["sections"]["ead1"], printed["read"]) == (expected, expected + 1)
+    assert printed["created"] == sum(printed["sections"].values()) > expected  # and the stubs
     assert [(s["code"], dc.identifier in s["reason"]) for s in printed["skipped"]] == [
         (NOT_EAD, True)
     ]

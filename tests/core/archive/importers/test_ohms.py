@@ -10,7 +10,7 @@ from lxml import etree
 
 from app.core.archive import Archive
 from app.core.archive.importers import run_import
-from app.core.archive.importers.authorities import AGENTS, SUBJECTS, Mention
+from app.core.archive.importers.authorities import AGENTS, PLACES, SUBJECTS, Mention
 from app.core.archive.importers.ohms import SECTION, SOURCE, synced_transcript
 from app.core.archive.model import Record, RecordKey
 from app.core.importing import import_dataset
@@ -18,6 +18,7 @@ from app.core.index import lexical
 from app.core.index.chunking import TIMECODE
 from app.core.tools.search import split_passages
 from tests.conftest import shared_data
+from tests.core.archive.importers.lookups import authority_records, own_sections
 
 NS = {"o": "https://www.weareavp.com/nunncenter/ohms"}
 SET = "oral-history-ohms"
@@ -192,7 +193,9 @@ def test_a_second_import_changes_nothing(archive: Archive) -> None:
 
     second = run_import(archive, "ohms", shared_data(SET))
 
-    assert (first.created, second.created, second.updated, second.unchanged) == (6, 0, 0, 6)
+    stubs = agents + subjects + archive.count_records(PLACES)
+    assert (first.created, second.created, second.updated, second.unchanged) == (6 + stubs, 0, 0, 6)
+    assert first.sections == {"ohms1": 6, AGENTS: agents, SUBJECTS: subjects} and stubs > 0
     assert second.links == first.links
     assert (archive.count_records(AGENTS), archive.count_records(SUBJECTS)) == (agents, subjects)
 
@@ -215,7 +218,9 @@ def test_a_closed_interview_is_restricted_and_a_broken_file_skipped(
 
     summary = run_import(archive, "ohms", folder)
 
-    assert summary.created == 3
+    assert summary.created == 3 + authority_records(archive) and own_sections(summary) == {
+        "ohms1": 3
+    }
     assert {(s.file, s.code) for s in summary.skipped} == {
         ("broken.xml", "import.xml_malformed"),
         ("xxe.xml", "import.xml_entity"),

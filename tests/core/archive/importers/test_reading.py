@@ -14,7 +14,7 @@ import pytest
 from app.core.archive import Archive
 from app.core.archive.importers import KINDS, SERVICES, run_import
 from app.core.archive.importers.languages import archive_lang
-from app.core.archive.importers.reading import count_lines
+from app.core.archive.importers.reading import count_lines, parse_line
 from app.core.errors import ImportFailed
 from tests.conftest import shared_data
 from tests.core.archive.importers.conftest import SliceFn, first_lines, write_gz
@@ -194,3 +194,37 @@ def test_a_300_mb_line_is_passed_over_holding_at_most_the_cap() -> None:
         tracemalloc.stop()
     assert results == [None, b'{"_id": "after"}\n']
     assert peak < 3 * MAX_LINE_BYTES < 300 << 20
+
+
+def _standard(raw: bytes, number: int) -> object:
+    """What the standard library alone makes of a line (the reader before ``orjson``)."""
+    try:
+        return json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        return type(exc).__name__
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"id": 12345678901234567890123, "n": 1}\n',  # past 64 bits: orjson reads a float
+        b'{"id": -9223372036854775809}\n',
+        b'{"x": 1E400, "y": NaN, "z": -Infinity}\n',  # standard-only numbers
+        b'{"a": 0.1, "b": 5e-324, "c": 1.7976931348623157e308, "d": -0.0}\n',
+        b'{"a": "caf\\u00e9 \\ud83d\\ude00", "a": 2}\n',  # escapes, a repeated key
+        b"\xef\xbb\xbf" + b'{"bom": true}\n',  # a BOM on line 1
+        b'{"deep": ' + b"[" * 300 + b"]" * 300 + b"}\n",  # nesting a standard limit may refuse
+        b'{"deep": ' + b"[" * 5000 + b"]" * 5000 + b"}\n",
+    ],
+    ids=["big-int", "big-negative", "nan-inf", "floats", "escapes", "bom", "deep-300", "deep-5k"],
+)
+def test_a_line_reads_as_the_standard_library_reads_it(raw: bytes) -> None:
+    row = parse_line(raw, 1)
+    expected = _standard(raw, 1)
+
+    if isinstance(expected, dict):
+        assert row == expected and repr(row) == repr(expected)  # int stays int, -0.0 stays
+    elif expected == "RecursionError":
+        assert row == "bad JSON: nested too deeply"
+    else:
+        assert isinstance(row, str) and row.startswith("bad JSON")

@@ -16,6 +16,7 @@ from app.core.archive.importers import xlsx as xlsx_module
 from app.core.archive.importers.base import ImportOptions
 from app.core.archive.importers.xlsx import check_workbook, read_xlsx
 from app.core.errors import ImportFailed
+from tests.core.archive.importers.lookups import authority_records, own_sections
 
 ROWS: list[list[object]] = [
     ["Codi de referència", "Títol", "Data", "Autor"],
@@ -76,13 +77,15 @@ def test_a_workbook_imports_with_its_catalan_header_and_a_chosen_sheet(
     path = make_workbook(tmp_path / "inventari.xlsx", extra_sheet=True)
 
     first = run_import(archive, "csv", path)
+    stubs = authority_records(archive)
     second = run_import(archive, "csv", path, options=ImportOptions(sheet="Altres"))
     again = run_import(archive, "csv", path)
 
-    assert (first.created, first.links, first.skipped) == (3, 2, [])
+    assert (first.created, first.links, first.skipped) == (3 + stubs, 2, [])
+    assert sum(own_sections(first).values()) == 3 and stubs == 2  # a person and a place
     assert second.created == 1 and set(second.sections) != set(first.sections)
     assert (again.created, again.unchanged) == (0, 3)
-    [tipo] = first.sections
+    [tipo] = own_sections(first)
     titles = {r.text(archive.section(tipo).label_field or "") for r in archive.iter_records(tipo)}
     assert '=HYPERLINK("http://example.org","x")' in titles
     with pytest.raises(ImportFailed) as caught:
