@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
-import threading
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, TypedDict
 
@@ -26,6 +25,7 @@ from app.core.agent.request import check_request
 from app.core.agent.run_thread import RUNS
 from app.core.archive.write_switch import writes_allowed
 from app.core.errors import ArxiuError, log_bug
+from app.core.models.stop_signal import StopSignal
 
 if TYPE_CHECKING:
     from app.core.agent.request import ChatRequest, CheckedRequest
@@ -70,7 +70,7 @@ class AssistantSession:
         self._registry = registry
         self._factory = model_factory
         self._models: dict[str, ChatModel] = {}
-        self._runs: dict[str, threading.Event] = {}
+        self._runs: dict[str, StopSignal] = {}
         """Stop events of the runs in flight, by conversation id (``run-N`` when stateless)."""
         self._run_numbers = itertools.count(1)
         self.plans = PlanDesk(archive, self._apply_env, lambda: self.write_allowed, person)
@@ -187,7 +187,7 @@ class AssistantSession:
             await self.plans.supersede(supersedes)
         key = conversation.id if conversation else f"run-{next(self._run_numbers)}"
         self.stop(key)  # the run still going in this conversation
-        stop_event = self._runs[key] = threading.Event()
+        stop_event = self._runs[key] = StopSignal()
         setup = RunSetup(
             request=checked,
             model=model,

@@ -19,7 +19,6 @@ once from the :class:`RunSetup` and held with the egress gate; its tool calls go
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -57,6 +56,7 @@ from app.core.agent.tool_calls import ToolCaller, ToolStep, failed, payload
 from app.core.agent.transcript import Transcript, history_messages
 from app.core.errors import ArxiuError, ModelError, log_bug
 from app.core.models.base import ChatModel, Message, ToolCall, ToolSpec
+from app.core.models.stop_signal import StopSignal
 from app.core.tools.base import ToolResult
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class RunSetup:
     external_content: bool = False
     lang: str = "lg-eng"
     max_turns: int = MAX_TURNS
-    stop_event: threading.Event = field(default_factory=threading.Event)
+    stop_event: StopSignal = field(default_factory=StopSignal)
     tainted_history: bool = False
     """Whether the conversation already drew on restricted records (its taint never drops)."""
     can_read_restricted: bool = True

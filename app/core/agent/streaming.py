@@ -11,7 +11,6 @@ event, so a provider that ignores the stop event still stops between chunks.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -33,6 +32,7 @@ from app.core.models.base import (
     ToolSpec,
     Usage,
 )
+from app.core.models.stop_signal import StopSignal
 
 if TYPE_CHECKING:
     from app.core.agent.request import CheckedRequest
@@ -52,7 +52,7 @@ class TurnOutcome:
 
 
 async def stream_turn(
-    stream: AsyncIterator[ModelEvent], outcome: TurnOutcome, stop_event: threading.Event
+    stream: AsyncIterator[ModelEvent], outcome: TurnOutcome, stop_event: StopSignal
 ) -> AsyncIterator[TextEvent | ThinkingEvent]:
     """Translate ``stream`` into run events, filling ``outcome``."""
     thinking = False
@@ -75,7 +75,7 @@ async def stream_turn(
 
 
 def stream_options(
-    request: CheckedRequest, stop_event: threading.Event, max_tokens: int | None = None
+    request: CheckedRequest, stop_event: StopSignal, max_tokens: int | None = None
 ) -> StreamOptions:
     """The options of one model turn of ``request`` (``max_tokens`` caps the entry's own)."""
     limit = request.entry.max_tokens
@@ -100,7 +100,7 @@ async def model_turn(
         ArxiuError: the provider's coded failure (after the text that streamed before it).
     """
     stream = model.stream(list(messages), tools, options)
-    stop_event: threading.Event = options.stop_event or threading.Event()
+    stop_event: StopSignal = options.stop_event or StopSignal()
     async for event in stream_turn(stream, outcome, stop_event):
         if isinstance(event, TextEvent):
             transcript.add_text(event.delta)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from app.core.json_types import JsonObject
+from app.core.models.stop_signal import StopSignal
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -58,7 +59,8 @@ class StreamOptions:
     temperature: float = 0.2
     effort: str | None = None
     tool_choice: Literal["auto", "required", "none"] = "auto"
-    stop_event: Any = None  # a threading.Event or asyncio.Event checked between tokens
+    stop_event: StopSignal | None = None
+    """The Stop button's flag: set from any thread, it wakes the model's wait at once."""
     extra: JsonObject = field(default_factory=dict)
 
 

@@ -66,7 +66,6 @@ from app.core.models.transport import stop_requested
 DEFAULT_SAMPLING = Sampling(repeat_penalty=1.15)
 """Small models loop on a phrase without a repetition penalty (llama-cpp-python's
 ``generate`` defaults to none); ``StreamOptions.extra`` overrides it."""
-STOP_CHECK_S = 0.05
 """How often the caller's Stop (a ``threading.Event``, which cannot wake an event loop) is
 checked while the worker sends nothing; the worker's messages never wait for it."""
 REASONS: dict[str, StopReason] = {"stop": "end_turn", "length": "max_tokens"}
@@ -374,18 +373,27 @@ class LocalLlamaModel:
             await self._discard(worker)
             raise _WorkerDied(worker.process.exitcode) from None
 
-    def _wait_s(self, options: StreamOptions, stop_sent: float | None) -> float | None:
-        """How long to wait for the worker's next message before looking at Stop again."""
+    def _wait_s(self, stop_sent: float | None) -> float | None:
+        """How long to wait for the worker's next message: until one comes (Stop wakes the
+        wait itself), or, once Stop was passed on, what is left of the child's grace."""
         if stop_sent is not None:
             return max(0.0, stop_sent + self.stop_grace_s - time.monotonic())
-        return STOP_CHECK_S if options.stop_event is not None else None
+        return None
 
     async def _events(
         self, worker: _Worker, reply: _Reply, options: StreamOptions
     ) -> AsyncIterator[ModelEvent]:
+        stop = options.stop_event
+        with stop.listening(worker.reader.wake) if stop else contextlib.nullcontext():
+            async for event in self._replies(worker, reply, options):
+                yield event
+
+    async def _replies(
+        self, worker: _Worker, reply: _Reply, options: StreamOptions
+    ) -> AsyncIterator[ModelEvent]:
         stop_sent: float | None = None
         while True:
-            for message in await worker.reader.next_batch(self._wait_s(options, stop_sent)):
+            for message in await worker.reader.next_batch(self._wait_s(stop_sent)):
                 if isinstance(message, Text):
                     for event in reply.text(message.piece):
                         yield event

@@ -47,6 +47,7 @@ class PipeReader:
         self._lock = threading.Lock()
         self._items: deque[Received] = deque()
         self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+        self._poked = False
         self._thread = threading.Thread(target=self._read, name=name, daemon=True)
         self._thread.start()
 
@@ -72,6 +73,17 @@ class PipeReader:
             with contextlib.suppress(RuntimeError):  # that loop has closed: nobody waits
                 loop.call_soon_threadsafe(_wake, future)
 
+    def wake(self) -> None:
+        """Wake the coroutine waiting in :meth:`next_batch` with no message (any thread): the
+        Stop button was pressed and the waiter must pass it on to the worker."""
+        with self._lock:
+            waiter, self._waiter = self._waiter, None
+            self._poked = waiter is None  # nobody waits yet: the next wait returns at once
+        if waiter is not None:
+            loop, future = waiter
+            with contextlib.suppress(RuntimeError):  # that loop has closed: nobody waits
+                loop.call_soon_threadsafe(_wake, future)
+
     def _take(self) -> list[Received]:
         with self._lock:
             items = list(self._items)
@@ -79,12 +91,14 @@ class PipeReader:
         return items
 
     async def next_batch(self, timeout: float | None = None) -> list[Received]:
-        """Every message waiting, waiting up to ``timeout`` s for one (``[]``: none came)."""
+        """Every message waiting, waiting up to ``timeout`` s for one (``[]``: none came, or
+        :meth:`wake` was called, also just before this call)."""
         loop = asyncio.get_running_loop()
         with self._lock:
-            if self._items:
+            if self._items or self._poked:
                 items = list(self._items)
                 self._items.clear()
+                self._poked = False
                 return items
             future: asyncio.Future[None] = loop.create_future()
             self._waiter = (loop, future)
@@ -118,4 +132,8 @@ class MessageSource(Protocol):
 
     def join(self, timeout: float) -> None:
         """Wait up to ``timeout`` s for the reading to end (after the pipe has ended)."""
+        ...
+
+    def wake(self) -> None:
+        """Wake a waiting :meth:`next_batch` with no message (from any thread)."""
         ...

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -25,7 +26,6 @@ from app.core.models.base import ModelEvent, StreamOptions
 from app.core.models.stream_limits import MAX_LINE_BYTES, StreamClock, stream_too_large
 
 T = TypeVar("T")
-STOP_POLL_S = 0.05
 ERROR_BODY_BYTES = 64 << 10
 """How much of an HTTP error's body is read for its message."""
 SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -113,7 +113,8 @@ async def sse_events(
 
 
 def stop_requested(options: StreamOptions) -> bool:
-    """Whether the caller asked to stop (a ``threading.Event`` or ``asyncio.Event``)."""
+    """Whether the caller asked to stop (its :class:`~app.core.models.stop_signal.StopSignal`
+    is set)."""
     event = options.stop_event
     return bool(event is not None and event.is_set())
 
@@ -159,16 +160,18 @@ async def until_stopped(
 async def _wait_step(
     step: asyncio.Future[T], options: StreamOptions, clock: StreamClock | None
 ) -> None:
-    while not step.done():
-        wait = STOP_POLL_S if options.stop_event is not None else None
-        if clock is not None:
-            left = clock.remaining()
-            if left <= 0:
-                raise clock.expired()
-            wait = left if wait is None else min(wait, left)
-        await asyncio.wait({step}, timeout=wait)
-        if not step.done() and stop_requested(options):
-            raise Stopped
+    signal = options.stop_event
+    with signal.future() if signal is not None else contextlib.nullcontext(None) as stopped:
+        waiting: set[asyncio.Future[Any]] = {step} if stopped is None else {step, stopped}
+        while not step.done():
+            wait = None
+            if clock is not None:
+                wait = clock.remaining()
+                if wait <= 0:
+                    raise clock.expired()
+            await asyncio.wait(waiting, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+            if not step.done() and stop_requested(options):
+                raise Stopped
 
 
 async def bounded(awaitable: Any, clock: StreamClock) -> Any:

@@ -253,11 +253,10 @@ async def test_history_is_text_only_and_resent_as_messages(
 
 
 async def test_scripted_model_honours_the_stop_event_between_chunks() -> None:
-    import threading
-
     from app.core.models.base import Stop, StreamOptions, TextDelta
+    from app.core.models.stop_signal import StopSignal
 
-    stop = threading.Event()
+    stop = StopSignal()
     model = ScriptedModel([Turn(text="abcdefghij", chunk_size=2)])
     seen = []
     async for event in model.stream([], [], StreamOptions(stop_event=stop)):

@@ -26,6 +26,8 @@ from app.core.models.base import (
 )
 from app.core.models.catalog import builtin_local
 from app.core.models.local_llama import LocalLlamaModel
+from app.core.models.pipe_reader import PipeReader, Received
+from app.core.models.stop_signal import StopSignal
 
 pytestmark = pytest.mark.slow
 
@@ -96,7 +98,7 @@ async def test_the_stable_prefix_is_reused_from_the_kv_cache(local_model: LocalL
 
 
 async def test_stop_mid_answer_keeps_the_partial_text(local_model: LocalLlamaModel) -> None:
-    stop = threading.Event()
+    stop = StopSignal()
     ask = Message("user", "Write a long story about a village archive and its flood.")
     seen: list[ModelEvent] = []
     options = StreamOptions(max_tokens=400, temperature=0.0, stop_event=stop)
@@ -114,7 +116,7 @@ async def test_stop_mid_answer_keeps_the_partial_text(local_model: LocalLlamaMod
 async def test_stop_during_prompt_processing(local_model: LocalLlamaModel) -> None:
     await local_model.load()
     restarts = local_model.restarts
-    stop = asyncio.Event()
+    stop = StopSignal()
     long_text = " ".join(f"Record {i} describes a letter from the mayor." for i in range(300))
     options = StreamOptions(max_tokens=50, stop_event=stop)
     stream = local_model.stream([SYSTEM, Message("user", long_text)], [], options)
@@ -128,14 +130,26 @@ async def test_stop_during_prompt_processing(local_model: LocalLlamaModel) -> No
 
 
 async def test_stop_pressed_on_another_thread_while_the_prompt_is_read_ends_it_promptly(
-    local_model: LocalLlamaModel,
+    local_model: LocalLlamaModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The window's Stop: a ``threading.Event`` set on the GUI thread while the worker is silent
-    (reading a prompt of seconds) ends the reply within the Stop check plus one graph node."""
+    """The window's Stop: a :class:`StopSignal` set on the GUI thread while the worker is silent
+    (reading a prompt of seconds) wakes the wait at once and ends the reply within one graph
+    node; nothing wakes up to look at the flag meanwhile (no poll: at most the one empty wake
+    that Stop itself makes)."""
     await local_model.load()
     restarts = local_model.restarts
-    stop = threading.Event()
+    stop = StopSignal()
     pressed: list[float] = []
+    empty: list[float] = []
+    real_next_batch = PipeReader.next_batch
+
+    async def next_batch(self: PipeReader, timeout: float | None = None) -> list[Received]:
+        batch = await real_next_batch(self, timeout)
+        if not batch:
+            empty.append(time.perf_counter())
+        return batch
+
+    monkeypatch.setattr(PipeReader, "next_batch", next_batch)
 
     def press() -> None:
         pressed.append(time.perf_counter())
@@ -156,6 +170,7 @@ async def test_stop_pressed_on_another_thread_while_the_prompt_is_read_ends_it_p
     assert usage_of(events).input_tokens > 2000
     assert waited < 1.0, f"the reply ended {waited:.3f} s after Stop"
     assert local_model.restarts == restarts
+    assert len(empty) <= 1 and all(at >= pressed[0] for at in empty), (pressed, empty)
 
 
 async def test_context_overflow_reports_prompt_and_context_sizes() -> None:

@@ -29,6 +29,7 @@ from app.core.models.base import (
 )
 from app.core.models.catalog import ModelEntry
 from app.core.models.openai_compatible import OpenAICompatibleModel, chat_url
+from app.core.models.stop_signal import StopSignal
 
 ENTRY = ModelEntry(
     id="vllm",
@@ -236,7 +237,7 @@ async def test_idle_timeout_is_coded() -> None:
 
 
 async def test_stop_while_the_server_is_silent() -> None:
-    stop = asyncio.Event()
+    stop = StopSignal()
 
     async def slow_body() -> Any:
         yield sse(delta(content="first"), done=False)

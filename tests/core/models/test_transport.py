@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
 from app.core.errors import ModelError
 from app.core.models.base import StreamOptions
+from app.core.models.stop_signal import StopSignal
 from app.core.models.stream_limits import StreamClock, StreamLimits, bounded_lines
 from app.core.models.transport import SSEEvent, Stopped, sse_events, until_stopped
 
@@ -39,7 +43,7 @@ async def test_sse_events_join_data_and_skip_comments() -> None:
 
 
 async def test_until_stopped_interrupts_a_silent_source() -> None:
-    stop = asyncio.Event()
+    stop = StopSignal()
 
     async def silent() -> AsyncIterator[int]:
         yield 1
@@ -52,6 +56,49 @@ async def test_until_stopped_interrupts_a_silent_source() -> None:
             received.append(item)
             asyncio.get_running_loop().call_soon(stop.set)
     assert received == [1]
+
+
+async def test_stop_from_another_thread_wakes_a_silent_wait_without_polling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The window's Stop (set on the GUI thread) ends the wait for a silent server at once, and
+    nothing wakes up meanwhile to look at the flag."""
+    stop = StopSignal()
+    waits: list[float] = []
+    real_wait = asyncio.wait
+
+    async def wait(
+        fs: Any, *, timeout: float | None = None, return_when: str = "ALL_COMPLETED"
+    ) -> Any:
+        waits.append(time.perf_counter())
+        return await real_wait(fs, timeout=timeout, return_when=return_when)
+
+    async def silent() -> AsyncIterator[int]:
+        yield 1
+        await asyncio.sleep(30)
+        yield 2
+
+    monkeypatch.setattr(asyncio, "wait", wait)
+    pressed: list[float] = []
+
+    def press() -> None:
+        pressed.append(time.perf_counter())
+        stop.set()
+
+    timer = threading.Timer(0.3, press)
+    timer.start()
+    received: list[int] = []
+    try:
+        with pytest.raises(Stopped):
+            async for item in until_stopped(silent(), StreamOptions(stop_event=stop)):
+                received.append(item)
+    finally:
+        timer.cancel()
+    assert received == [1] and pressed
+    assert time.perf_counter() - pressed[0] < 0.25
+    # one wait for the item, one for the silence (until Stop), one for the cancelled step's
+    # end; a poll every 50 ms would have waited 6 times more
+    assert len(waits) == 3 and waits[2] >= pressed[0], (pressed, waits)
 
 
 async def chunks(*items: bytes) -> AsyncIterator[bytes]:
