@@ -15,7 +15,7 @@ does): while a long prompt (``long``, after a fresh nonce) is being read, and wh
 (``story``, its prompt cached) is being sampled.
 
 It uses only what both trees offer (``LocalLlamaModel(builtin_local())``, ``stream``,
-``StreamOptions``) and passes a ``threading.Event`` as Stop, as a real run does. Greedy
+``StreamOptions``) and passes the tree's own Stop flag, as a real run does. Greedy
 decoding, so both trees should produce the same text.
 """
 
@@ -28,6 +28,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+
+def stop_flag() -> threading.Event:
+    """The Stop flag a real run of this tree passes: its ``StopSignal`` (an ``Event`` that
+    wakes the model's wait) where the tree has one, a plain ``Event`` in older trees."""
+    try:
+        from app.core.models.stop_signal import StopSignal
+    except ImportError:
+        return threading.Event()
+    return StopSignal()
 
 
 @dataclass
@@ -69,7 +79,7 @@ async def timed(model: Any, messages: list[Any], max_tokens: int, started: float
     """Stream one reply; its TTFT counts from ``started``."""
     from app.core.models.base import StreamOptions, TextDelta
 
-    options = StreamOptions(max_tokens=max_tokens, temperature=0.0, stop_event=threading.Event())
+    options = StreamOptions(max_tokens=max_tokens, temperature=0.0, stop_event=stop_flag())
     stamps: list[float] = []
     parts: list[str] = []
     async for event in model.stream(messages, [], options):
@@ -84,7 +94,7 @@ async def stop_latency(model: Any, messages: list[Any], after_s: float) -> float
     """Seconds from Stop, pressed on a timer thread ``after_s`` into the reply, to its end."""
     from app.core.models.base import Stop, StreamOptions
 
-    stop = threading.Event()
+    stop = stop_flag()
     pressed: list[float] = []
 
     def press() -> None:

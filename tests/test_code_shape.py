@@ -212,3 +212,17 @@ def test_the_checks_find_a_cycle_and_a_long_function(tmp_path: Path) -> None:
     )
     assert dict_any_aliases(package) == {"Row": 1, "Rows": 1, "Pair": 2}
     assert dict_any_in_signatures(package)["pkg/aliased.py"] == 4
+
+
+def class_lines(path: Path, name: str) -> int:
+    """The length in lines of class ``name`` in ``path`` (decorators excluded)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name]
+    assert len(found) == 1, f"{name} in {path}"
+    return (found[0].end_lineno or found[0].lineno) - found[0].lineno + 1
+
+
+def test_the_run_and_the_panel_stay_small() -> None:
+    """The agent run is the loop and the panel only shows (issue 23): each at most 200 lines."""
+    assert class_lines(APP / "core/agent/loop.py", "AgentRun") <= 200
+    assert class_lines(APP / "ui/assistant/panel.py", "AssistantPanel") <= 200

@@ -21,13 +21,12 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from app.core.agent.answer_checks import check_answer
 from app.core.agent.answer_language import composition
-from app.core.agent.citations import ReturnedRecords, unverified_note, verify
-from app.core.agent.claims import claims_note, run_claims
+from app.core.agent.citations import ReturnedRecords
 from app.core.agent.composed_answer import composed_run
-from app.core.agent.egress_errors import error_for_model, plan_refusal
 from app.core.agent.events import (
     ErrorEvent,
     Event,
@@ -47,12 +46,12 @@ from app.core.agent.grounding import (
     sources_text,
 )
 from app.core.agent.history_entry import HistoryEntry
-from app.core.agent.plans import PROPOSE_TOOL, validate_plan
+from app.core.agent.plan_proposal import propose
 from app.core.agent.prompts import TAINT_NOTICE, system_prompt, user_turn
 from app.core.agent.refusals import run_refusal
 from app.core.agent.run_policy import RunPolicy, egress_gate
 from app.core.agent.streaming import TurnOutcome, model_turn, stream_options
-from app.core.agent.tool_calls import ToolCaller, ToolStep, failed, payload
+from app.core.agent.tool_calls import ToolCaller, ToolStep
 from app.core.agent.transcript import Transcript, history_messages
 from app.core.errors import ArxiuError, ModelError, log_bug
 from app.core.models.base import ChatModel, Message, ToolCall, ToolSpec
@@ -199,7 +198,10 @@ class AgentRun:
                 yield self.final("end_turn")
                 return
             messages.append(Message("assistant", outcome.text, tool_calls=tuple(outcome.calls)))
-            async for event in self._run_calls(outcome.calls, messages):
+            calls = self.tools.steps(
+                outcome.calls, messages, lambda: self.change_plan is not None or self.stopped
+            )
+            async for event in calls:
                 yield event
             if self.change_plan is not None:
                 if not self.transcript.answer.strip():
@@ -260,40 +262,14 @@ class AgentRun:
         options = stream_options(self.request, self.setup.stop_event, max_tokens)
         return model_turn(self.setup.model, messages, tools, options, outcome, self.transcript)
 
-    async def _run_calls(
-        self, calls: list[ToolCall], messages: list[Message]
-    ) -> AsyncIterator[Event]:
-        for call in calls:
-            step = ToolStep(call)
-            async for event in self.tools.step(step):
-                yield event
-            result = step.result
-            assert result is not None
-            shown = result if call.name == PROPOSE_TOOL else self.policy.for_model(result)
-            messages.append(Message("tool", payload(shown), tool_call_id=call.id, name=call.name))
-            if self.change_plan is not None or self.stopped:
-                return
-
-    def _validate(self, raw: Any) -> ChangePlan:
-        setup = self.setup
-        question = self.request.question  # its language is a value's when the text has none
-        return validate_plan(raw, setup.archive, setup.registry, setup.lang, question=question)
-
     def _propose(self, call: ToolCall) -> ToolResult:
-        external = self.gate.external
-        refusal = (
-            plan_refusal(call.arguments, self.setup.archive, self._validate) if external else None
+        setup, question, external = self.setup, self.request.question, self.gate.external
+        result, plan = propose(
+            call, setup.archive, setup.registry, setup.lang, question, external=external
         )
-        if refusal is not None:
-            return failed(refusal)
-        try:
-            plan = self._validate(call.arguments)
-        except ArxiuError as error:
-            return failed(error_for_model(error) if external else error)
-        self.change_plan = plan
-        return ToolResult(
-            ok=True, data={"plan_hash": plan.plan_hash, "status": "awaiting confirmation"}
-        )
+        if plan is not None:
+            self.change_plan = plan
+        return result
 
     def _say(self, text: str) -> TextEvent:
         """``text`` added to the answer, as the event that streams it."""
@@ -309,20 +285,19 @@ class AgentRun:
 
     def final(self, stop: StopKind) -> FinalEvent:
         """The ``final`` frame for the run so far."""
-        tainted = self.tainted
+        tainted = self.policy.tainted(self.request.history)  # may hold restricted text
         history = self.transcript.history(
             self.request.history, self.request.question, tainted=tainted
         )
-        citations = verify(
-            self.transcript.answer, self.returned, self.setup.archive, self.setup.lang
+        setup, question = self.setup, self.request.question
+        citations, claims = check_answer(
+            self.transcript,
+            self.returned,
+            setup.archive,
+            setup.lang,
+            question,
+            composed=self.composed,
         )
-        transcript, question = self.transcript, self.request.question
-        answer = transcript.answer  # a composed answer holds no model prose to check
-        skip = [(0, len(answer))] if self.composed else transcript.core_spans
-        claims = run_claims(answer, question, self.returned, citations, skip)
-        for note in (unverified_note(citations), claims_note(claims)):
-            if note is not None:
-                self.transcript.note(note)
         return FinalEvent(
             answer=self.transcript.answer,
             stop=stop,
@@ -339,12 +314,6 @@ class AgentRun:
             claims=claims,
             composed=self.composed,
         )
-
-    @property
-    def tainted(self) -> bool:
-        """Whether this run's answer may hold restricted text (see
-        :meth:`RunPolicy.tainted <app.core.agent.run_policy.RunPolicy.tainted>`)."""
-        return self.policy.tainted(self.request.history)
 
 
 def tool_loop_messages(

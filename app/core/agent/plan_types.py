@@ -202,6 +202,15 @@ class AppliedOp:
     """The tool's result data (JSON)."""
     resumed: bool = False
 
+    @property
+    def wrote(self) -> bool:
+        """Whether the op changed the archive: a record found (not created), a link already
+        there or a link already gone wrote nothing."""
+        result = self.result
+        if "matched" in result and result.get("created") is False:
+            return False
+        return result.get("linked") is not False and result.get("unlinked") is not False
+
     def to_dict(self) -> JsonObject:
         """JSON form ``{op_id, result, resumed?}``."""
         out: JsonObject = {"op_id": self.op_id, "result": self.result}

@@ -16,15 +16,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.core.agent.events import Event, ToolResultEvent, ToolUseEvent
+from app.core.agent.plans import PROPOSE_TOOL
 from app.core.errors import ArxiuError
 from app.core.json_types import JsonObject
+from app.core.models.base import Message, ToolCall
 from app.core.tools.base import ToolResult
 
 if TYPE_CHECKING:
     from app.core.agent.citations import ReturnedRecords
     from app.core.agent.run_policy import RunPolicy
     from app.core.agent.transcript import Transcript
-    from app.core.models.base import ToolCall
     from app.core.tools.base import ToolContext
     from app.core.tools.registry import ToolRegistry
 
@@ -63,6 +64,23 @@ class ToolCaller:
         self.propose = propose
         self._calls = 0
 
+    async def steps(
+        self, calls: list[ToolCall], messages: list[Message], done: Callable[[], bool]
+    ) -> AsyncIterator[Event]:
+        """Run a model turn's ``calls`` in order, each result appended to ``messages`` as the
+        model may see it (a plan proposal's own result whole), until ``done()`` (a plan was
+        proposed, or Stop)."""
+        for call in calls:
+            step = ToolStep(call)
+            async for event in self.step(step):
+                yield event
+            result = step.result
+            assert result is not None
+            shown = result if call.name == PROPOSE_TOOL else self.policy.for_model(result)
+            messages.append(Message("tool", payload(shown), tool_call_id=call.id, name=call.name))
+            if done():
+                return
+
     async def step(self, step: ToolStep) -> AsyncIterator[Event]:
         """Run ``step``'s call as ``tool_use``, the gated call and ``tool_result`` (a plan
         proposal is validated instead, without events); noted in the transcript."""
@@ -85,7 +103,7 @@ class ToolCaller:
 
     def summary(self, call: ToolCall) -> str:
         """The human summary of ``call`` (the ``tool_use`` event's)."""
-        return self.registry.summary(call.name, call.arguments)
+        return self.registry.summary(call.name, call.arguments, self.context.lang)
 
     async def call(self, name: str, args: JsonObject) -> ToolResult:
         """One tool call through the egress gate (both ends); refusals come back as results."""

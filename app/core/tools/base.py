@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 EgressClass = Literal["structure", "content", "write"]
 EGRESS_CLASSES: tuple[EgressClass, ...] = ("structure", "content", "write")
 F = TypeVar("F", bound=Callable[..., Any])
-Summary = str | Callable[[Mapping[str, object]], str]
+Summary = str | Callable[[Mapping[str, object]], tuple[str, dict[str, str]]]
+"""A summary template (English; see :mod:`~app.core.tools.summary_words`) filled in from the
+call's arguments, or a function of the arguments that returns the template and the values of
+its slots that are not arguments."""
 """A tool's summary: a template formatted with the call's arguments, or a function of them."""
 
 
@@ -102,7 +105,7 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     function: ToolFunction
-    summarize: Callable[[Mapping[str, object]], str]
+    summarize: Callable[[Mapping[str, object], str], str]
 
 
 @dataclass(frozen=True)

@@ -23,15 +23,18 @@ class Listed(TypedDict):
     label: str
 
 
-def _filters_summary(args: Mapping[str, object]) -> str:
+def _filters_summary(args: Mapping[str, object]) -> tuple[str, dict[str, str]]:
+    """The summary template of a filtered search, and its ``{count}`` of filters."""
     filters = args.get("filters")
     count = len(filters) if isinstance(filters, Sized) and filters else 0
-    where = f" with {count} filter{'s' if count != 1 else ''}" if count else ""
-    return f"Search records in {args.get('section_tipo', '?')}{where}"
+    where = {0: "", 1: " with 1 filter"}.get(count, " with {count} filters")
+    return "Search records in {section_tipo}" + where, {"count": str(count)}
 
 
-def _count_summary(args: Mapping[str, object]) -> str:
-    return "Count" + _filters_summary(args).removeprefix("Search")
+def _count_summary(args: Mapping[str, object]) -> tuple[str, dict[str, str]]:
+    """The summary template of a count (see :func:`_filters_summary`)."""
+    template, slots = _filters_summary(args)
+    return "Count" + template.removeprefix("Search"), slots
 
 
 @tool("content", "Read record {section_tipo}/{section_id}")

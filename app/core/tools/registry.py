@@ -27,6 +27,7 @@ from app.core.tools.base import (
     tool_meta,
 )
 from app.core.tools.schema import function_schema, validate
+from app.core.tools.summary_words import summary_template
 
 SUMMARY_VALUE_CHARS = 60
 
@@ -44,13 +45,14 @@ def short(value: Any) -> str:
     return text if len(text) <= SUMMARY_VALUE_CHARS else text[: SUMMARY_VALUE_CHARS - 1] + "…"
 
 
-def make_summarizer(template: Summary) -> Callable[[Mapping[str, object]], str]:
-    """A ``summary(args)`` function from a template string or a callable."""
-    if callable(template):
-        return template
+def make_summarizer(template: Summary) -> Callable[[Mapping[str, object], str], str]:
+    """A ``summary(args, lang)`` function from a template string or a callable (whose
+    English template, once chosen from the arguments, is put in ``lang`` the same way)."""
 
-    def summarize(args: Mapping[str, object]) -> str:
-        return template.format_map(_Shown({k: short(v) for k, v in args.items()}))
+    def summarize(args: Mapping[str, object], lang: str) -> str:
+        chosen, slots = template(args) if callable(template) else (template, {})
+        shown = _Shown({k: short(v) for k, v in args.items()} | slots)
+        return summary_template(chosen, lang).format_map(shown)
 
     return summarize
 
@@ -127,13 +129,14 @@ class ToolRegistry:
         """What the model is offered: name, description, parameters' schema."""
         return [ToolSpec(t.name, t.description, t.parameters) for t in self.tools(classes)]
 
-    def summary(self, name: str, args: Mapping[str, object]) -> str:
-        """The human summary of a call (for ``tool_use`` events); unknown tools show their name."""
+    def summary(self, name: str, args: Mapping[str, object], lang: str = "lg-eng") -> str:
+        """The human summary of a call (for ``tool_use`` events) in ``lang``; unknown tools
+        show their name."""
         found = self._tools.get(name)
         if found is None:
             return name
         try:
-            return found.summarize(args)
+            return found.summarize(args, lang)
         except (KeyError, IndexError, ValueError, TypeError):
             return name
 

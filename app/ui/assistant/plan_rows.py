@@ -152,13 +152,7 @@ def op_words(preview: OpPreview, created: Mapping[str, RecordKey] | None = None)
 def changes_written(report: ApplyReport) -> int:
     """How many applied ops changed the archive (a record found, a link already there, or a
     link already gone wrote nothing)."""
-    return sum(1 for item in report.applied if _wrote(item.result))
-
-
-def _wrote(result: Mapping[str, object]) -> bool:
-    if "matched" in result and result.get("created") is False:
-        return False
-    return result.get("linked") is not False and result.get("unlinked") is not False
+    return sum(1 for item in report.applied if item.wrote)
 
 
 def report_text(plan: ChangePlan, report: ApplyReport) -> str:

@@ -1,0 +1,47 @@
+"""The tool lines a person reads are in the UI language, with the same slots as in English."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.core.tools.registry import ToolRegistry
+from app.core.tools.summary_words import SUMMARY_WORDS
+
+SLOT = re.compile(r"\{(\w+)\}")
+
+
+@pytest.mark.parametrize("lang", sorted(SUMMARY_WORDS))
+def test_every_translated_template_keeps_the_english_slots(lang: str) -> None:
+    for english, translated in SUMMARY_WORDS[lang].items():
+        assert sorted(SLOT.findall(translated)) == sorted(SLOT.findall(english)), english
+
+
+@pytest.mark.parametrize(
+    ("lang", "search", "filtered"),
+    [
+        ("lg-eng", "Search by meaning: “reservoir”", "Search records in oh1 with 2 filters"),
+        ("lg-cat", "Cerca pel significat: «reservoir»", "Cerca registres a oh1 amb 2 filtres"),
+        ("lg-spa", "Búsqueda por significado: «reservoir»", "Busca registros en oh1 con 2 filtros"),
+    ],
+)
+def test_the_registry_summarises_in_the_language_asked(
+    registry: ToolRegistry, lang: str, search: str, filtered: str
+) -> None:
+    assert registry.summary("dedalo_semantic_search", {"query": "reservoir"}, lang) == search
+    filters = {"section_tipo": "oh1", "filters": [{"a": 1}, {"b": 2}]}
+    assert registry.summary("dedalo_search_records", filters, lang) == filtered
+
+
+def test_every_tool_s_template_has_a_catalan_and_a_spanish_form(registry: ToolRegistry) -> None:
+    """A new tool whose English summary is missing from the table shows up here."""
+    english = {name: registry.summary(name, {}, "lg-eng") for name in registry.names()}
+    alike = {("lg-spa", "dedalo_describe_node")}  # "Describe {tipo}" is Spanish too
+    for lang in ("lg-cat", "lg-spa"):
+        same = [
+            n
+            for n in english
+            if registry.summary(n, {}, lang) == english[n] and (lang, n) not in alike
+        ]
+        assert same == [], f"{lang}: untranslated summaries of {same}"
