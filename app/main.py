@@ -78,6 +78,7 @@ def run_app(args: argparse.Namespace) -> int:
     from app.ui.app_settings import AppSettings
     from app.ui.archive_switch import open_startup_archive
     from app.ui.crash import install_excepthook
+    from app.ui.gui_thread import GuiThreadCollector
     from app.ui.style import apply_style
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -92,6 +93,7 @@ def run_app(args: argparse.Namespace) -> int:
     i18n.install_qt_translator(app, lang)  # Qt's own dialogs; the app's table is asked first
     i18n.install_translator(app, lang)
     apply_style(app)
+    collector = GuiThreadCollector(app)  # Qt objects in reference cycles die on this thread
     archive = open_startup_archive(args, settings)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -105,6 +107,7 @@ def run_app(args: argparse.Namespace) -> int:
     finally:
         sys.excepthook = previous_hook
         archive.close()
+        collector.stop()
 
 
 def _set_window_icon(app: Any) -> None:

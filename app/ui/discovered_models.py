@@ -35,6 +35,7 @@ from app.core.models import catalog as catalog_mod
 from app.core.models import discovery
 from app.core.models.discovery_roots import SETTINGS_KEY, check_folder
 from app.core.models.discovery_servers import KNOWN_SERVERS, ServerSpec
+from app.ui.gui_thread import run_released
 from app.ui.services import Services
 from app.ui.style import DANGER_COLOR, EXTERNAL_COLOR, LOCAL_COLOR
 from app.ui.tasks import TaskGroup
@@ -68,8 +69,10 @@ def saved_folders(services: Services) -> list[Path]:
 async def search_computer(services: Services) -> discovery.Discovery:
     """Run the discovery (saved folders, :data:`SERVERS`) off the GUI thread."""
     folders, servers = saved_folders(services), SERVERS
-    return await asyncio.get_running_loop().run_in_executor(
-        _EXECUTOR, lambda: discovery.discover(folders=folders, servers=servers)
+    loop = asyncio.get_running_loop()
+    return await run_released(
+        lambda job: loop.run_in_executor(_EXECUTOR, job),
+        lambda: discovery.discover(folders=folders, servers=servers),
     )
 
 

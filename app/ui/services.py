@@ -18,6 +18,7 @@ from app.core.archive import Archive, RecordKey
 from app.core.errors import ArxiuError
 from app.core.index.hits import Searcher
 from app.ui.app_settings import AppSettings
+from app.ui.gui_thread import run_released
 
 if TYPE_CHECKING:  # typed without importing the agent stack at startup
     from app.core.index.indexer import ProgressListener
@@ -108,11 +109,13 @@ class Services:
         felt.
         """
         gc.collect()
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+        loop, executor = asyncio.get_running_loop(), self._executor
+        return await run_released(lambda job: loop.run_in_executor(executor, job), fn)
 
     async def read(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` (archive reads: a search, a listing) on the archive's read executor."""
-        return await self.archive.db.aread(lambda _conn: fn())
+        db = self.archive.db
+        return await run_released(lambda job: db.aread(lambda _conn: job()), fn)
 
     async def record_label(self, key: RecordKey) -> str:
         """``key``'s label in the archive language, read on the archive's read executor."""

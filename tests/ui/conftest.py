@@ -27,6 +27,7 @@ from app.core.models.scripted import ScriptedModel, Turn
 from app.core.session import AssistantSession, AssistantSettings
 from app.core.tools.registry import ToolRegistry
 from app.ui.app_settings import AppSettings
+from app.ui.gui_thread import GuiThreadCollector
 from app.ui.main_window import MainWindow
 from app.ui.services import Services
 
@@ -54,6 +55,14 @@ EXTERNAL: dict[str, Any] = {
     "egress": "external",
     "efforts": ["low", "high"],
 }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def gui_thread_collector(qapp: QApplication) -> Iterator[GuiThreadCollector]:
+    """Python's cyclic collector on the GUI thread only, as the app runs it (:mod:`app.main`)."""
+    collector = GuiThreadCollector(qapp)
+    yield collector
+    collector.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,9 @@ import re
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol
 
 import numpy as np
 
@@ -195,19 +197,70 @@ class HybridSearch:
         the ``top`` records (:mod:`app.core.index.feedback`)."""
         raise NotImplementedError
 
+    def _chunk_reads(self) -> AbstractContextManager[ChunkReads]:
+        """One read of the engine's chunks (a connection held while it is open)."""
+        raise NotImplementedError
+
     def _rows(
         self, found: set[int], filter: SearchFilter, languages: bool
     ) -> tuple[dict[int, ChunkRow], dict[RecordKey, frozenset[str]]]:
         """The chunks ``found`` (those of records restricted now dropped for an
         egress-filtered search) and, with ``languages``, their records' languages."""
-        raise NotImplementedError
+        with self._chunk_reads() as reads:
+            rows = reads.chunks(found)
+            blocked = (
+                reads.restricted({r.key for r in rows.values()})
+                if filter.exclude_restricted
+                else set()
+            )
+            rows = {cid: row for cid, row in rows.items() if row.key not in blocked}
+            originals = reads.languages({r.key for r in rows.values()}) if languages else {}
+        return rows, originals
 
     def _decorate(
         self, unlabelled: set[RecordKey], missing: set[RecordKey], lang: str | None
     ) -> tuple[dict[RecordKey, str], dict[RecordKey, frozenset[str]]]:
         """Labels for the ``unlabelled`` records (from another of their chunks, preferring
         ``lang``) and the languages of the ``missing`` ones."""
-        raise NotImplementedError
+        with self._chunk_reads() as reads:
+            return reads.labels(unlabelled, lang), reads.languages(missing)
+
+
+class ChunkReads(Protocol):
+    """What :class:`HybridSearch` reads of an engine's chunks, on one connection."""
+
+    def chunks(self, ids: set[int]) -> dict[int, ChunkRow]:
+        """The chunks ``ids`` by id (those gone are left out)."""
+        ...
+
+    def restricted(self, keys: set[RecordKey]) -> set[RecordKey]:
+        """Which of ``keys`` may not leave the machine, read live."""
+        ...
+
+    def languages(self, keys: set[RecordKey]) -> dict[RecordKey, frozenset[str]]:
+        """The languages of each record's own values."""
+        ...
+
+    def labels(self, keys: set[RecordKey], lang: str | None) -> dict[RecordKey, str]:
+        """A label for each of ``keys`` from another of its chunks, preferring ``lang``."""
+        ...
+
+
+class _SqliteChunkReads:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def chunks(self, ids: set[int]) -> dict[int, ChunkRow]:
+        return read_chunks(self.conn, list(ids))
+
+    def restricted(self, keys: set[RecordKey]) -> set[RecordKey]:
+        return _restricted(self.conn, keys)
+
+    def languages(self, keys: set[RecordKey]) -> dict[RecordKey, frozenset[str]]:
+        return ranking.record_languages(self.conn, keys)
+
+    def labels(self, keys: set[RecordKey], lang: str | None) -> dict[RecordKey, str]:
+        return _labels(self.conn, keys, lang)
 
 
 class SearchEngine(HybridSearch):
@@ -230,27 +283,10 @@ class SearchEngine(HybridSearch):
         self.db = db
         self._matrix = matrix
 
-    def _rows(
-        self, found: set[int], filter: SearchFilter, languages: bool
-    ) -> tuple[dict[int, ChunkRow], dict[RecordKey, frozenset[str]]]:
+    @contextmanager
+    def _chunk_reads(self) -> Iterator[ChunkReads]:
         with self.db.reading() as conn:
-            rows = read_chunks(conn, list(found))
-            blocked = (
-                _restricted(conn, {r.key for r in rows.values()})
-                if filter.exclude_restricted
-                else set()
-            )
-            rows = {cid: row for cid, row in rows.items() if row.key not in blocked}
-            originals = (
-                ranking.record_languages(conn, {r.key for r in rows.values()}) if languages else {}
-            )
-        return rows, originals
-
-    def _decorate(
-        self, unlabelled: set[RecordKey], missing: set[RecordKey], lang: str | None
-    ) -> tuple[dict[RecordKey, str], dict[RecordKey, frozenset[str]]]:
-        with self.db.reading() as conn:
-            return _labels(conn, unlabelled, lang), ranking.record_languages(conn, missing)
+            yield _SqliteChunkReads(conn)
 
     def _feedback(
         self,

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg
@@ -32,7 +33,7 @@ from app.core.index import feedback
 from app.core.index.embedders import Embedder
 from app.core.index.hits import SearchFilter, SearchMode
 from app.core.index.postgres import ann, chunks, dense, lexical
-from app.core.index.search import DenseLists, HybridSearch
+from app.core.index.search import ChunkReads, DenseLists, HybridSearch
 from app.core.index.storage import ChunkRow
 
 log = logging.getLogger(__name__)
@@ -195,27 +196,27 @@ class PgSearchEngine(HybridSearch):
             again.append((embedder, hits))
         return again
 
-    def _rows(
-        self, found: set[int], filter: SearchFilter, languages: bool
-    ) -> tuple[dict[int, ChunkRow], dict[RecordKey, frozenset[str]]]:
+    @contextmanager
+    def _chunk_reads(self) -> Iterator[ChunkReads]:
         with self.pool.connection() as conn:
-            rows = chunks.read_chunks(conn, found)
-            blocked = (
-                chunks.restricted(conn, {r.key for r in rows.values()})
-                if filter.exclude_restricted
-                else set()
-            )
-            rows = {cid: row for cid, row in rows.items() if row.key not in blocked}
-            originals = (
-                chunks.record_languages(conn, {r.key for r in rows.values()}) if languages else {}
-            )
-        return rows, originals
+            yield _PgChunkReads(conn)
 
-    def _decorate(
-        self, unlabelled: set[RecordKey], missing: set[RecordKey], lang: str | None
-    ) -> tuple[dict[RecordKey, str], dict[RecordKey, frozenset[str]]]:
-        with self.pool.connection() as conn:
-            return chunks.labels(conn, unlabelled, lang), chunks.record_languages(conn, missing)
+
+class _PgChunkReads:
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+
+    def chunks(self, ids: set[int]) -> dict[int, ChunkRow]:
+        return chunks.read_chunks(self.conn, ids)
+
+    def restricted(self, keys: set[RecordKey]) -> set[RecordKey]:
+        return chunks.restricted(self.conn, keys)
+
+    def languages(self, keys: set[RecordKey]) -> dict[RecordKey, frozenset[str]]:
+        return chunks.record_languages(self.conn, keys)
+
+    def labels(self, keys: set[RecordKey], lang: str | None) -> dict[RecordKey, str]:
+        return chunks.labels(self.conn, keys, lang)
 
 
 def open_search(
