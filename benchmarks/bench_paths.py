@@ -5,6 +5,14 @@
   request checked), → search result, → first token, → end; and the model load alone
   (``LocalLlamaModel.load()`` in a fresh process) to show how much of it the search hides;
 * ``arxiu serve`` on a fresh home: start → first accepted TCP connection;
+* the first question on first start while indexing runs (:func:`question_while_indexing`):
+  ``arxiu serve`` on a fresh home (the demo archive created there, nothing indexed, the bundled
+  embedding models and local model), the question asked over the API (``agent_chat_stream``,
+  the path the app's own assistant takes: models in a child process, indexing in the
+  background) once the indexer has committed its first vectors; seconds from the question to
+  its search result and to its first token, with the yielding on and off
+  (``ARXIU_INDEX_YIELD=0``) in the same run, and whether the index was still incomplete when
+  the first token came (``--no-yield-ab`` skips it);
 * cold ``arxiu search`` on the demo (``SEARCH_QUERY``): the whole command's wall time, and in
   another fresh process the same steps timed one by one (:data:`SEARCH_SPLIT`): imports, archive
   and index opened with the lexical sync, each model's load and first query vector, each model's
@@ -27,11 +35,13 @@ import ast
 import json
 import os
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -157,6 +167,202 @@ def serve_listening(tree: Path) -> float:
             process.wait()
 
 
+ADD_USER = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from app.api.users import UserStore\n"
+    "UserStore(Path(sys.argv[1])).add('bench', 'bench-pw')\n"
+)
+"""Adds the benchmark's API user to a fresh home (run with the tree's code)."""
+
+
+def _dedalo(action: str, options: Mapping[str, object], dd_api: str = "dd_mcp_api") -> bytes:
+    return json.dumps({"action": action, "dd_api": dd_api, "options": options}).encode()
+
+
+def _vectors(home: Path) -> int:
+    """Vectors committed so far in the fresh home's demo archive (0 before it exists)."""
+    db = home / "archives" / "demo" / "archive.db"
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+            return int(conn.execute("SELECT count(*) FROM index_vectors").fetchone()[0])
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
+def child_cpu(pid: int) -> dict[int, tuple[str, float]]:
+    """Each descendant of ``pid``: ``llm`` (it maps llama.cpp) or ``embed``, and its CPU
+    seconds so far (user + system)."""
+    import psutil  # type: ignore[import-untyped]
+
+    found: dict[int, tuple[str, float]] = {}
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            maps = " ".join(m.path for m in child.memory_maps())
+            times = child.cpu_times()
+        except psutil.Error:
+            continue
+        found[child.pid] = ("llm" if "llama" in maps else "embed", times.user + times.system)
+    return found
+
+
+def cpu_between(
+    before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
+) -> dict[str, float]:
+    """CPU seconds each kind of child used between two :func:`child_cpu` snapshots."""
+    used = {"embed": 0.0, "llm": 0.0}
+    for pid, (kind, seconds) in after.items():
+        used[kind] += seconds - before.get(pid, (kind, 0.0))[1]
+    return used
+
+
+def question_while_indexing(tree: Path, *, yielding: bool) -> dict[str, float]:
+    """The first question on a fresh ``arxiu serve`` while it indexes the demo: seconds from
+    server start to listening and to the first committed vectors, then from the question to
+    its search result and first token; ``index_done_before_token`` is 1.0 when indexing had
+    already finished by the first token (the figure then does not measure sharing);
+    ``q.embed_cpu_to_token`` and ``q.llm_cpu_to_token`` are the CPU seconds the embedding
+    child and the local model's child used from the question to its first token (on a
+    machine loaded by other work, the CPU the embedding child took is the steadier sign of
+    sharing than the wall time)."""
+    import httpx
+
+    with tempfile.TemporaryDirectory(prefix="arxiu-home-", dir="/tmp") as work:
+        home = Path(work)
+        env = env_for(tree, str(home)) | {"ARXIU_INDEX_YIELD": "1" if yielding else "0"}
+        env.pop("ARXIU_EMBEDDING_MODEL", None)  # the bundled models, as on a first start
+        subprocess.run(
+            [sys.executable, "-c", ADD_USER, str(home / "api_users.json")], env=env, cwd=tree,
+            check=True, capture_output=True,
+        )  # fmt: skip
+        log = home / "serve.log"
+        started = time.perf_counter()
+        with log.open("w") as errors:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "app", "serve", "--port", "0"], stdout=subprocess.PIPE,
+                stderr=errors, text=True, env=env, cwd=tree,
+            )  # fmt: skip
+        marks: dict[str, float] = {}
+        try:
+            assert process.stdout is not None
+            api = process.stdout.readline().split(" at ", 1)[1].strip()
+            marks["listening"] = time.perf_counter() - started
+            while _vectors(home) == 0:  # the indexer has loaded a model and embeds
+                if process.poll() is not None or time.perf_counter() - started > 900:
+                    raise SystemExit(f"no vectors: {log.read_text()[-2000:]}")
+                time.sleep(0.2)
+            marks["first_vectors"] = time.perf_counter() - started
+            with httpx.Client(timeout=900) as http:
+                login = {"username": "bench", "auth": "bench-pw"}
+                response = http.post(api, content=_dedalo("login", login, "dd_utils_api"))
+                response.raise_for_status()
+                headers = {
+                    "Content-Type": "application/json",
+                    "X-Dedalo-Csrf-Token": str(response.json()["csrf_token"]),
+                }
+                cpu = child_cpu(process.pid)
+                asked = time.perf_counter()
+                content = _dedalo("agent_chat_stream", {"question": QUESTION})
+                with http.stream("POST", api, content=content, headers=headers) as stream:
+                    for line in stream.iter_lines():
+                        now = time.perf_counter() - asked
+                        if line == "event: tool_result":
+                            marks.setdefault("q.search", now)
+                        first = "q.search" in marks and "q.first_token" not in marks
+                        if line == "event: text" and first:
+                            marks["q.first_token"] = now
+                            used = cpu_between(cpu, child_cpu(process.pid))
+                            marks["q.embed_cpu_to_token"] = used["embed"]
+                            marks["q.llm_cpu_to_token"] = used["llm"]
+                            done = "index up to date" in log.read_text()
+                            marks["index_done_before_token"] = float(done)
+                marks["q.end"] = time.perf_counter() - asked
+        finally:
+            process.kill()
+            process.wait()
+        return marks
+
+
+def warm_serve_question(
+    tree: Path,
+    questions: tuple[str, ...] = (QUESTION, QUESTION, "What do the interviews say about mills?"),
+) -> list[dict[str, float]]:
+    """First token on a warm ``arxiu serve`` (issue 25): the server on a copy of ``ARXIU_HOME``
+    (its demo indexed: ``arxiu index`` once), asked ``questions`` in turn over the API
+    (``agent_chat_stream``, a new conversation each) once its index is up to date; per ask,
+    seconds from the question to its search result (``search``) and first token
+    (``first_token``), their gap (``after_search``), the end, and the local model's prompt and
+    cached tokens from the final frame. Every ask after the first is warm (models loaded); the
+    second asks the first question again (its whole prompt in the local model's KV cache), the
+    third another one (only the prompt's shared prefix cached)."""
+    import shutil
+
+    import httpx
+
+    source = os.environ.get("ARXIU_HOME")
+    if not source:
+        raise SystemExit("warm serve: ARXIU_HOME must name a home with an indexed demo")
+    found: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="arxiu-warm-", dir="/tmp") as work:
+        home = Path(work) / "home"
+        shutil.copytree(source, home)
+        env = env_for(tree, str(home))
+        subprocess.run(
+            [sys.executable, "-c", ADD_USER, str(home / "api_users.json")], env=env, cwd=tree,
+            check=True, capture_output=True,
+        )  # fmt: skip
+        log = home / "serve.log"
+        with log.open("w") as errors:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "app", "serve", "--port", "0"], stdout=subprocess.PIPE,
+                stderr=errors, text=True, env=env, cwd=tree,
+            )  # fmt: skip
+        try:
+            assert process.stdout is not None
+            api = process.stdout.readline().split(" at ", 1)[1].strip()
+            deadline = time.monotonic() + 900
+            while "index up to date" not in log.read_text():
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"warm serve: no index: {log.read_text()[-2000:]}")
+                time.sleep(0.2)
+            with httpx.Client(timeout=900) as http:
+                login = {"username": "bench", "auth": "bench-pw"}
+                response = http.post(api, content=_dedalo("login", login, "dd_utils_api"))
+                response.raise_for_status()
+                headers = {
+                    "Content-Type": "application/json",
+                    "X-Dedalo-Csrf-Token": str(response.json()["csrf_token"]),
+                }
+                for question in questions:
+                    marks: dict[str, float] = {}
+                    content = _dedalo("agent_chat_stream", {"question": question})
+                    event = ""
+                    asked = time.perf_counter()
+                    with http.stream("POST", api, content=content, headers=headers) as stream:
+                        for line in stream.iter_lines():
+                            now = time.perf_counter() - asked
+                            if line.startswith("event: "):
+                                event = line[7:]
+                                if event == "tool_result":
+                                    marks.setdefault("search", now)
+                                if event == "text" and "search" in marks:
+                                    marks.setdefault("first_token", now)
+                            elif line.startswith("data: ") and event == "final":
+                                usage = json.loads(line[6:]).get("usage", {})
+                                for key in ("input_tokens", "cached_tokens"):
+                                    marks[key] = float(usage.get(key, -1))
+                    marks["end"] = time.perf_counter() - asked
+                    if "first_token" in marks:
+                        marks["after_search"] = marks["first_token"] - marks["search"]
+                    found.append(marks)
+        finally:
+            process.kill()
+            process.wait()
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, action="append", default=[], help="another tree")
@@ -164,7 +370,18 @@ def main() -> None:
     parser.add_argument("--no-serve", action="store_true", help="skip arxiu serve")
     parser.add_argument("--no-ask", action="store_true", help="skip arxiu ask")
     parser.add_argument("--no-search", action="store_true", help="skip arxiu search")
+    parser.add_argument(
+        "--no-yield-ab",
+        action="store_true",
+        help="skip the first question while indexing (yielding on and off)",
+    )
+    parser.add_argument(
+        "--only-yield-ab", action="store_true", help="run only the question while indexing"
+    )
     args = parser.parse_args()
+    if args.only_yield_ab:
+        args.no_ask = args.no_search = args.no_serve = True
+    print("load average:", " ".join(f"{v:.2f}" for v in os.getloadavg()), flush=True)
     trees = [REPO, *args.tree]
     runs: dict[Path, list[dict[str, float]]] = {tree: [] for tree in trees}
     for _ in range(args.repeats):
@@ -176,6 +393,12 @@ def main() -> None:
                 marks |= cli_search(tree)
             if not args.no_serve:
                 marks["serve_listening"] = serve_listening(tree)
+            if not args.no_yield_ab:
+                for yielding in (True, False):
+                    found = question_while_indexing(tree, yielding=yielding)
+                    name = "yield_on" if yielding else "yield_off"
+                    marks |= {f"{name}.{key}": value for key, value in found.items()}
+                    print(f"  {name}: load average", *os.getloadavg(), flush=True)
             runs[tree].append(marks)
             print(tree, {k: round(v, 2) for k, v in marks.items()}, flush=True)
     for tree, tree_runs in runs.items():
@@ -183,6 +406,10 @@ def main() -> None:
         for key in tree_runs[0]:
             values = [m[key] for m in tree_runs if key in m]
             print(f"  {key:36} {statistics.median(values):7.2f}")
+    if not args.no_serve:
+        print("warm arxiu serve: a question, it again, another; load average", *os.getloadavg())
+        for n, marks in enumerate(warm_serve_question(REPO), 1):
+            print(f"  ask {n}:", {key: round(value, 3) for key, value in marks.items()})
 
 
 if __name__ == "__main__":

@@ -51,6 +51,10 @@ class CliWords:
     linked_from: str
     via: str
     indexed: str
+    worker_bar: str
+    """The progress label of ``arxiu index --worker``."""
+    worker_embedded: str
+    """``{vectors}`` texts embedded in ``{seconds}`` s (``{rate}`` a second), ``{batches}``."""
 
 
 ENGLISH = CliWords(
@@ -80,6 +84,11 @@ ENGLISH = CliWords(
     linked_from="Linked from",
     via="via",
     indexed="{chunks} chunks (embedded: {figures}); {done} items indexed now.",
+    worker_bar="embedding",
+    worker_embedded=(
+        "{vectors} texts embedded in {seconds:.1f} s ({rate:.1f} a second), {batches} batches; "
+        "per model:"
+    ),
 )
 
 CLI_WORDS: dict[str, CliWords] = {
@@ -111,6 +120,11 @@ CLI_WORDS: dict[str, CliWords] = {
         linked_from="Enllaçat des de",
         via="mitjançant",
         indexed="{chunks} fragments (incrustats: {figures}); {done} elements indexats ara.",
+        worker_bar="incrustant",
+        worker_embedded=(
+            "{vectors} textos incrustats en {seconds:.1f} s ({rate:.1f} per segon), "
+            "{batches} lots; per model:"
+        ),
     ),
     "es": CliWords(
         records_for="{count} registros para «{query}»",
@@ -141,6 +155,11 @@ CLI_WORDS: dict[str, CliWords] = {
         linked_from="Enlazado desde",
         via="mediante",
         indexed="{chunks} fragmentos (incrustados: {figures}); {done} elementos indexados ahora.",
+        worker_bar="incrustando",
+        worker_embedded=(
+            "{vectors} textos incrustados en {seconds:.1f} s ({rate:.1f} por segundo), "
+            "{batches} lotes; por modelo:"
+        ),
     ),
 }
 """The CLI's words by language (``ca``, ``es``, ``en``)."""

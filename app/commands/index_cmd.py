@@ -6,13 +6,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.commands.cli_words import words
+from app.commands.cli_words import cli_language, words
 from app.commands.common import ProgressBar, open_current, print_json
 from app.core.index import Index
 from app.core.index.embedders import default_embedders
 from app.core.index.hits import SearchMode
-from app.core.index.progress import progress_text
+from app.core.index.indexer import Progress
+from app.core.index.progress import Phase, phase_label, progress_text
 from app.core.index.service import MODEL_SETTING, IndexStats
+
+WORKER_BATCH = 64
+"""``--batch``'s default (:data:`app.core.index.postgres.worker.BATCH`, not imported here so
+that ``arxiu index`` on a folder needs no psycopg)."""
 
 MODEL_HELP = (
     "embedding model folder, 'use', 'all-MiniLM-L6-v2', 'dual' or 'hashing' "
@@ -25,7 +30,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     index = sub.add_parser("index", help="bring the semantic index up to date")
     index.add_argument("--rebuild", action="store_true", help="re-chunk every record")
     index.add_argument("--model", help=MODEL_HELP)
-    index.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    index.add_argument(
+        "--archive",
+        default=argparse.SUPPRESS,
+        help="archive folder (with --worker: the shared archive's postgresql:// URL)",
+    )
+    index.add_argument(
+        "--worker",
+        action="store_true",
+        help="embed the waiting chunks of a postgresql:// archive, as one of any number of "
+        "workers (resumable: a killed worker's batch is taken again)",
+    )
+    index.add_argument(
+        "--follow", action="store_true", help="with --worker, keep waiting for new chunks"
+    )
+    index.add_argument(
+        "--batch", type=int, default=WORKER_BATCH, help="with --worker, chunks per transaction"
+    )
     index.set_defaults(func=run_index)
 
     evaluation = sub.add_parser("eval", help="evaluate Arxiu's components")
@@ -48,21 +69,86 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_index(args: argparse.Namespace) -> int:
     """Index what is pending (everything with ``--rebuild``), showing a progress bar."""
+    if args.worker:
+        return run_worker(args)
     with open_current(args) as archive:
         archive.db.check_intact()  # report a damaged file before writing anything into it
         index = Index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
         if args.rebuild:
             index.rebuild()
-        bar = ProgressBar("indexing")
-        index.add_progress_listener(lambda p: bar.update(p.done, p.total))
+        bars = PhaseBars()
+        index.add_progress_listener(bars.update)
         final = index.index_now()
-        bar.finish()
+        bars.finish()
         stats = index.stats()
         index.close()
     if final.error is not None:
         raise final.error
     figures = progress_text(stats.progress)
-    print(words().indexed.format(chunks=stats.chunks, figures=figures, done=final.done))
+    print(words().indexed.format(chunks=stats.chunks, figures=figures, done=final.items))
+    return 0
+
+
+class PhaseBars:
+    """``arxiu index``'s progress: a bar per phase of the run (records chunked, then texts
+    embedded), each showing that phase's real count."""
+
+    def __init__(self) -> None:
+        self.phase: Phase | None = None
+        self.bar: ProgressBar | None = None
+        self.shown: tuple[Phase, int, int] | None = None
+
+    def update(self, progress: Progress) -> None:
+        """Show ``progress`` (a new bar when its phase changes; a figure once)."""
+        figure = (progress.phase, progress.done, progress.total)
+        if progress.phase is None or figure == self.shown:
+            return
+        if self.bar is None or progress.phase != self.phase:
+            self.finish()
+            self.phase = progress.phase
+            self.bar = ProgressBar(phase_label(progress.phase, cli_language()))
+        self.shown = (progress.phase, progress.done, progress.total)
+        self.bar.update(progress.done, progress.total)
+
+    def finish(self) -> None:
+        """End the current bar's line."""
+        if self.bar is not None:
+            self.bar.finish()
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    """``arxiu index --worker --archive postgresql://…``: embed the shared archive's waiting
+    chunks with its models (:mod:`app.core.index.postgres.worker`), then print the vectors
+    written per model and the rate."""
+    from app.core.archive.postgres.connect import connect, invalid_url, is_postgres_url
+    from app.core.index.postgres.records import meta
+    from app.core.index.postgres.worker import run_worker as drain
+
+    url = str(getattr(args, "archive", None) or "")
+    if not is_postgres_url(url):
+        raise invalid_url(url or "(none)", "index --worker takes --archive postgresql://…")
+    with connect(url) as conn:
+        model = args.model or meta(conn, MODEL_SETTING)
+    said = words()
+    bar = ProgressBar(said.worker_bar)
+    try:
+        result = drain(
+            url,
+            default_embedders(model),
+            batch=args.batch,
+            follow=args.follow,
+            progress=lambda r: bar.update(r.vectors),
+        )
+    finally:
+        bar.finish()
+    print(
+        said.worker_embedded.format(
+            vectors=result.vectors, seconds=result.seconds, rate=result.rate,
+            batches=result.batches,
+        )
+    )  # fmt: skip
+    for count in result.counts:
+        print(f"  {count.model}: {count.vectors}")
     return 0
 
 

@@ -7,6 +7,7 @@ still running there and supersedes its pending plan. A run streams from its own 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import logging
@@ -209,7 +210,9 @@ class AssistantSession:
     ) -> AsyncIterator[Event]:
         request = setup.request
         run = AgentRun(setup)
+        waiting = contextlib.ExitStack()
         try:
+            waiting.enter_context(self._person_waiting())  # indexing yields until the run ends
             async for event in run.events():
                 if isinstance(event, StartEvent):  # the conversation it continues (or began)
                     event = dataclasses.replace(event, conversation_id=conversation_id)
@@ -230,8 +233,20 @@ class AssistantSession:
             await self._keep_partial(run, conversation_id, owner)
             raise
         finally:
+            waiting.close()
             if self._runs.get(key) is setup.stop_event:
                 del self._runs[key]
+
+    def _person_waiting(self) -> contextlib.AbstractContextManager[None]:
+        """The searcher's "a person is waiting" signal, held while a run streams (its search
+        and its model turns then get the cores before background indexing)."""
+        if self.searcher is None:
+            return contextlib.nullcontext()
+        from app.core.index.foreground import HoldsForeground  # the searcher's own package
+
+        if isinstance(self.searcher, HoldsForeground):
+            return self.searcher.person_waiting()
+        return contextlib.nullcontext()
 
     async def _keep(
         self,

@@ -25,6 +25,20 @@ from app.core import paths
 
 LANGUAGES = {"en": "English", "ca": "Català", "es": "Español"}
 ARCHIVE_LANGS = {"en": "lg-eng", "ca": "lg-cat", "es": "lg-spa"}
+LANGUAGE_NAMES = {
+    "lg-cat": "Catalan",
+    "lg-spa": "Spanish",
+    "lg-eng": "English",
+    "lg-fra": "French",
+    "lg-deu": "German",
+    "lg-ita": "Italian",
+    "lg-por": "Portuguese",
+    "lg-oci": "Occitan",
+    "lg-eus": "Basque",
+    "lg-glg": "Galician",
+    "lg-lat": "Latin",
+}
+"""The archive languages named in the UI (English source text, translated by the tables)."""
 
 
 def i18n_dir() -> Path:
@@ -106,6 +120,19 @@ def install_qt_translator(app: QCoreApplication, lang: str) -> QTranslator | Non
             return translator
         translator.deleteLater()
     return None
+
+
+def language_name(code: str) -> str:
+    """The name of the archive language ``code`` (``lg-cat``) in the UI's language: the
+    table's (:data:`LANGUAGE_NAMES`), else Qt's English name of the ISO code, else the code."""
+    english = LANGUAGE_NAMES.get(code)
+    if english is not None:
+        return tr(english)
+    iso = code.removeprefix("lg-")
+    language = QLocale.codeToLanguage(iso) if iso.isalpha() else QLocale.Language.AnyLanguage
+    if language in (QLocale.Language.AnyLanguage, QLocale.Language.C):
+        return code
+    return QLocale.languageToString(language)
 
 
 def tr(text: str, context: str = "Arxiu") -> str:

@@ -360,7 +360,7 @@ def progress_dialog(parent: QWidget, kind: str, path: Path | str) -> QProgressDi
     dialog = QProgressDialog(
         parent.tr("Importing {name}…").format(name=name), parent.tr("Cancel"), 0, 0, parent
     )
-    dialog.setWindowTitle(parent.tr("Import {kind}").format(kind=kind))
+    dialog.setWindowTitle(parent.tr("Import: {format}").format(format=formats.format_name(kind)))
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     dialog.setMinimumDuration(0)
     dialog.setAutoClose(False)

@@ -387,11 +387,13 @@ class MainWindow(QMainWindow):
         """Import what the dialog chose with a progress dialog, then show what it did; the
         new sections appear in the sections list, searchable at once (lexical)."""
         from app.ui.import_dialog import import_with_progress
+        from app.ui.importing.summary import summary_notice
 
         text, summary = await import_with_progress(self, self.services, choice)
         if summary is not None:
             await self.reload_shown()
-        self.show_notice(text.splitlines()[0] if text else text)
+        first = text.splitlines()[0] if text else text
+        self.show_notice(summary_notice(summary) if summary is not None else first)
         box = QMessageBox(QMessageBox.Icon.Information, self.tr("Import"), text, parent=self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # not exec(): the loop keeps running

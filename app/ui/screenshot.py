@@ -13,7 +13,8 @@ valley in the UI's language (:data:`SEARCH_QUERIES`).
 build it first with ``arxiu index``) the reservoir list question in the UI's language
 (``ARXIU_SHOT_QUERY`` instead, if set), which the core answers itself with the bundled model.
 
-``ARXIU_SHOT_SIZE`` (``800x600``) renders at another window size than 1600×940.
+``ARXIU_SHOT_SIZE`` (``800x600``) renders at another window size than 1600×940, and
+``ARXIU_SHOT_RECORD`` (``tp1/8``) opens that record instead of the state's own.
 """
 
 from __future__ import annotations
@@ -126,6 +127,14 @@ async def _dialog_shot(window: MainWindow, state: str) -> QWidget:
     return dialog
 
 
+def chosen_record() -> RecordKey | None:
+    """The record ``ARXIU_SHOT_RECORD`` names (``None``: none, or not a key)."""
+    try:
+        return RecordKey.parse(os.environ.get("ARXIU_SHOT_RECORD", ""))
+    except ValueError:
+        return None
+
+
 def shot_size() -> tuple[int, int]:
     """The window size: ``ARXIU_SHOT_SIZE`` (``WIDTHxHEIGHT``), else 1600×940."""
     width, _, height = os.environ.get("ARXIU_SHOT_SIZE", "").lower().partition("x")
@@ -157,6 +166,7 @@ async def capture(window: MainWindow, state: str, path: Path) -> None:
         key = record_with_media(window) or key
     if state == "record-hierarchy":
         key = hierarchy_record(window) or key
+    key = chosen_record() or key
     if key is not None:
         window.open_record(key)
     if state in QUESTIONS:

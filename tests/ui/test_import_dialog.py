@@ -6,11 +6,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lxml import etree
 
 from app.core.archive.importers.csv_mapping import guess_mapping
+from app.ui import i18n
 from app.ui.browser.sections_view import TIPO_ROLE
-from app.ui.import_dialog import ImportChoiceDialog
+from app.ui.import_dialog import ImportChoiceDialog, progress_dialog
+from app.ui.importing import formats
 from tests.conftest import shared_data
 from tests.ui.conftest import run
 
@@ -125,4 +128,48 @@ def test_the_summary_shows_the_real_counts_and_the_new_section(
     assert stubs == window.services.archive.count_records("agent1") > 0
     assert f"{agents}: {stubs}" in sections
     assert window.import_report is not None and window.import_report.text() == text
+    window.import_report.close()
+
+
+@pytest.mark.parametrize(
+    ("lang", "title"),
+    [
+        ("en", "Import: EAD finding aids (EAD 2002 / EAD3)"),
+        ("es", "Importación: Instrumentos de descripción EAD (EAD 2002 / EAD3)"),
+        ("ca", "Importació: Instruments de descripció EAD (EAD 2002 / EAD3)"),
+    ],
+)
+def test_the_progress_names_the_format_and_the_status_bar_says_it_briefly(
+    make_window: Any, qapp: Any, lang: str, title: str
+) -> None:
+    """The progress dialog's title names the format as the dialog lists it (not the KIND
+    ``ead``); the status bar says how many records came in, beside the index's progress."""
+    translator = i18n.install_translator(qapp, lang)
+    try:
+        window = make_window()
+        names = {f.kind: f.name for f in formats.import_formats()}
+        assert title.endswith(names["ead"])
+        probe = progress_dialog(window, "ead", shared_data(*VITET))
+        shown_title = probe.windowTitle()
+        probe.setParent(None)  # its show timer is not the window's to stop
+        probe.deleteLater()
+        assert shown_title == title
+
+        text = run(make_window.loop, window.import_dataset("ead", shared_data(*VITET)), 120)
+    finally:
+        if translator is not None:
+            qapp.removeTranslator(translator)
+    summary = window.last_import
+    assert summary is not None and summary.sections["ead1"] == _units(shared_data(*VITET))
+    notice = window.statusBar().currentMessage()
+    assert (
+        notice
+        == {
+            "en": f"{summary.records} records imported.",
+            "es": f"{summary.records} registros importados.",
+            "ca": f"{summary.records} registres importats.",
+        }[lang]
+    )
+    assert len(notice) < len(text.splitlines()[0]) / 2  # not the summary's whole first line
+    assert window.import_report is not None
     window.import_report.close()

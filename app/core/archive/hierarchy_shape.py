@@ -1,7 +1,9 @@
 """Which fields make a section an archival hierarchy (no archive access: definitions only).
 
-A section is hierarchical when one of its relation fields targets the section itself (EAD's
-``ead1`` "part of", a table imported with a ``parent`` column). :func:`shape_of` finds that
+A section is hierarchical when one of its relation fields targets the section itself and says
+it names the parent: EAD's ``ead1`` "part of", or a table imported with a ``parent`` column. A
+relation among records of one section that names no parent ("related agents", "related
+people") makes no hierarchy. :func:`shape_of` finds that
 field, the order field (a number field labelled "order"), and the fields that hold a reference
 code and a level, from the field definitions and from the column roles that table imports saved
 (the JSON mappings under :data:`TABLE_LAYOUTS` in the archive's meta). Used by
@@ -81,8 +83,10 @@ def shape_of(section: Section, fields: list[Field], roles: dict[str, str]) -> Hi
         return None
     by_tipo = {f.tipo: f for f in fields}
     parent = by_tipo.get(roles.get("parent", "")) or next(
-        (f for f in own if _named(f, PARENT_WORDS)), own[0]
+        (f for f in own if _named(f, PARENT_WORDS)), None
     )
+    if parent is None:  # "related agents", "see also": links among equals, not a tree
+        return None
 
     def find(role: str, words: frozenset[str], kinds: tuple[str, ...]) -> str | None:
         chosen = by_tipo.get(roles.get(role, ""))

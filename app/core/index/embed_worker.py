@@ -9,10 +9,18 @@ gives, for each embedder, a :class:`WorkerEmbedder` with the same ``model_id``, 
 the float32 rows (the waiting thread releases the GIL).
 
 Protocol (``multiprocessing`` pipe). Parent → child: ``(id, "load", model_id)``,
-``(id, "embed", (model_id, texts))`` or ``(0, "close", None)``. Child → parent, for each request:
-``(id, "ok", payload)`` (the vector length for a load, the rows for an embed) or
-``(id, "error", {code, message})``. Requests are served on a small thread pool, so a search's
-query is embedded while an indexing batch is in flight.
+``(id, "embed", (model_id, texts))`` (a query's vector), ``(id, "batch", (model_id, texts))``
+(an indexing batch), ``(id, "waiting", bool)`` (a person waits, or no longer does) or
+``(0, "close", None)``. Child → parent, for each request: ``(id, "ok", payload)`` (the vector
+length for a load, the rows for an embed or a batch, ``None`` for ``waiting``) or
+``(id, "error", {code, message})``.
+
+Queries and batches have lanes of their own in the child: loads and query vectors are served on
+a small pool that an indexing batch never occupies, and batches on one thread of their own, so
+a search's query is never queued behind a batch. A batch is encoded in length-sorted slices of
+:data:`BATCH_SLICE` texts; while a person waits (:mod:`~app.core.index.foreground`, sent as
+``waiting``) the batch lane starts no new slice, so the query and the local model's prompt get
+the cores within one slice's time instead of a whole batch's.
 
 A worker that dies (killed, out of memory) fails the requests in flight with
 ``index.worker_died``; the next request starts a fresh one. Nothing is lost: the indexer
@@ -48,7 +56,12 @@ CLOSE_TIMEOUT = 2.0
 """Seconds :meth:`EmbedWorker.close` waits for an idle child to exit before terminating it (a
 busy one is terminated at once: nothing of the batch in flight was stored)."""
 SERVE_THREADS = 2
-"""Requests the child serves at once (an indexing batch and a search's query)."""
+"""Loads and query vectors the child serves at once (indexing batches have their own thread)."""
+BATCH_SLICE = 64
+"""Texts of an indexing batch encoded per model call in the child; the batch lane checks for a
+waiting person between two slices. 64 is USE's own batch (``USE_BATCH``) and four of ONNX
+Runtime's (``ORT_BATCH``), and the texts are sorted by length first, so slicing adds no calls
+or padding to either: a slice takes about 1.2 s of MiniLM and 0.2 s of USE on these 2 cores."""
 NICE = 0
 """Niceness added to the child by default (``ARXIU_EMBED_NICE`` overrides it)."""
 NICE_ENV = "ARXIU_EMBED_NICE"
@@ -78,6 +91,8 @@ class EmbedWorker:
         self._lock = threading.Lock()
         self._send_lock = threading.Lock()
         self._closed = False
+        self._waiting = False
+        """Whether a person waits (sent to every child started, see :meth:`set_waiting`)."""
 
     def wrap(self) -> tuple[WorkerEmbedder, ...]:
         """An embedder per model, each embedding in this worker."""
@@ -110,6 +125,20 @@ class EmbedWorker:
             self._fail_pending(conn)
         return future.result()
 
+    def set_waiting(self, waiting: bool) -> None:
+        """Tell the child that a person waits (its batch lane starts no new slice) or no
+        longer does; returns once a running child has taken it in (a child started later is
+        told at its start). A :class:`~app.core.index.foreground.Foreground` listener."""
+        with self._lock:
+            self._waiting = waiting
+            alive = self._process is not None and self._process.is_alive() and not self._broken
+        if not alive:
+            return
+        try:
+            self.call("waiting", waiting)
+        except IndexError_ as error:  # the child went away: the next one is told at its start
+            log.info("the embedding process was not told a person waits: %s", error)
+
     def _ensure(self) -> Any:
         """The live child's pipe, starting a child first if none runs (under the lock)."""
         if self._process is not None and self._process.is_alive() and not self._broken:
@@ -124,7 +153,7 @@ class EmbedWorker:
         parent, child = ctx.Pipe()
         process = ctx.Process(
             target=serve,
-            args=(child, list(self.specs.values()), self.nice),
+            args=(child, list(self.specs.values()), self.nice, self._waiting),
             name="arxiu-embed",
             daemon=True,
         )
@@ -257,17 +286,26 @@ class WorkerEmbedder:
         self._loaded_in = self.worker.generation
 
     def embed(self, texts: list[str]) -> Vectors:
-        """One normalised float32 row per text, computed in the child (if the child dies
-        during the call it is started again and asked once more)."""
+        """One normalised float32 row per text, computed in the child's query lane (never
+        behind an indexing batch); if the child dies during the call it is started again and
+        asked once more."""
+        return self._embed("embed", texts)
+
+    def embed_background(self, texts: list[str]) -> Vectors:
+        """:meth:`embed` as an indexing batch: in the child's batch lane, in slices, pausing
+        between two while a person waits."""
+        return self._embed("batch", texts)
+
+    def _embed(self, kind: str, texts: list[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
-            rows = self.worker.call("embed", (self._model_id, list(texts)))
+            rows = self.worker.call(kind, (self._model_id, list(texts)))
         except IndexError_ as error:  # died: once more in a fresh child, then give up
             if error.code != "index.worker_died":
                 raise
             log.warning("the embedding process died (%s); starting it again", error.details)
-            rows = self.worker.call("embed", (self._model_id, list(texts)))
+            rows = self.worker.call(kind, (self._model_id, list(texts)))
         self._loaded_in = self.worker.generation
         return np.asarray(rows, dtype=np.float32)
 
@@ -284,13 +322,37 @@ def _coded(payload: Mapping[str, object]) -> IndexError_:
 
 
 # -- the child ------------------------------------------------------------------------------------
-def serve(conn: Any, embedders: list[Embedder], nice: int = 0) -> None:
+class _Lanes:
+    """The child's state shared by its threads: the batch lane's gate and the shutdown flag."""
+
+    def __init__(self, waiting: bool) -> None:
+        self.clear = threading.Event()
+        """Set while nobody waits: the batch lane starts a slice only then."""
+        self.closing = threading.Event()
+        if not waiting:
+            self.clear.set()
+
+    def set_waiting(self, waiting: bool) -> None:
+        if waiting:
+            self.clear.clear()
+        else:
+            self.clear.set()
+
+    def close(self) -> None:
+        self.closing.set()
+        self.clear.set()  # a batch lane waiting for a person stops at once
+
+
+def serve(conn: Any, embedders: list[Embedder], nice: int = 0, waiting: bool = False) -> None:
     """The child's main loop: answer requests until ``close`` or the parent goes away."""
     if nice and hasattr(os, "nice"):
         os.nice(nice)
     models = {e.model_id: e for e in embedders}
     send_lock = threading.Lock()
-    with ThreadPoolExecutor(SERVE_THREADS, thread_name_prefix="embed") as pool:
+    lanes = _Lanes(waiting)
+    queries = ThreadPoolExecutor(SERVE_THREADS, thread_name_prefix="embed-query")
+    batches = ThreadPoolExecutor(1, thread_name_prefix="embed-batch")
+    try:
         while True:
             try:
                 request, kind, payload = conn.recv()
@@ -298,21 +360,38 @@ def serve(conn: Any, embedders: list[Embedder], nice: int = 0) -> None:
                 break
             if kind == "close":
                 break
-            pool.submit(_answer, conn, send_lock, models, (request, kind, payload))
-    conn.close()
+            if kind == "waiting":  # at once, on this thread: never queued behind anything
+                lanes.set_waiting(bool(payload))
+                _send(conn, send_lock, request, ("ok", None))
+                continue
+            pool = batches if kind == "batch" else queries
+            pool.submit(_answer, conn, send_lock, models, lanes, (request, kind, payload))
+    finally:
+        lanes.close()
+        queries.shutdown(wait=True, cancel_futures=True)
+        batches.shutdown(wait=True, cancel_futures=True)
+        conn.close()
 
 
 def _answer(
-    conn: Any, send_lock: threading.Lock, models: dict[str, Embedder], message: tuple[Any, ...]
+    conn: Any,
+    send_lock: threading.Lock,
+    models: dict[str, Embedder],
+    lanes: _Lanes,
+    message: tuple[Any, ...],
 ) -> None:
     request, kind, payload = message
     try:
-        reply: tuple[str, Any] = ("ok", _handle(models, kind, payload))
+        reply: tuple[str, Any] = ("ok", _handle(models, lanes, kind, payload))
     except ArxiuError as error:
         reply = ("error", {"code": error.code, "message": error.message, "hint": error.hint})
     except Exception as error:  # a failure inside a model library: coded for the parent
         log.exception("embedding failed in the worker")
         reply = ("error", {"code": "index.embed_failed", "message": f"Embedding failed: {error}"})
+    _send(conn, send_lock, request, reply)
+
+
+def _send(conn: Any, send_lock: threading.Lock, request: int, reply: tuple[str, Any]) -> None:
     try:
         with send_lock:
             conn.send((request, *reply))
@@ -320,7 +399,7 @@ def _answer(
         pass
 
 
-def _handle(models: dict[str, Embedder], kind: str, payload: Any) -> Any:
+def _handle(models: dict[str, Embedder], lanes: _Lanes, kind: str, payload: Any) -> Any:
     if kind == "load":
         embedder = models[payload]
         getattr(embedder, "load", lambda: None)()
@@ -328,4 +407,26 @@ def _handle(models: dict[str, Embedder], kind: str, payload: Any) -> Any:
     if kind == "embed":
         model, texts = payload
         return np.ascontiguousarray(models[model].embed(texts), dtype=np.float32)
+    if kind == "batch":
+        model, texts = payload
+        return _embed_yielding(models[model], texts, lanes)
     raise IndexError_("index.failed", f"Unknown request {kind!r}.", category="internal")
+
+
+def _embed_yielding(embedder: Embedder, texts: list[str], lanes: _Lanes) -> Vectors:
+    """``texts`` embedded in length-sorted slices of :data:`BATCH_SLICE`, each started only
+    while nobody waits (the rows come back in the order of ``texts``)."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    rows: Vectors | None = None
+    for start in range(0, len(order), BATCH_SLICE):
+        lanes.clear.wait()  # a person waits: no new slice until they are answered
+        if lanes.closing.is_set():
+            raise IndexError_("index.worker_closed", "The embedding process was closed.")
+        part = order[start : start + BATCH_SLICE]
+        vectors = np.asarray(embedder.embed([texts[i] for i in part]), dtype=np.float32)
+        if rows is None:
+            rows = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+        rows[part] = vectors
+    if rows is None:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return np.ascontiguousarray(rows)

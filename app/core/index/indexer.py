@@ -27,15 +27,16 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
 from app.core.archive.model import Field, RecordKey
 from app.core.archive.store import Archive
 from app.core.errors import ArxiuError, IndexError_
 from app.core.index import changes, storage
 from app.core.index.chunking import chunk_record
-from app.core.index.embedders import Embedder
-from app.core.index.progress import IndexProgress, index_progress
+from app.core.index.embedders import Embedder, Vectors
+from app.core.index.foreground import Foreground
+from app.core.index.progress import IndexProgress, Phase, index_progress
 from app.core.index.storage import RecordWork, WriteResult
 
 log = logging.getLogger(__name__)
@@ -64,13 +65,22 @@ it must stay a small share of the run)."""
 class Progress:
     """A snapshot of the indexer for a progress bar.
 
-    ``done`` and ``total`` count work items of the current run: records to (re)chunk plus
-    texts to embed for a changed model.
+    ``done`` and ``total`` count the work items of the run's current ``phase``: records to
+    (re)chunk (``"chunking"``), then distinct chunk texts to embed, one per model that lacks
+    its vector (``"embedding"``). Each total is the real count, listed when its phase starts
+    (the texts exist only once their records are chunked); within a phase it never falls and
+    grows only when records change during the run. ``items`` counts every item of the run.
     """
 
     state: State = "idle"
     done: int = 0
     total: int = 0
+    phase: Phase | None = None
+    items: int = 0
+    """Work items finished by this run, every phase together."""
+    yielding: bool = False
+    """Waiting for a person's search or question to end before the next batch
+    (:mod:`~app.core.index.foreground`)."""
     error: ArxiuError | None = None
     loading: str | None = None
     """The model being loaded into memory just now (its id), if any."""
@@ -88,6 +98,24 @@ class Progress:
 
 ProgressListener = Callable[[Progress], None]
 WrittenCallback = Callable[[WriteResult], None]
+
+
+@runtime_checkable
+class BackgroundEmbedder(Protocol):
+    """An embedder that runs indexing batches apart from query vectors, below them
+    (:class:`~app.core.index.embed_worker.WorkerEmbedder`)."""
+
+    def embed_background(self, texts: list[str]) -> Vectors:
+        """``texts`` embedded as an indexing batch (yields to queries and waiting people)."""
+        ...
+
+
+def embed_batch(embedder: Embedder, texts: list[str]) -> Vectors:
+    """``texts`` embedded as indexing work: in the background lane where ``embedder`` has one,
+    so that a query vector is never queued behind the batch."""
+    if isinstance(embedder, BackgroundEmbedder):
+        return embedder.embed_background(texts)
+    return embedder.embed(texts)
 
 
 class Cancelled(Exception):
@@ -209,6 +237,8 @@ class Indexer:
         archive: the archive.
         embedders: the index's model, or its models (every chunk gets a vector from each).
         on_written: called after each committed batch (to update in-memory matrices).
+        foreground: the "a person is waiting" signal: while it is held no new batch starts
+            (default: one of its own, see :meth:`person_waiting`).
     """
 
     def __init__(
@@ -216,8 +246,11 @@ class Indexer:
         archive: Archive,
         embedders: Embedder | Sequence[Embedder],
         on_written: WrittenCallback | None = None,
+        *,
+        foreground: Foreground | None = None,
     ) -> None:
         self.archive = archive
+        self.foreground = foreground if foreground is not None else Foreground()
         self.embedders = as_embedders(embedders)
         self.embedder = self.embedders[0]
         self.on_written = on_written
@@ -271,6 +304,12 @@ class Indexer:
         """Abandon the current run after the batch in flight (finished batches stay indexed)."""
         self._cancel.set()
         self._running.set()
+        self.foreground.interrupt()
+
+    def person_waiting(self) -> contextlib.AbstractContextManager[None]:
+        """Hold "a person is waiting" for a ``with`` block: no new batch starts until every
+        holder has left (the batch in flight finishes first)."""
+        return self.foreground.hold()
 
     @property
     def paused(self) -> bool:
@@ -376,26 +415,45 @@ class Indexer:
         return final
 
     def _run_batches(self, wait_when_paused: bool) -> Progress:
-        progress = Progress("running", 0, self.estimate())
+        phase, total = self._phase_start()
+        progress = Progress("running", 0, total, phase=phase)
         progress = replace(progress, dense=self.coverage(), models=self.figures())
         measured = time.monotonic()
         self._emit(progress)
         while True:
             self._checkpoint(progress, wait_when_paused)
-            step = self.step()
+            phase, step = self._step()
             if step == 0:
-                idle = replace(progress, state="idle", total=progress.done)
+                idle = replace(progress, state="idle", total=progress.done, yielding=False)
                 return replace(idle, dense=self.coverage(), models=self.figures())
+            if phase != progress.phase:  # its items are listed now: a real total
+                progress = replace(progress, phase=phase, done=0, total=0)
             done = progress.done + step
-            total = progress.total if done < progress.total else done + self.pending()
+            total = progress.total if done <= progress.total else done + self._remaining(phase)
             if time.monotonic() - measured > max(COVERAGE_EVERY, 20 * self._coverage_cost):
                 before = time.monotonic()
                 progress = replace(progress, dense=self.coverage(), models=self.figures())
                 measured = time.monotonic()
                 self._coverage_cost = measured - before
-            progress = replace(progress, done=done, total=max(total, done))
+            progress = replace(progress, done=done, total=total, items=progress.items + step)
             self._emit(progress)
             self._persist(progress)
+
+    def _phase_start(self) -> tuple[Phase, int]:
+        """The phase a run starts in and its real item count (the records to chunk, listed
+        here once for the run's first wave; else the texts every model lacks)."""
+        if not self._todo and not self._orphans:
+            self._todo, self._orphans = pending_work(self.archive)
+        if self._todo or self._orphans:
+            return "chunking", self._remaining("chunking")
+        return "embedding", self._remaining("embedding")
+
+    def _remaining(self, phase: Phase) -> int:
+        """Items of ``phase`` still to do: records listed and not chunked yet, or texts
+        lacking a vector of a model (counted after the last committed batch)."""
+        if phase == "chunking":
+            return len(self._todo) + len(self._orphans)
+        return sum(self._counts().missing.values())
 
     def _persist(self, progress: Progress) -> None:
         value = json.dumps(
@@ -413,14 +471,24 @@ class Indexer:
         return Progress(data["state"], int(data["done"]), int(data["total"]))
 
     def _checkpoint(self, progress: Progress, wait_when_paused: bool) -> None:
-        if not self._running.is_set():
-            self._emit(replace(progress, state="paused"))
-            if not wait_when_paused:
-                raise Paused
-            self._running.wait()
-            self._emit(replace(progress, state="running"))
-        if self._cancel.is_set():
-            raise Cancelled
+        """Between two batches: wait while paused or while a person waits, stop if cancelled."""
+        while True:
+            if not self._running.is_set():
+                self._emit(replace(progress, state="paused"))
+                if not wait_when_paused:
+                    raise Paused
+                self._running.wait()
+                self._emit(replace(progress, state="running"))
+            if self._cancel.is_set():
+                raise Cancelled
+            if not self.foreground.waiting:
+                return
+            self._emit(replace(progress, yielding=True))
+            self.foreground.wait_clear(self._interrupted)  # no polling: woken by the last holder
+            self._emit(replace(progress, yielding=False))
+
+    def _interrupted(self) -> bool:
+        return self._stop or self._cancel.is_set()
 
     def pending(self) -> int:
         """Work items left: records to chunk plus texts to embed, for every model."""
@@ -446,7 +514,11 @@ class Indexer:
         return changes.counts(self.archive, tuple(e.model_id for e in self.embedders))
 
     def step(self) -> int:
-        """Do one batch of work; returns how many items it finished (0: nothing left).
+        """Do one batch of work; returns how many items it finished (0: nothing left)."""
+        return self._step()[1]
+
+    def _step(self) -> tuple[Phase, int]:
+        """Do one batch of work; returns its phase and how many items it finished.
 
         Changed records are chunked first (all of them, batch after batch, before any
         embedding); then each model embeds one batch of the texts it lacks. The records to
@@ -459,14 +531,14 @@ class Indexer:
             keys, self._todo = self._todo[:RECORD_BATCH], self._todo[RECORD_BATCH:]
             orphans, self._orphans = self._orphans[:RECORD_BATCH], self._orphans[RECORD_BATCH:]
             self._index_records(keys, orphans)
-            return len(keys) + len(orphans)
+            return "chunking", len(keys) + len(orphans)
         done = 0
         for embedder in self.embedders:
             missing = self._missing(embedder.model_id)
             if missing:
                 self._embed_missing(embedder, missing)
                 done += len(missing)
-        return done
+        return "embedding", done
 
     def _missing(self, model: str) -> list[tuple[str, str]]:
         """The next batch of texts ``model`` lacks (from the start again once at the end)."""
@@ -484,7 +556,7 @@ class Indexer:
     def _embed_missing(self, embedder: Embedder, missing: list[tuple[str, str]]) -> None:
         self._load(embedder)
         model = embedder.model_id
-        vectors = embedder.embed([text for _, text in missing])
+        vectors = embed_batch(embedder, [text for _, text in missing])
         by_hash = {h: v for (h, _), v in zip(missing, vectors, strict=True)}
         self.archive.db.write(lambda conn: storage.write_vectors(conn, model, by_hash))
         with self.archive.db.reading() as conn:

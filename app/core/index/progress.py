@@ -11,10 +11,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from app.core.index.changes import IndexCounts
+
+Phase = Literal["chunking", "embedding"]
+"""What an indexing run's ``done``/``total`` count: records chunked, then texts embedded."""
+
+PHASE_WORDS: dict[str, dict[Phase, str]] = {
+    "en": {"chunking": "indexing: chunking records", "embedding": "indexing: embedding texts"},
+    "ca": {
+        "chunking": "indexant: fragmentant registres",
+        "embedding": "indexant: incrustant textos",
+    },
+    "es": {
+        "chunking": "indexando: fragmentando registros",
+        "embedding": "indexando: incrustando textos",
+    },
+}
+"""The progress label of each phase, by interface language (``ca``, ``es``, ``en``)."""
 
 SHORT_NAMES = {"all-MiniLM-L6-v2": "MiniLM", "usem3-multilingual-v3": "USE"}
 """The bundled models' short names (any other model shows its id)."""
@@ -58,3 +74,9 @@ def progress_text(figures: Sequence[IndexProgress]) -> str:
     """Every model's figure, as the status bar and the CLI show it:
     ``MiniLM 840/1128 · USE 1128/1128``."""
     return " · ".join(figure.text for figure in figures)
+
+
+def phase_label(phase: Phase | None, lang: str = "en") -> str:
+    """What a progress bar of ``phase`` counts, in ``lang`` (``ca``, ``es``; else English)."""
+    words = PHASE_WORDS.get(lang, PHASE_WORDS["en"])
+    return words[phase or "chunking"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +29,7 @@ from app.core.index import changes, storage
 from app.core.index.dense import DenseMatrix, Vectors
 from app.core.index.embed_worker import EmbedWorker
 from app.core.index.embedders import Embedder, default_embedders
+from app.core.index.foreground import Foreground
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
 from app.core.index.indexer import (
     Indexer,
@@ -111,7 +113,13 @@ class Index:
         self._matrices: dict[str, DenseMatrix] = {}
         self._lock = threading.RLock()
         changes.install(archive)
-        self.indexer = Indexer(archive, self.embedders, on_written=self._on_written)
+        self.foreground = Foreground()
+        """Held while a person waits on a search or a question: background indexing yields."""
+        if self.worker is not None:
+            self.foreground.add_listener(self.worker.set_waiting)
+        self.indexer = Indexer(
+            archive, self.embedders, on_written=self._on_written, foreground=self.foreground
+        )
         self.engine: Searcher = SearchEngine(archive.db, self.embedders, self.matrix_of)
         archive.add_listener(self.indexer.notify)
 
@@ -134,11 +142,20 @@ class Index:
         Records changed since they were last chunked (on a first start, the whole demo, before
         the background indexer reaches them) are chunked first, up to :data:`SEARCH_SYNC_MAX`
         of them, so the words of every record are found even before any vector exists.
+
+        A person waits on it: background indexing yields meanwhile (:meth:`person_waiting`).
         """
-        self._chunk_changed()
-        return self.engine.search(
-            query, k=k, mode=mode, filter=filter, group_by_record=group_by_record, lang=lang
-        )
+        with self.person_waiting():
+            self._chunk_changed()
+            return self.engine.search(
+                query, k=k, mode=mode, filter=filter, group_by_record=group_by_record, lang=lang
+            )
+
+    def person_waiting(self) -> AbstractContextManager[None]:
+        """Hold "a person is waiting" for a ``with`` block (a search, a streaming turn): the
+        indexer starts no new batch and the embedding process no new slice of one until every
+        holder has left (:mod:`~app.core.index.foreground`)."""
+        return self.foreground.hold()
 
     def _chunk_changed(self) -> None:
         """Chunk what changed before a search (two key lookups when nothing did)."""

@@ -4,7 +4,8 @@ Pure functions over the typed plan, the core's previews of its ops
 (:mod:`app.core.agent.plan_preview`: sections, fields and records by their labels) and its
 apply report, so the card says exactly what Apply will do and the tests can check it without
 widgets. The sentences are English source text translated by the UI's tables
-(:func:`app.ui.i18n.tr`); the labels in them are the archive's, in the card's language. The
+(:func:`app.ui.i18n.tr`); the labels in them are the archive's, in the card's language, and
+languages are named, not coded (:mod:`app.ui.assistant.plan_langs`). The
 tool and its raw arguments stay available (:func:`format_args`) for the row's tooltip.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from app.core.agent.plan_preview import FieldValue, OpPreview, RecordName
 from app.core.agent.plan_types import ApplyReport, ChangePlan, OpFailure, unlinked_text
 from app.core.archive import RecordKey
+from app.ui.assistant.plan_langs import named_langs
 from app.ui.i18n import tr
 
 MAX_ARGS_CHARS = 600
@@ -105,7 +107,7 @@ def value_words(value: FieldValue, created: Mapping[str, RecordKey]) -> str:
     if value.records:
         shown = "; ".join(record_words(name, created) for name in value.records)
     else:
-        shown = html.escape(value.text) or "—"
+        shown = html.escape(named_langs(value.text)) or "—"
     return f"{html.escape(value.field_label)}: <b>{shown}</b>"
 
 
@@ -135,10 +137,10 @@ def op_words(preview: OpPreview, created: Mapping[str, RecordKey] | None = None)
         after = (
             "; ".join(record_words(n, made) for v in preview.values for n in v.records)
             if any(v.records for v in preview.values)
-            else html.escape(change.after)
+            else html.escape(named_langs(change.after))
         )
         lines.append(
-            f"{html.escape(change.field_label)}: <s>{html.escape(change.before)}</s> "
+            f"{html.escape(change.field_label)}: <s>{html.escape(named_langs(change.before))}</s> "
             f"→ <b>{after}</b>"
         )
     else:

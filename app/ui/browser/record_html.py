@@ -12,15 +12,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.archive import Archive, Field, Media, Record, RecordKey
+from app.core.archive.backlinks import linked_from
 from app.core.archive.hierarchy import Hierarchy, Node, breadcrumbs, children_of, hierarchy_of
 from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import locators
+from app.core.errors import ArxiuError
 
 TIMECODE = re.compile(r"\[TC_(\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)_TC\]")
 LANG_TAGS = {"lg-cat": "CA", "lg-spa": "ES", "lg-eng": "EN", "lg-fra": "FR", "lg-deu": "DE"}
 LANG_ORDER = ("lg-cat", "lg-spa", "lg-eng")
 CHILDREN_SHOWN = 200
 """The most children listed in the record view (the rest are counted)."""
+BACKLINKS_SHOWN = 50
+"""The most records listed under "Linked from" (the rest are counted)."""
 CRUMB = " › "
 
 
@@ -246,26 +250,32 @@ def _backlinks(
     title: str,
     children_field: str | None = None,
 ) -> str:
-    """The records linking here (children listed under Contents are left out)."""
-    links = [
-        link
-        for link in archive.links_to(key)
-        if not (link.field_tipo == children_field and link.source.section_tipo == key.section_tipo)
-    ]
+    """The records linking here, each once with the fields it links through (the records the
+    page shows already, in its fields or under Contents, left out)."""
+    links = linked_from(archive, key, children_field)
     if not links:
         return ""
     rows = []
-    for link in links[:50]:
+    for link in links[:BACKLINKS_SHOWN]:
         label = html.escape(archive.record_label(link.source, lang))
         section = archive.section(link.source.section_tipo).label(lang)
+        through = ", ".join(_field_label(archive, tipo, lang) for tipo in link.field_tipos)
         rows.append(
             f"<a href='{record_link(link.source)}' style='color:{c.link}'>{label}</a>"
             f" <span style='color:{c.muted}; font-size:small'>{html.escape(section)} ·"
-            f" {link.source}</span>"
+            f" {link.source} · {html.escape(through)}</span>"
         )
-    more = f"<br><span style='color:{c.muted}'>+{len(links) - 50}</span>" if len(links) > 50 else ""
+    more = len(links) - BACKLINKS_SHOWN
+    extra = f"<br><span style='color:{c.muted}'>+{more}</span>" if more > 0 else ""
     return (
         f"<h4 style='color:{c.muted}; margin-top:14px'>{html.escape(title)}</h4>"
-        + "<br>".join(rows)
-        + more
+        f"<p id='linked-from' style='margin-top:0'>{'<br>'.join(rows)}{extra}</p>"
     )
+
+
+def _field_label(archive: Archive, tipo: str, lang: str) -> str:
+    """A field's label in ``lang`` (its tipo when the archive does not define it)."""
+    try:
+        return archive.field(tipo).label(lang)
+    except ArxiuError:
+        return tipo

@@ -120,6 +120,7 @@ class RecordView(QWidget):
         self.browser.anchorClicked.connect(self._on_anchor)
         self.browser.setObjectName("recordBrowser")
         self.ask_button = ElidedButton(self.tr("Ask about this record"), self)
+        self.ask_button.setToolTip(self.tr("Ask the assistant about this record"))
         self.ask_button.setEnabled(False)
         self.ask_button.clicked.connect(self._on_ask)
         self.empty = QLabel(self.tr("Select a record to read it here."), self)

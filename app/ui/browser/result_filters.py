@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QLineEdit, QWidget
 
 from app.core.index.hit_order import RecordFilter, SortOrder
 from app.core.index.record_hits import RecordHit
-from app.ui.browser.result_rows import language_tags
+from app.ui.i18n import language_name
 
 COMBO_CHARS = 3
 """The width a combo box asks for, in characters (its popup shows whole labels)."""
@@ -149,12 +149,7 @@ class ResultFilters(QWidget):
         combo.blockSignals(False)
 
     def _language_name(self, code: str) -> str:
-        names = {
-            "lg-cat": self.tr("Catalan"),
-            "lg-spa": self.tr("Spanish"),
-            "lg-eng": self.tr("English"),
-        }
-        return names.get(code) or language_tags((code,))[0]
+        return language_name(code)
 
     def order(self) -> SortOrder:
         """The chosen order."""

@@ -63,9 +63,11 @@ class SectionDelegate(QStyledItemDelegate):
     def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
-        """Rows a little taller than text."""
+        """Rows a little taller than text, asking for no width: a row is as wide as the list
+        and its label is elided there, so a long label ("Persons, families and corporate
+        bodies") never widens the rows past the pane and pushes the counts out of sight."""
         size = super().sizeHint(option, index)
-        return QSize(size.width(), max(size.height() + 12, 30))
+        return QSize(0, max(size.height() + 12, 30))
 
     def paint(
         self,
@@ -131,6 +133,7 @@ class SectionsView(QListWidget):
         self._lang = lang
         self.setObjectName("sectionsView")
         self.setItemDelegate(SectionDelegate(self.tr("restricted"), self))
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.currentItemChanged.connect(self._on_current)
         self._rows: list[SectionRow] = []
         self.reload()
@@ -162,7 +165,7 @@ class SectionsView(QListWidget):
                 if row.restricted
                 else "{tipo}"
             )
-            item.setToolTip(tip.format(tipo=row.tipo))
+            item.setToolTip(f"{row.label}\n{tip.format(tipo=row.tipo)}")  # a label elided
             self.addItem(item)
         self.blockSignals(False)
         if current:

@@ -117,6 +117,12 @@ def import_formats() -> list[ImportFormat]:
     return known + other + developer
 
 
+def format_name(kind: str) -> str:
+    """The name File → Import… gives the format ``kind`` (the KIND itself for one it does not
+    offer)."""
+    return next((f.name for f in import_formats() if f.kind == kind), kind)
+
+
 def group_title(group: str) -> str:
     """The heading of a group of formats."""
     titles = {

@@ -54,6 +54,16 @@ def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None
     return "\n".join(lines)
 
 
+def summary_notice(summary: ImportSummary) -> str:
+    """What an import did in a few words, short enough for the status bar beside the index's
+    progress (the whole summary is in the window that follows)."""
+    if summary.error is not None:
+        return _t("The import stopped: {n} records written.").format(n=summary.records)
+    if summary.records == 1:
+        return _t("1 record imported.")
+    return _t("{n} records imported.").format(n=summary.records)
+
+
 def _skip_lines(summary: ImportSummary) -> list[str]:
     if not summary.skipped:
         return []

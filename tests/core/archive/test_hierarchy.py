@@ -97,3 +97,23 @@ def test_a_flat_section_is_no_hierarchy(archive: Archive, tmp_path: Path) -> Non
 
     assert hierarchy_of(archive, section) is None
     assert children_of(archive, first) == [] and breadcrumbs(archive, first) == []
+
+
+def test_links_among_equals_make_no_hierarchy(archive: Archive) -> None:
+    """Regression: any relation to its own section was taken as "part of", so EAC-CPF agents
+    ("Related agents") got a parent trail and Contents from the agents they are related to."""
+    run_import(archive, "eac-cpf", shared_data("eac-cpf", "anf"))
+    agents = next(
+        s.tipo
+        for s in archive.sections()
+        if any(f.target_section == s.tipo for f in archive.fields(s.tipo) if f.kind == "relation")
+    )
+    related = next(
+        link.source
+        for record in archive.iter_records(agents)
+        for link in archive.links_from(record.key)
+        if link.target.section_tipo == agents
+    )
+
+    assert hierarchy_of(archive, agents) is None
+    assert breadcrumbs(archive, related) == [] and children_of(archive, related) == []
