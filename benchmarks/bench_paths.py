@@ -43,6 +43,10 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTION = "What do the interviews say about the reservoir?"
@@ -255,13 +259,7 @@ def question_while_indexing(tree: Path, *, yielding: bool) -> dict[str, float]:
                 time.sleep(0.2)
             marks["first_vectors"] = time.perf_counter() - started
             with httpx.Client(timeout=900) as http:
-                login = {"username": "bench", "auth": "bench-pw"}
-                response = http.post(api, content=_dedalo("login", login, "dd_utils_api"))
-                response.raise_for_status()
-                headers = {
-                    "Content-Type": "application/json",
-                    "X-Dedalo-Csrf-Token": str(response.json()["csrf_token"]),
-                }
+                headers = _login(http, api)
                 cpu = child_cpu(process.pid)
                 asked = time.perf_counter()
                 content = _dedalo("agent_chat_stream", {"question": QUESTION})
@@ -328,13 +326,7 @@ def warm_serve_question(
                     raise SystemExit(f"warm serve: no index: {log.read_text()[-2000:]}")
                 time.sleep(0.2)
             with httpx.Client(timeout=900) as http:
-                login = {"username": "bench", "auth": "bench-pw"}
-                response = http.post(api, content=_dedalo("login", login, "dd_utils_api"))
-                response.raise_for_status()
-                headers = {
-                    "Content-Type": "application/json",
-                    "X-Dedalo-Csrf-Token": str(response.json()["csrf_token"]),
-                }
+                headers = _login(http, api)
                 for question in questions:
                     marks: dict[str, float] = {}
                     content = _dedalo("agent_chat_stream", {"question": question})
@@ -410,6 +402,17 @@ def main() -> None:
         print("warm arxiu serve: a question, it again, another; load average", *os.getloadavg())
         for n, marks in enumerate(warm_serve_question(REPO), 1):
             print(f"  ask {n}:", {key: round(value, 3) for key, value in marks.items()})
+
+
+def _login(http: httpx.Client, api: str) -> dict[str, str]:
+    """Log the benchmark's user in; the headers of its later requests."""
+    login = {"username": "bench", "auth": "bench-pw"}
+    response = http.post(api, content=_dedalo("login", login, "dd_utils_api"))
+    response.raise_for_status()
+    return {
+        "Content-Type": "application/json",
+        "X-Dedalo-Csrf-Token": str(response.json()["csrf_token"]),
+    }
 
 
 if __name__ == "__main__":

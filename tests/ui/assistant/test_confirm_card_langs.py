@@ -5,22 +5,16 @@ archive."""
 
 from __future__ import annotations
 
-import gc
 import re
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent
 from PySide6.QtGui import QTextDocument
 
 from app.core.agent.plan_preview import plan_previews
 from app.core.agent.plan_types import PendingPlan
 from app.core.agent.plans import validate_plan
-from app.core.archive import Archive, RecordKey, open_archive
-from app.core.archive.write_switch import set_writes_allowed
+from app.core.archive import Archive, RecordKey
 from app.core.tools.registry import build_registry
 from app.ui import i18n
 from app.ui.assistant.confirm_card import ConfirmCardWidget
@@ -64,32 +58,6 @@ EXPECTED = {
     "es": ("Lengua: Catalán → Castellano", "Título:", "→ Catalán: Ens van fer marxar", "Francés"),
 }
 CODE = re.compile(r"\blg-[a-z]{3}\b|(?:^|[ >·] ?)(?:ca|es|en|fr): ")
-
-
-@pytest.fixture
-def demo(demo_archive_dir: Path, tmp_path: Path) -> Iterator[Archive]:
-    folder = tmp_path / "archive"
-    shutil.copytree(demo_archive_dir, folder)
-    archive = open_archive(folder)
-    set_writes_allowed(archive, True)
-    yield archive
-    archive.close()
-
-
-@pytest.fixture
-def translated(qapp: Any, request: pytest.FixtureRequest) -> Iterator[str]:
-    """The UI language of the test (its table installed for the test's duration)."""
-    lang = str(request.param)
-    translator = i18n.install_translator(qapp, lang)
-    yield lang
-    if translator is not None:
-        qapp.removeTranslator(translator)
-    for widget in qapp.topLevelWidgets():
-        if isinstance(widget, ConfirmCardWidget):
-            widget.close()
-            widget.deleteLater()
-    qapp.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    gc.collect()
 
 
 def _plain(rich: str) -> list[str]:

@@ -6,24 +6,17 @@ en, on a copy of the demo archive."""
 
 from __future__ import annotations
 
-import gc
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent
 from PySide6.QtGui import QTextDocument
 
 from app.core.agent.apply import ApplyContext, apply_plan
 from app.core.agent.plan_preview import plan_previews
 from app.core.agent.plan_types import ChangePlan, PendingPlan
 from app.core.agent.plans import validate_plan
-from app.core.archive import Archive, RecordKey, open_archive
-from app.core.archive.write_switch import set_writes_allowed
+from app.core.archive import Archive, RecordKey
 from app.core.tools.registry import build_registry
-from app.ui import i18n
 from app.ui.assistant.confirm_card import ConfirmCardWidget
 from tests.ui.conftest import run
 
@@ -98,32 +91,6 @@ APPLIED = {
 }
 ARCHIVE_LANGS = {"en": "lg-eng", "ca": "lg-cat", "es": "lg-spa"}
 CODES = ('"rsc', '"oh', "ref", "{", "dedalo_", "rsc84", "rsc89", "oh28")
-
-
-@pytest.fixture
-def demo(demo_archive_dir: Path, tmp_path: Path) -> Iterator[Archive]:
-    folder = tmp_path / "archive"
-    shutil.copytree(demo_archive_dir, folder)
-    archive = open_archive(folder)
-    set_writes_allowed(archive, True)
-    yield archive
-    archive.close()
-
-
-@pytest.fixture
-def translated(qapp: Any, request: pytest.FixtureRequest) -> Iterator[str]:
-    """The UI language of the test (its table installed for the test's duration)."""
-    lang = str(request.param)
-    translator = i18n.install_translator(qapp, lang)
-    yield lang
-    if translator is not None:
-        qapp.removeTranslator(translator)
-    for widget in qapp.topLevelWidgets():
-        if isinstance(widget, ConfirmCardWidget):
-            widget.close()
-            widget.deleteLater()
-    qapp.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    gc.collect()
 
 
 def plain(rich: str) -> str:
