@@ -364,6 +364,10 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv)
+    QApplication.setQuitOnLastWindowClosed(False)  # (a2) closes its window before (b) opens another
+    from app.ui.gui_thread import GuiThreadCollector
+
+    collector = GuiThreadCollector(app)  # as the app does: cyclic collections on the GUI timer
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     import app as arxiu
@@ -374,6 +378,7 @@ def main() -> None:
     )
     with loop:
         loop.run_until_complete(main_async(args))
+    collector.stop()
 
 
 if __name__ == "__main__":

@@ -206,6 +206,7 @@ async def _scripted_run(window: MainWindow, state: str, key: RecordKey | None) -
         script = demo_script.conversation_script(archive, lang)
     window.services.set_session(demo_script.demo_session(archive, script, lang))
     await window.assistant.load_models()
+    window.assistant.picker.select(demo_script.SCRIPTED_ENTRY["id"])  # not a saved last model
     if state == "confirm-card":
         window.assistant.mode.setCurrentIndex(window.assistant.mode.findData("write"))
         if key is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping, Sized
 from dataclasses import dataclass
 from typing import NotRequired, TypedDict
 
@@ -48,7 +49,16 @@ def _keys(hits: list[SearchHit]) -> tuple[RecordKey, ...]:
     return tuple(dict.fromkeys(h.key for h in hits))
 
 
-@tool("content", "Search by meaning: “{query}”")
+def _search_summary(args: Mapping[str, object]) -> tuple[str, dict[str, str]]:
+    """The summary template of a search by meaning, saying how many sections it is kept to (so
+    a composed answer's list search does not read as its first search again)."""
+    sections = args.get("sections")
+    count = len(sections) if isinstance(sections, Sized) and sections else 0
+    where = {0: "", 1: " in 1 section"}.get(count, " in {count} sections")
+    return "Search by meaning" + where + ": “{query}”", {"count": str(count)}
+
+
+@tool("content", _search_summary)
 async def dedalo_semantic_search(
     ctx: ToolContext,
     query: str,

@@ -20,6 +20,10 @@ SUMMARY_WORDS: dict[str, dict[str, str]] = {
         "Search {section_tipo} for “{query}”": "Cerca «{query}» a {section_tipo}",
         "Media of {section_tipo}/{section_id}": "Fitxers de {section_tipo}/{section_id}",
         "Search by meaning: “{query}”": "Cerca pel significat: «{query}»",
+        "Search by meaning in 1 section: “{query}”": "Cerca pel significat en 1 secció: «{query}»",
+        "Search by meaning in {count} sections: “{query}”": (
+            "Cerca pel significat en {count} seccions: «{query}»"
+        ),
         "Passages of {section_tipo}/{section_id}": "Fragments de {section_tipo}/{section_id}",
         "Create a record in {section_tipo}": "Crea un registre a {section_tipo}",
         "Duplicate record {section_tipo}/{section_id}": (
@@ -69,6 +73,12 @@ SUMMARY_WORDS: dict[str, dict[str, str]] = {
         "Search {section_tipo} for “{query}”": "Busca «{query}» en {section_tipo}",
         "Media of {section_tipo}/{section_id}": "Archivos de {section_tipo}/{section_id}",
         "Search by meaning: “{query}”": "Búsqueda por significado: «{query}»",
+        "Search by meaning in 1 section: “{query}”": (
+            "Búsqueda por significado en 1 sección: «{query}»"
+        ),
+        "Search by meaning in {count} sections: “{query}”": (
+            "Búsqueda por significado en {count} secciones: «{query}»"
+        ),
         "Passages of {section_tipo}/{section_id}": "Fragmentos de {section_tipo}/{section_id}",
         "Create a record in {section_tipo}": "Crea un registro en {section_tipo}",
         "Duplicate record {section_tipo}/{section_id}": (

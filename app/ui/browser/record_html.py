@@ -17,8 +17,11 @@ from app.core.archive.hierarchy import Hierarchy, Node, breadcrumbs, children_of
 from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import locators
 from app.core.errors import ArxiuError
+from app.ui.i18n import language_name
 
 TIMECODE = re.compile(r"\[TC_(\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)_TC\]")
+LANG_CODE = re.compile(r"lg-[a-z]{3}")
+"""An archive language code stored as a value (the demo's interview language)."""
 LANG_TAGS = {"lg-cat": "CA", "lg-spa": "ES", "lg-eng": "EN", "lg-fra": "FR", "lg-deu": "DE"}
 LANG_ORDER = ("lg-cat", "lg-spa", "lg-eng")
 CHILDREN_SHOWN = 200
@@ -200,13 +203,32 @@ def _value_html(key: RecordKey, field: Field, item: dict[str, Any], c: Palette) 
     code = str(item.get("lang") or NEUTRAL_LANG)
     tag = LANG_TAGS.get(code)
     prefix = _pill(tag, c.pill, c.muted) + "&nbsp;" if tag and field.multilingual else ""
-    text = html.escape(str(item.get("value", "")))
+    text = html.escape(_shown_value(field, item.get("value", "")))
     if field.kind == "transcription":
         text = TIMECODE.sub(lambda m: _timecode_link(key, m.group(1), c), text)
         text = text.replace("\n", "<br>")
     elif field.kind == "iri":
         text = f"<a href='{text}' style='color:{c.link}'>{text}</a>"
     return prefix + text
+
+
+def _shown_value(field: Field, value: object) -> str:
+    """A stored value in words: a point as ``41.966° N, 2.415° E``, an archive language code
+    (``lg-cat``) as the language's name in the UI language, anything else as its text."""
+    if field.kind == "geo" and isinstance(value, dict):
+        point = _point(value.get("lat"), value.get("lon"))
+        if point is not None:
+            return point
+    if isinstance(value, str) and LANG_CODE.fullmatch(value):
+        return language_name(value)
+    return str(value)
+
+
+def _point(lat: object, lon: object) -> str | None:
+    if not isinstance(lat, int | float) or not isinstance(lon, int | float):
+        return None
+    north, east = ("N" if lat >= 0 else "S"), ("E" if lon >= 0 else "W")
+    return f"{abs(lat):g}° {north}, {abs(lon):g}° {east}"
 
 
 def _timecode_link(key: RecordKey, timecode: str, c: Palette) -> str:

@@ -45,3 +45,31 @@ def test_every_tool_s_template_has_a_catalan_and_a_spanish_form(registry: ToolRe
             if registry.summary(n, {}, lang) == english[n] and (lang, n) not in alike
         ]
         assert same == [], f"{lang}: untranslated summaries of {same}"
+
+
+@pytest.mark.parametrize(
+    ("lang", "one", "two"),
+    [
+        ("lg-eng", "Search by meaning in 1 section: “x”", "Search by meaning in 2 sections: “x”"),
+        (
+            "lg-cat",
+            "Cerca pel significat en 1 secció: «x»",
+            "Cerca pel significat en 2 seccions: «x»",
+        ),
+        (
+            "lg-spa",
+            "Búsqueda por significado en 1 sección: «x»",
+            "Búsqueda por significado en 2 secciones: «x»",
+        ),
+    ],
+)
+def test_a_search_kept_to_sections_says_so(
+    registry: ToolRegistry, lang: str, one: str, two: str
+) -> None:
+    """A composed answer's list search (kept to the sections the first search found) does not
+    read as the first search again."""
+    search = "dedalo_semantic_search"
+    assert registry.summary(search, {"query": "x", "sections": ["oh1"]}, lang) == one
+    assert registry.summary(search, {"query": "x", "sections": ["oh1", "rsc197"]}, lang) == two
+    unkept = registry.summary(search, {"query": "x", "sections": []}, lang)
+    assert unkept == registry.summary(search, {"query": "x"}, lang)
