@@ -12,6 +12,7 @@ from typing import Any
 
 from app.core.errors import ModelError
 from app.core.models.catalog import ModelEntry
+from app.core.system_keyring import KeyringUnusable, usable_keyring
 
 SERVICE = "arxiu"
 
@@ -23,14 +24,9 @@ def _keyring() -> Any:
         ModelError: ``ai.keyring_unavailable`` when the package or a backend is missing.
     """
     try:
-        import keyring
-        from keyring.backends import fail
-    except ImportError as error:
-        raise _unavailable("the keyring package is not installed") from error
-    backend = keyring.get_keyring()
-    if isinstance(backend, fail.Keyring) or getattr(backend, "priority", 1) <= 0:
-        raise _unavailable(f"no usable keyring backend ({type(backend).__name__})")
-    return keyring
+        return usable_keyring()
+    except KeyringUnusable as error:
+        raise _unavailable(str(error)) from error
 
 
 def _unavailable(reason: str) -> ModelError:

@@ -68,11 +68,19 @@ def test_stop_ends_the_prefill_mid_batch_and_the_next_one_resumes(llm: Any) -> N
         pressed.append(time.perf_counter())
         stop.set()
 
-    timer = threading.Timer(per_batch * 2.25, press)  # a quarter into the third batch
-    timer.start()
+    def press_in_a_later_batch() -> None:
+        # pressed once a batch past the cached two has finished, i.e. early in the next one
+        # (a timer set from the first batches' time lands anywhere on a loaded machine)
+        deadline = time.perf_counter() + 60
+        while llm.n_tokens < 3 * BATCH and time.perf_counter() < deadline:
+            time.sleep(0.001)
+        press()
+
+    watcher = threading.Thread(target=press_in_a_later_batch)
+    watcher.start()
     assert _prefill(llm, abort, tokens) is None
     latency = time.perf_counter() - pressed[0]
-    timer.join()
+    watcher.join()
     kept = llm.n_tokens
     assert latency < STOP_BOUND_S, (latency, per_batch)
     assert latency < per_batch / 3 or per_batch < 0.1  # not at the end of its batch

@@ -17,6 +17,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
+from app.core.archive.postgres.credentials import password_for
 from app.core.errors import ArchiveError
 
 Conn = psycopg.Connection[tuple[object, ...]]
@@ -67,7 +68,8 @@ def translate(exc: psycopg.Error, url: str) -> ArchiveError:
     lower = text.lower()
     where = redact(url)
     state = getattr(exc, "sqlstate", None)
-    if "password authentication failed" in lower or state in ("28P01", "28000"):
+    refused = ("password authentication failed", "no password supplied")
+    if any(words in lower for words in refused) or state in ("28P01", "28000"):
         return ArchiveError(
             "archive.pg_auth_failed",
             f"The server refused the login for {where}: wrong user or password.",
@@ -125,7 +127,9 @@ def connect(url: str, *, vector: bool = True, autocommit: bool = False) -> Conn:
         raise invalid_url(url, "it does not start with postgresql://")
     database_name(url)
     try:
-        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S)
+        conn = psycopg.connect(
+            _with_remembered(url), autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S
+        )
     except psycopg.Error as exc:
         raise translate(exc, url) from exc
     try:
@@ -134,6 +138,14 @@ def connect(url: str, *, vector: bool = True, autocommit: bool = False) -> Conn:
         conn.close()
         raise
     return conn
+
+
+def _with_remembered(url: str) -> str:
+    """``url`` with the password remembered in the OS keyring added, when the URL and
+    ``PGPASSWORD`` give none (:mod:`~app.core.archive.postgres.credentials`); messages still
+    name only ``url``."""
+    password = password_for(url)
+    return psycopg.conninfo.make_conninfo(url, password=password) if password else url
 
 
 def prepare(conn: Conn, *, vector: bool = True) -> None:
@@ -186,7 +198,7 @@ def open_pool(url: str, *, max_size: int = 4) -> ConnectionPool[Conn]:
     :func:`connect`) before the pool opens, so a bad URL never leaves a pool retrying."""
     connect(url).close()
     return ConnectionPool(
-        url,
+        _with_remembered(url),
         min_size=1,
         max_size=max_size,
         kwargs={"connect_timeout": CONNECT_TIMEOUT_S},
