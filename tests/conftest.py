@@ -19,6 +19,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from app.core.archive import Archive, open_archive
+from tests import postgres_server
+
+pg_server = postgres_server.pg_server
+pg_database = postgres_server.pg_database
+"""The PostgreSQL server of the tests (tests/postgres_server.py), one per session."""
+
+ENGINES = ("sqlite", "postgresql")
+"""The engines the ``archive`` fixture runs each of its tests on (``sqlite_only`` for one)."""
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -38,7 +46,12 @@ reason; a test declares what it alone expects with ``@pytest.mark.allow_log``.""
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Declare the ``allow_log`` marker."""
+    """Declare the ``allow_log`` and ``sqlite_only`` markers."""
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only(why): the ``archive`` fixture gives this test a SQLite archive only (it "
+        "tests what only a folder archive has), not one on each engine",
+    )
     config.addinivalue_line(
         "markers",
         "allow_log(logger, message=''): a WARNING-or-worse record this test expects, from "
@@ -149,10 +162,31 @@ def arxiu_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     return home
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run every test that takes the ``archive`` fixture on each engine (``[sqlite]``,
+    ``[postgresql]`` in its id), unless it is marked ``sqlite_only``."""
+    if "archive_engine" in metafunc.fixturenames:  # the ``archive`` below, not a test's own
+        only = metafunc.definition.get_closest_marker("sqlite_only")
+        metafunc.parametrize("archive_engine", ENGINES[:1] if only else ENGINES, indirect=True)
+
+
 @pytest.fixture
-def archive(tmp_path: Path) -> Iterator[Archive]:
-    """A fresh, empty archive."""
-    arch = open_archive(tmp_path / "archive", create=True)
+def archive_engine(request: pytest.FixtureRequest) -> str:
+    """The engine of the ``archive`` fixture (parametrised by :func:`pytest_generate_tests`)."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def archive(
+    tmp_path: Path, archive_engine: str, request: pytest.FixtureRequest
+) -> Iterator[Archive]:
+    """A fresh, empty archive: a folder (SQLite), or a fresh database on the tests'
+    PostgreSQL server."""
+    if archive_engine == "postgresql":
+        location = str(request.getfixturevalue("pg_database"))
+    else:
+        location = str(tmp_path / "archive")
+    arch = open_archive(location, create=True)
     yield arch
     arch.close()
 

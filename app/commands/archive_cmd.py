@@ -57,8 +57,8 @@ def archive_info(archive: Archive) -> dict[str, Any]:
         links = int(conn.execute("SELECT count(*) FROM links").fetchone()[0])
         media = int(conn.execute("SELECT count(*) FROM media").fetchone()[0])
     return {
-        "path": str(archive.folder),
-        "schema_version": archive.db.schema_version(),
+        "path": archive.location if archive.shared else str(archive.folder),
+        "schema_version": None if archive.shared else archive.sqlite.schema_version(),
         "schema_known": len(MIGRATIONS),
         "records": archive.count_records(),
         "links": links,

@@ -72,7 +72,7 @@ def run_index(args: argparse.Namespace) -> int:
     if args.worker:
         return run_worker(args)
     with open_current(args) as archive:
-        archive.db.check_intact()  # report a damaged file before writing anything into it
+        archive.sqlite.check_intact()  # report a damaged file before writing anything into it
         index = Index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
         if args.rebuild:
             index.rebuild()

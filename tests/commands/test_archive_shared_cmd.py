@@ -8,11 +8,7 @@ import pytest
 
 from app.cli import main
 from app.core.archive.postgres.connect import connect, database_name
-from tests import postgres_server
 from tests.postgres_server import PgServer
-
-pg_server = postgres_server.pg_server
-pg_database = postgres_server.pg_database
 
 
 def checksum(where: str, capsys: pytest.CaptureFixture[str]) -> list[str]:

@@ -13,11 +13,8 @@ from app.commands.index_cmd import WORKER_BATCH
 from app.core.archive.postgres.connect import connect
 from app.core.archive.postgres.transfer import copy_archive
 from app.core.index.postgres.worker import BATCH
-from tests import postgres_server
 from tests.core.archive.postgres.conftest import indexed_demo_dir
 
-pg_server = postgres_server.pg_server
-pg_database = postgres_server.pg_database
 demo_index_dir = indexed_demo_dir
 
 HASHING = "hashing-256"

@@ -21,7 +21,6 @@ import importlib
 import json
 import os
 import socket
-import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -42,6 +41,7 @@ from app.core.archive.plan_seal import plan_key, seal
 from app.core.errors import ArxiuError, ToolError
 
 if TYPE_CHECKING:
+    from app.core.archive.database import Connection, Row
     from app.core.archive.store import Archive
 
 psutil: Any = importlib.import_module("psutil")  # no type stubs
@@ -179,14 +179,14 @@ class PlanBook:
         """The plan ``plan_id`` with its status, if the book has it."""
         return await self.archive.db.aread(lambda conn: self._get_in(conn, plan_id))
 
-    def _get_in(self, conn: sqlite3.Connection, plan_id: str) -> PlanRecord | None:
+    def _get_in(self, conn: Connection, plan_id: str) -> PlanRecord | None:
         row = conn.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
         return self._record(row) if row else None
 
     async def by_bound_hash(self, bound_hash: str, person: str) -> PlanRecord | None:
         """The plan of ``person`` whose bound hash is ``bound_hash``."""
 
-        def find(conn: sqlite3.Connection) -> PlanRecord | None:
+        def find(conn: Connection) -> PlanRecord | None:
             row = conn.execute(
                 f"SELECT * FROM plans WHERE bound_hash = ? AND {_OWNED}",
                 (bound_hash, *_owner_args(person)),
@@ -198,16 +198,18 @@ class PlanBook:
     async def in_conversation(self, conversation_id: str) -> list[PlanRecord]:
         """The plans proposed in a conversation, oldest first."""
 
-        def find(conn: sqlite3.Connection) -> list[PlanRecord]:
+        order = "rowid" if self.archive.db.dialect == "sqlite" else "updated_at, id"
+
+        def find(conn: Connection) -> list[PlanRecord]:
             rows = conn.execute(
-                "SELECT * FROM plans WHERE conversation_id = ? ORDER BY created_at, rowid",
+                f"SELECT * FROM plans WHERE conversation_id = ? ORDER BY created_at, {order}",
                 (conversation_id,),
             ).fetchall()
             return [self._record(row) for row in rows]
 
         return await self.archive.db.aread(find)
 
-    def _record(self, row: sqlite3.Row) -> PlanRecord:
+    def _record(self, row: Row) -> PlanRecord:
         report = json.loads(row["report"]) if row["report"] else None
         bound = str(row["bound_hash"] or "")  # the hash clients see, never the content hash
         stored = {**json.loads(row["plan"]), "plan_hash": bound, "pending_id": row["id"]}
@@ -235,9 +237,7 @@ class PlanBook:
         self._announce_all(superseded, "superseded")
         return record
 
-    def _add_in(
-        self, conn: sqlite3.Connection, entry: NewPlan, superseded: list[str]
-    ) -> PlanRecord:
+    def _add_in(self, conn: Connection, entry: NewPlan, superseded: list[str]) -> PlanRecord:
         plan_id = uuid.uuid4().hex
         body = {k: v for k, v in entry.plan.to_dict().items() if k in _CONTENT_KEYS}
         content = content_hash(body)
@@ -257,8 +257,8 @@ class PlanBook:
                 entry.conversation_id,
                 entry.model_id,
                 entry.egress,
-                int(entry.tainted),
-                int(entry.restricted_text),
+                bool(entry.tainted),
+                bool(entry.restricted_text),
                 stamp,
                 stamp,
                 entry.proposer,
@@ -309,7 +309,7 @@ class PlanBook:
 
     def _claim_in(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         plan_id: str,
         approved: bool,
         status: PlanStatus,
@@ -326,7 +326,14 @@ class PlanBook:
         current, holder = str(row[0]), row[1]
         resumed = current == "applying" and approved and not owner_alive(holder, plan_id)
         if resumed:
-            _update(conn, plan_id, "applying", owner, "status = 'applying' AND owner IS ?", holder)
+            _update(
+                conn,
+                plan_id,
+                "applying",
+                owner,
+                "status = 'applying' AND owner IS NOT DISTINCT FROM ?",
+                holder,
+            )
         elif not _update(
             conn, plan_id, "applying" if approved else status, owner, "status = 'pending'"
         ):
@@ -350,7 +357,7 @@ class PlanBook:
         return record
 
     def _finish_in(
-        self, conn: sqlite3.Connection, plan_id: str, status: PlanStatus, report: ApplyReport | None
+        self, conn: Connection, plan_id: str, status: PlanStatus, report: ApplyReport | None
     ) -> PlanRecord:
         text = json.dumps(report.to_dict(), ensure_ascii=False) if report else None
         conn.execute(
@@ -394,7 +401,7 @@ class PlanBook:
 
 
 def _update(
-    conn: sqlite3.Connection, plan_id: str, status: str, owner: str, where: str, *extra: Any
+    conn: Connection, plan_id: str, status: str, owner: str, where: str, *extra: Any
 ) -> bool:
     cursor = conn.execute(
         f"UPDATE plans SET status = ?, owner = ?, updated_at = ? WHERE id = ? AND {where}",
@@ -408,9 +415,7 @@ def _release(plan_ids: list[str]) -> None:
         _ACTIVE.difference_update(plan_ids)
 
 
-def _set_where(
-    conn: sqlite3.Connection, status: str, person: str, where: str, value: str
-) -> list[str]:
+def _set_where(conn: Connection, status: str, person: str, where: str, value: str) -> list[str]:
     """Set ``status`` on this person's pending plans matching ``where``; their ids."""
     rows = conn.execute(
         "UPDATE plans SET status = ?, updated_at = ? "

@@ -10,7 +10,11 @@ never text. The agent layer (``app.core.agent.history_taint``) makes the digests
 
 from __future__ import annotations
 
-import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.archive.database import Connection
+
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -48,7 +52,7 @@ def _chunks(values: list[str]) -> Iterable[list[str]]:
 
 
 def look_up(
-    conn: sqlite3.Connection, owner: str, digests: Iterable[str], shingles: Iterable[str]
+    conn: Connection, owner: str, digests: Iterable[str], shingles: Iterable[str]
 ) -> LedgerView:
     """What the ledger says of ``digests`` (whole texts) and ``shingles`` for ``owner``."""
     known: dict[str, bool] = {}
@@ -65,13 +69,13 @@ def look_up(
         rows = conn.execute(f"SELECT digest FROM tainted_shingles WHERE digest IN ({marks})", chunk)
         found.update(str(digest) for (digest,) in rows)
     tainted = conn.execute(
-        "SELECT 1 FROM answer_ledger WHERE owner = ? AND tainted = 1 LIMIT 1", (owner,)
+        "SELECT 1 FROM answer_ledger WHERE owner = ? AND tainted LIMIT 1", (owner,)
     ).fetchone()
     return LedgerView(known, frozenset(found), tainted is not None)
 
 
 def record(
-    conn: sqlite3.Connection,
+    conn: Connection,
     owner: str,
     entries: Iterable[tuple[str, bool]],
     shingles: Iterable[str],
@@ -80,10 +84,11 @@ def record(
     and the shingle digests of tainted answers."""
     conn.executemany(
         "INSERT INTO answer_ledger(owner, digest, tainted) VALUES (?, ?, ?) "
-        "ON CONFLICT(owner, digest) DO UPDATE SET tainted = max(tainted, excluded.tainted)",
-        [(owner, digest, int(tainted)) for digest, tainted in entries],
+        "ON CONFLICT(owner, digest) DO UPDATE "
+        "SET tainted = (answer_ledger.tainted OR excluded.tainted)",
+        [(owner, digest, bool(tainted)) for digest, tainted in entries],
     )
     conn.executemany(
-        "INSERT OR IGNORE INTO tainted_shingles(digest) VALUES (?)",
+        "INSERT INTO tainted_shingles(digest) VALUES (?) ON CONFLICT DO NOTHING",
         [(digest,) for digest in sorted(set(shingles))],
     )

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.core.archive.bulk_plan import Replan, Written, upsert_batch
+from app.core.archive.database import Connection
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.records import (
+    EXTERNAL_ID_UPSERT,
     Values,
     insert_record,
     next_id,
@@ -34,7 +36,7 @@ from app.core.archive.records import (
 from app.core.errors import ArxiuError
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Database
+    from app.core.archive.database import Engine
 
 ROW_ERRORS = (
     ValueError,  # UnicodeEncodeError: a lone surrogate; values that are not JSON
@@ -48,7 +50,7 @@ ROW_ERRORS = (
 """Failures that concern one record's data, not the archive or the transaction."""
 
 AfterCommit = Callable[[], None]
-BatchHook = Callable[[sqlite3.Connection, list[Written]], AfterCommit | None]
+BatchHook = Callable[[Connection, list[Written]], AfterCommit | None]
 """``hook(conn, written)``: runs in a bulk upsert's transaction, after its rows are written;
 may return what to run once the batch has committed (on the writer thread)."""
 
@@ -80,7 +82,7 @@ class UpsertResult:
 class BulkWriter:
     """Bulk upserts; mixed into :class:`~app.core.archive.store.Archive`."""
 
-    db: Database
+    db: Engine
     _batch_hooks: tuple[BatchHook, ...] = ()
 
     def _notify(self, keys: list[RecordKey]) -> None:  # provided by Archive
@@ -127,7 +129,7 @@ class BulkWriter:
         hooks = self._batch_hooks
         after: list[AfterCommit] = []
 
-        def run(conn: sqlite3.Connection) -> UpsertResult:
+        def run(conn: Connection) -> UpsertResult:
             conn.execute("SAVEPOINT upsert_batch")
             try:
                 result, written = upsert_planned_written(conn, source, records)
@@ -176,14 +178,14 @@ def row_error(exc: BaseException) -> str | None:
     return None
 
 
-def upsert_planned(conn: sqlite3.Connection, source: str, records: list[NewRecord]) -> UpsertResult:
+def upsert_planned(conn: Connection, source: str, records: list[NewRecord]) -> UpsertResult:
     """The batch written in a few statements (:func:`~.bulk_plan.upsert_batch`): what
     :func:`upsert_in_order` stores, or an exception (a row error, :class:`Replan`)."""
     return upsert_planned_written(conn, source, records)[0]
 
 
 def upsert_planned_written(
-    conn: sqlite3.Connection, source: str, records: list[NewRecord]
+    conn: Connection, source: str, records: list[NewRecord]
 ) -> tuple[UpsertResult, list[Written]]:
     """:func:`upsert_planned`, with the records the batch created or changed (for the batch
     hooks)."""
@@ -194,7 +196,7 @@ def upsert_planned_written(
 
 
 def upsert_in_order(
-    conn: sqlite3.Connection, source: str, records: list[NewRecord], *, per_row: bool = False
+    conn: Connection, source: str, records: list[NewRecord], *, per_row: bool = False
 ) -> UpsertResult:
     """The batch written record by record, in order (the reference :func:`upsert_planned`
     reproduces); the first record that cannot be stored raises, or with ``per_row`` is left
@@ -202,7 +204,7 @@ def upsert_in_order(
     return (_upsert_each if per_row else _upsert_all)(conn, source, records)
 
 
-def _upsert_all(conn: sqlite3.Connection, source: str, records: list[NewRecord]) -> UpsertResult:
+def _upsert_all(conn: Connection, source: str, records: list[NewRecord]) -> UpsertResult:
     batch = _Batch(conn)
     counts = {"created": 0, "updated": 0, "unchanged": 0}
     keys: list[RecordKey] = []
@@ -213,7 +215,7 @@ def _upsert_all(conn: sqlite3.Connection, source: str, records: list[NewRecord])
     return UpsertResult(counts["created"], counts["updated"], counts["unchanged"], keys)
 
 
-def _upsert_each(conn: sqlite3.Connection, source: str, records: list[NewRecord]) -> UpsertResult:
+def _upsert_each(conn: Connection, source: str, records: list[NewRecord]) -> UpsertResult:
     """Like :func:`_upsert_all`, one savepoint per record, leaving out those that fail."""
     batch = _Batch(conn)
     counts = {"created": 0, "updated": 0, "unchanged": 0}
@@ -240,7 +242,7 @@ def _upsert_each(conn: sqlite3.Connection, source: str, records: list[NewRecord]
 
 
 def _upsert_one(
-    conn: sqlite3.Connection, batch: _Batch, source: str, item: NewRecord
+    conn: Connection, batch: _Batch, source: str, item: NewRecord
 ) -> tuple[str, RecordKey]:
     """Create or update one record; ``("created" | "updated" | "unchanged", key)``."""
     clean = normalize_values(item.values)
@@ -259,14 +261,14 @@ def _upsert_one(
     assert key is not None
     if item.external_id is not None:
         conn.execute(
-            "INSERT OR REPLACE INTO external_ids VALUES (?, ?, ?, ?)",
+            EXTERNAL_ID_UPSERT,
             (source, item.external_id, key.section_tipo, key.section_id),
         )
     return outcome, key
 
 
 def _upsert_existing(
-    conn: sqlite3.Connection, before: Record, clean: Values, restricted: bool | None
+    conn: Connection, before: Record, clean: Values, restricted: bool | None
 ) -> bool:
     if restricted is None:  # the source says nothing: a person's restriction stays
         restricted = before.restricted
@@ -279,7 +281,7 @@ def _upsert_existing(
 class _Batch:
     """Per-transaction caches for bulk writes: next ids and relation fields per section."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self._next: dict[str, int] = {}
         self._relations: dict[str, list[str]] = {}
@@ -300,7 +302,7 @@ class _Batch:
         return self._relations[tipo]
 
 
-def _resolve_external(conn: sqlite3.Connection, source: str, item: NewRecord) -> RecordKey | None:
+def _resolve_external(conn: Connection, source: str, item: NewRecord) -> RecordKey | None:
     if item.external_id is None:
         return None
     row = conn.execute(

@@ -19,14 +19,19 @@ reports each failing record as before).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.archive.database import Connection
+
 import json
-import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from app.core.archive.model import RecordKey
 from app.core.archive.records import (
+    EXTERNAL_ID_UPSERT,
     InsertRow,
     LinkRow,
     UpdateRow,
@@ -157,9 +162,7 @@ class Outcome:
     """Each record created or changed, once, in its final state."""
 
 
-def upsert_batch(
-    conn: sqlite3.Connection, source: str, records: Sequence[RecordToUpsert]
-) -> Outcome:
+def upsert_batch(conn: Connection, source: str, records: Sequence[RecordToUpsert]) -> Outcome:
     """Upsert ``records`` under ``source`` as the record-by-record path would, in a few
     statements (see the module's docstring).
 
@@ -179,9 +182,7 @@ def upsert_batch(
 class _Plan:
     """The batch's snapshot of the archive and the rows it will write."""
 
-    def __init__(
-        self, conn: sqlite3.Connection, source: str, records: Sequence[RecordToUpsert]
-    ) -> None:
+    def __init__(self, conn: Connection, source: str, records: Sequence[RecordToUpsert]) -> None:
         self.conn = conn
         self.source = source
         wanted = [item.external_id for item in records if item.external_id is not None]
@@ -291,9 +292,7 @@ class _Plan:
         update_many(self.conn, updates)
         cleared = [p.key for p in self.rows.values() if p.relinked]
         relink_many(self.conn, cleared, [row for p in self.rows.values() for row in p.links])
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO external_ids VALUES (?, ?, ?, ?)", self.ext_rows
-        )
+        self.conn.executemany(EXTERNAL_ID_UPSERT, self.ext_rows)
         return written
 
     def _link_rows(self, key: RecordKey, clean: Values) -> list[LinkRow]:
@@ -306,7 +305,7 @@ class _Plan:
         return link_rows(key, clean, relations) if relations else []
 
 
-def external_keys(conn: sqlite3.Connection, source: str, ids: list[str]) -> dict[str, RecordKey]:
+def external_keys(conn: Connection, source: str, ids: list[str]) -> dict[str, RecordKey]:
     """The keys ``ids`` are mapped to under ``source`` (those that are), in a few queries."""
     found: dict[str, RecordKey] = {}
     wanted = list(dict.fromkeys(ids))
@@ -322,7 +321,7 @@ def external_keys(conn: sqlite3.Connection, source: str, ids: list[str]) -> dict
 
 
 def stored_rows(
-    conn: sqlite3.Connection, keys: set[RecordKey]
+    conn: Connection, keys: set[RecordKey]
 ) -> dict[RecordKey, tuple[str, int, int | None]]:
     """``(data, version, restricted)`` of the stored records among ``keys``, in a few queries."""
     by_section: dict[str, list[int]] = {}
@@ -343,9 +342,7 @@ def stored_rows(
     return found
 
 
-def rows_in(
-    conn: sqlite3.Connection, sql: str, first: object, values: Sequence[object]
-) -> Iterator[Any]:
+def rows_in(conn: Connection, sql: str, first: object, values: Sequence[object]) -> Iterator[Any]:
     """The rows of ``sql`` (its one parameter ``first``, then ``IN ({})``) for every value of
     ``values``, asked ``IN_CHUNK`` values at a time."""
     for start in range(0, len(values), IN_CHUNK):

@@ -9,14 +9,13 @@ versions wrote; the plan book owns every plan and its status).
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Database
+    from app.core.archive.database import Connection, Engine, Row
 
 
 class ConversationStore:
@@ -26,7 +25,7 @@ class ConversationStore:
     encoding too), so the event loop that awaits it goes on meanwhile.
     """
 
-    db: Database
+    db: Engine
 
     async def save_conversation(self, conversation: JsonObject) -> None:
         """Insert or update a conversation (``id``, ``title``, ``model``, ``history``...);
@@ -36,7 +35,7 @@ class ConversationStore:
     async def conversations(self) -> list[JsonObject]:
         """Every conversation, most recently updated first."""
 
-        def fetch(conn: sqlite3.Connection) -> list[JsonObject]:
+        def fetch(conn: Connection) -> list[JsonObject]:
             rows = conn.execute(
                 "SELECT * FROM conversations ORDER BY updated_at DESC, id"
             ).fetchall()
@@ -55,7 +54,7 @@ class ConversationStore:
         )
 
 
-def _upsert(conn: sqlite3.Connection, conversation: JsonObject) -> None:
+def _upsert(conn: Connection, conversation: JsonObject) -> None:
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     row = (
         conversation["id"],
@@ -77,7 +76,7 @@ def _upsert(conn: sqlite3.Connection, conversation: JsonObject) -> None:
     )
 
 
-def _fetch(conn: sqlite3.Connection, conversation_id: str) -> JsonObject | None:
+def _fetch(conn: Connection, conversation_id: str) -> JsonObject | None:
     row = conn.execute("SELECT * FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
     return _row_to_conversation(row) if row else None
 
@@ -86,7 +85,7 @@ def _dumps_or_none(value: JsonValue) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def _row_to_conversation(row: sqlite3.Row) -> JsonObject:
+def _row_to_conversation(row: Row) -> JsonObject:
     """A ``conversations`` row (text columns) with its JSON columns decoded."""
     item: JsonObject = dict(row)
     item["history"] = json.loads(row["history"])

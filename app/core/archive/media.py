@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 import shutil
-import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
@@ -19,6 +19,7 @@ from app.core.archive.model import AuditInfo, Media, RecordKey
 from app.core.errors import ArchiveError
 
 if TYPE_CHECKING:
+    from app.core.archive.database import Connection, Row
     from app.core.archive.store import Archive
 
 THUMBNAIL_SIZE = 256
@@ -128,12 +129,25 @@ def add_media(
         duration_s=duration_s,
         thumbnail=thumb,
     )
-    media_id = archive.db.write(lambda conn: _insert_media(conn, key, row, audit, replace))
+
+    def write(conn: Connection) -> int:
+        for kept in (row["path"], thumb):
+            if kept is not None:
+                archive.db.keep_file(conn, kept, archive.media_dir / kept)
+        return _insert_media(conn, key, row, audit, replace)
+
+    media_id = archive.db.write(write)
     archive.notify_changed([key])
     return _media(media_id, key, row)
 
 
-def _media(media_id: int, key: RecordKey, row: MediaRow | sqlite3.Row) -> Media:
+def sql_now() -> str:
+    """The current UTC time as SQLite's ``datetime('now')`` writes it (``media.created_at``),
+    which PostgreSQL reads as the same instant."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _media(media_id: int, key: RecordKey, row: MediaRow | Row) -> Media:
     """The typed media of a ``media`` row, new or read back."""
     return Media(
         id=media_id,
@@ -187,7 +201,7 @@ def _thumbnail(archive: Archive, relative: Path, sha: str) -> str | None:
 
 
 def _insert_media(
-    conn: sqlite3.Connection,
+    conn: Connection,
     key: RecordKey,
     row: MediaRow,
     audit: AuditInfo | None,
@@ -213,17 +227,17 @@ def _insert_media(
         "INSERT INTO media(section_tipo, section_id, field_tipo, path, mime, size, sha256, "
         "width, height, duration_s, thumbnail, created_at) "
         "VALUES (:section_tipo, :section_id, :field_tipo, :path, :mime, :size, :sha256, "
-        ":width, :height, :duration_s, :thumbnail, datetime('now'))",
-        row,
+        ":width, :height, :duration_s, :thumbnail, :created_at) RETURNING id",
+        {**row, "created_at": sql_now()},
     )
-    media_id = int(cursor.lastrowid or 0)
+    media_id = int(cursor.fetchone()[0])
     value = MediaValue(media_id=media_id, path=row["path"], mime=row["mime"])
     _attach(conn, key, field_tipo, value, audit)
     return media_id
 
 
 def _attach(
-    conn: sqlite3.Connection,
+    conn: Connection,
     key: RecordKey,
     field_tipo: str,
     value: MediaValue,

@@ -10,9 +10,13 @@ same content have different bound hashes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.archive.database import Connection
+
 import hashlib
 import hmac
-import sqlite3
 
 from app.core.errors import ArchiveError
 
@@ -26,7 +30,7 @@ def seal(key: bytes, plan_id: str, content_hash: str) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
-def plan_key(conn: sqlite3.Connection) -> bytes:
+def plan_key(conn: Connection) -> bytes:
     """The archive's plan key.
 
     Raises:

@@ -9,7 +9,6 @@ lookups are cheap. Ids are never reused: a deleted id raises its section's high-
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from app.core.archive.model import NEUTRAL_LANG, AuditInfo, Link, Locator, Recor
 from app.core.errors import ArchiveError
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Database
+    from app.core.archive.database import Connection, Engine, Row
 
 Values = dict[str, list[dict[str, Any]]]
 
@@ -27,7 +26,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def row_to_record(row: sqlite3.Row) -> Record:
+def row_to_record(row: Row) -> Record:
     """A ``records`` row as a :class:`Record`."""
     restricted = row["restricted"]
     return Record(
@@ -95,7 +94,7 @@ def locators(items: Iterable[Mapping[str, object]]) -> list[RecordKey]:
 class RecordWriter:
     """Write operations on records; mixed into :class:`~app.core.archive.store.Archive`."""
 
-    db: Database
+    db: Engine
 
     def _notify(self, keys: list[RecordKey]) -> None:  # overridden by Archive
         raise NotImplementedError
@@ -113,7 +112,7 @@ class RecordWriter:
         """Create a record; returns its key. ``audit`` adds an audit row in the same transaction."""
         clean = normalize_values(values or {})
 
-        def run(conn: sqlite3.Connection) -> RecordKey:
+        def run(conn: Connection) -> RecordKey:
             require_section(conn, section_tipo)
             sid = section_id if section_id is not None else next_id(conn, section_tipo)
             if _exists(conn, section_tipo, sid):
@@ -157,7 +156,7 @@ class RecordWriter:
         """Replace the given fields' items (``{field tipo: [{lang?, value}, ...]}``, checked as
         :func:`normalize_values` does); ``expected_version`` guards against lost updates."""
 
-        def run(conn: sqlite3.Connection) -> Record:
+        def run(conn: Connection) -> Record:
             before = read_record(conn, key)
             if expected_version is not None and before.version != expected_version:
                 raise ArchiveError(
@@ -213,7 +212,7 @@ class RecordWriter:
         removed, and may refuse them by raising (nothing is changed then).
         """
 
-        def run(conn: sqlite3.Connection) -> tuple[Record, list[Link]]:
+        def run(conn: Connection) -> tuple[Record, list[Link]]:
             before = read_record(conn, key)
             incoming = links_into(conn, key)
             if guard is not None and incoming:
@@ -242,7 +241,7 @@ class RecordWriter:
     def duplicate_record(self, key: RecordKey, *, audit: AuditInfo | None = None) -> RecordKey:
         """Copy a record into a new id of the same section."""
 
-        def run(conn: sqlite3.Connection) -> RecordKey:
+        def run(conn: Connection) -> RecordKey:
             source = read_record(conn, key)
             new = RecordKey(key.section_tipo, next_id(conn, key.section_tipo))
             insert_record(conn, new, source.values, source.restricted)
@@ -255,14 +254,14 @@ class RecordWriter:
         return new_key
 
 
-def require_section(conn: sqlite3.Connection, tipo: str) -> None:
+def require_section(conn: Connection, tipo: str) -> None:
     if conn.execute("SELECT 1 FROM sections WHERE tipo = ?", (tipo,)).fetchone() is None:
         raise ArchiveError(
             "archive.section_unknown", f"There is no section {tipo!r}.", category="input"
         )
 
 
-def _require_field(conn: sqlite3.Connection, section_tipo: str, field_tipo: str) -> None:
+def _require_field(conn: Connection, section_tipo: str, field_tipo: str) -> None:
     row = conn.execute(
         "SELECT 1 FROM fields WHERE tipo = ? AND section_tipo = ?", (field_tipo, section_tipo)
     ).fetchone()
@@ -275,33 +274,34 @@ def _require_field(conn: sqlite3.Connection, section_tipo: str, field_tipo: str)
         )
 
 
-def _exists(conn: sqlite3.Connection, tipo: str, sid: int) -> bool:
+def _exists(conn: Connection, tipo: str, sid: int) -> bool:
     row = conn.execute(
         "SELECT 1 FROM records WHERE section_tipo = ? AND section_id = ?", (tipo, sid)
     ).fetchone()
     return row is not None
 
 
-def next_id(conn: sqlite3.Connection, tipo: str) -> int:
+def next_id(conn: Connection, tipo: str) -> int:
     """The id a new record of ``tipo`` gets: above every id it has ever used (deleted too)."""
     row = conn.execute(
-        "SELECT max(coalesce((SELECT max(section_id) FROM records WHERE section_tipo = ?), 0), "
-        "coalesce((SELECT high FROM id_marks WHERE section_tipo = ?), 0))",
+        "SELECT coalesce(max(used), 0) FROM (SELECT max(section_id) AS used FROM records "
+        "WHERE section_tipo = ? UNION ALL SELECT high FROM id_marks WHERE section_tipo = ?) AS ids",
         (tipo, tipo),
     ).fetchone()
     return int(row[0]) + 1
 
 
-def raise_mark(conn: sqlite3.Connection, key: RecordKey) -> None:
+def raise_mark(conn: Connection, key: RecordKey) -> None:
     """Remember that ``key``'s id was used, so a deleted id is never handed out again."""
     conn.execute(
         "INSERT INTO id_marks(section_tipo, high) VALUES (?, ?) "
-        "ON CONFLICT(section_tipo) DO UPDATE SET high = max(high, excluded.high)",
+        "ON CONFLICT(section_tipo) DO UPDATE SET high = CASE WHEN excluded.high > id_marks.high "
+        "THEN excluded.high ELSE id_marks.high END",
         (key.section_tipo, key.section_id),
     )
 
 
-def links_into(conn: sqlite3.Connection, key: RecordKey) -> list[Link]:
+def links_into(conn: Connection, key: RecordKey) -> list[Link]:
     """The links other records hold to ``key`` (a record's links to itself aside)."""
     rows = conn.execute(
         "SELECT from_section, from_id, field_tipo FROM links WHERE to_section = ? AND to_id = ? "
@@ -329,7 +329,7 @@ def record_linked(key: RecordKey, incoming: list[Link]) -> ArchiveError:
     )
 
 
-def _drop_link(conn: sqlite3.Connection, link: Link, audit: AuditInfo | None) -> None:
+def _drop_link(conn: Connection, link: Link, audit: AuditInfo | None) -> None:
     """Remove the locator of ``link.target`` from the linking record's field."""
     before = read_record(conn, link.source)
     target = link.target.to_locator()
@@ -354,7 +354,7 @@ def _same_locator(value: object, target: Locator) -> bool:
     )
 
 
-def read_or_none(conn: sqlite3.Connection, key: RecordKey) -> Record | None:
+def read_or_none(conn: Connection, key: RecordKey) -> Record | None:
     row = conn.execute(
         "SELECT * FROM records WHERE section_tipo = ? AND section_id = ?",
         (key.section_tipo, key.section_id),
@@ -362,7 +362,7 @@ def read_or_none(conn: sqlite3.Connection, key: RecordKey) -> Record | None:
     return row_to_record(row) if row else None
 
 
-def read_record(conn: sqlite3.Connection, key: RecordKey) -> Record:
+def read_record(conn: Connection, key: RecordKey) -> Record:
     row = conn.execute(
         "SELECT * FROM records WHERE section_tipo = ? AND section_id = ?",
         (key.section_tipo, key.section_id),
@@ -375,7 +375,7 @@ def read_record(conn: sqlite3.Connection, key: RecordKey) -> Record:
 
 
 def insert_record(
-    conn: sqlite3.Connection,
+    conn: Connection,
     key: RecordKey,
     data: Values,
     restricted: bool | None,
@@ -389,7 +389,7 @@ def insert_record(
             key.section_tipo,
             key.section_id,
             json.dumps(data, ensure_ascii=False),
-            None if restricted is None else int(restricted),
+            restricted,
             stamp,
             stamp,
         ),
@@ -398,7 +398,7 @@ def insert_record(
 
 
 def store_values(
-    conn: sqlite3.Connection,
+    conn: Connection,
     key: RecordKey,
     data: Values,
     version: int,
@@ -425,7 +425,7 @@ def store_values(
                 json.dumps(data, ensure_ascii=False),
                 version,
                 _now(),
-                None if restricted is None else int(bool(restricted)),
+                None if restricted is None else bool(restricted),
                 key.section_tipo,
                 key.section_id,
             ),
@@ -433,14 +433,14 @@ def store_values(
     _sync_links(conn, key, data)
 
 
-def relation_fields(conn: sqlite3.Connection, section_tipo: str) -> list[str]:
+def relation_fields(conn: Connection, section_tipo: str) -> list[str]:
     rows = conn.execute(
         "SELECT tipo FROM fields WHERE section_tipo = ? AND kind = 'relation'", (section_tipo,)
     ).fetchall()
     return [str(r[0]) for r in rows]
 
 
-def _sync_links(conn: sqlite3.Connection, key: RecordKey, data: Values) -> None:
+def _sync_links(conn: Connection, key: RecordKey, data: Values) -> None:
     conn.execute(
         "DELETE FROM links WHERE from_section = ? AND from_id = ?",
         (key.section_tipo, key.section_id),
@@ -448,13 +448,11 @@ def _sync_links(conn: sqlite3.Connection, key: RecordKey, data: Values) -> None:
     _add_links(conn, key, data, None)
 
 
-def _add_links(
-    conn: sqlite3.Connection, key: RecordKey, data: Values, relations: list[str] | None
-) -> None:
+def _add_links(conn: Connection, key: RecordKey, data: Values, relations: list[str] | None) -> None:
     fields = relations if relations is not None else relation_fields(conn, key.section_tipo)
     rows = link_rows(key, data, fields)
     if rows:
-        conn.executemany("INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?, ?)", rows)
+        conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows)
 
 
 LinkRow = tuple[str, int, str, str, int]
@@ -484,7 +482,7 @@ def now() -> str:
     return _now()
 
 
-def insert_many(conn: sqlite3.Connection, rows: list[InsertRow]) -> None:
+def insert_many(conn: Connection, rows: list[InsertRow]) -> None:
     """Insert new records (what :func:`insert_record` writes, links aside), one statement."""
     conn.executemany(
         "INSERT INTO records(section_tipo, section_id, data, version, restricted, created_at, "
@@ -493,7 +491,7 @@ def insert_many(conn: sqlite3.Connection, rows: list[InsertRow]) -> None:
     )
 
 
-def update_many(conn: sqlite3.Connection, rows: list[UpdateRow]) -> None:
+def update_many(conn: Connection, rows: list[UpdateRow]) -> None:
     """Rewrite records' values, version and restriction (what :func:`store_values` writes with
     a ``restricted`` given, links aside), one statement."""
     conn.executemany(
@@ -503,20 +501,18 @@ def update_many(conn: sqlite3.Connection, rows: list[UpdateRow]) -> None:
     )
 
 
-def relink_many(
-    conn: sqlite3.Connection, cleared: list[RecordKey], rows: Iterable[LinkRow]
-) -> None:
+def relink_many(conn: Connection, cleared: list[RecordKey], rows: Iterable[LinkRow]) -> None:
     """Drop the outgoing links of ``cleared`` (records whose values were rewritten), then add
     ``rows``: the ``links`` table as :func:`insert_record` and :func:`store_values` leave it."""
     conn.executemany(
         "DELETE FROM links WHERE from_section = ? AND from_id = ?",
         [(key.section_tipo, key.section_id) for key in cleared],
     )
-    conn.executemany("INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?, ?)", rows)
+    conn.executemany("INSERT INTO links VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows)
 
 
 def write_audit(
-    conn: sqlite3.Connection,
+    conn: Connection,
     action: str,
     key: RecordKey | None,
     before: Any,
@@ -543,3 +539,11 @@ def write_audit(
             info.get("plan_id"),
         ),
     )
+
+
+EXTERNAL_ID_UPSERT = (
+    "INSERT INTO external_ids(source, external_id, section_tipo, section_id) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT(source, external_id) DO UPDATE SET section_tipo = excluded.section_tipo, "
+    "section_id = excluded.section_id"
+)
+"""Remember which record an import source's identifier became (both engines' upsert)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from app.core.archive.bulk import BulkWriter
 from app.core.archive.conversations import ConversationStore
-from app.core.archive.database import Database
+from app.core.archive.database import Connection, Database, Engine, Row
 from app.core.archive.hierarchy_shape import TABLE_LAYOUTS, layout_roles, lead_with_code, shape_of
 from app.core.archive.migrations import MIGRATIONS
 from app.core.archive.model import AuditRow, Field, Link, Record, RecordKey, Section
@@ -38,9 +37,12 @@ def now() -> str:
 class Archive(RecordWriter, BulkWriter, ConversationStore):
     """One open archive folder."""
 
-    def __init__(self, folder: Path, db: Database) -> None:
+    def __init__(self, folder: Path, db: Engine, *, location: str | None = None) -> None:
+        """``folder``: the archive's folder (for a shared archive, the workstation's cache of
+        it); ``location``: what opens it again, the folder or the ``postgresql://`` URL."""
         self.folder = folder
         self.db = db
+        self.location = location or str(folder)
         self._listeners: list[ChangeListener] = []
         self._code_fields: dict[str, str | None] = {}
         """Per section, the reference-code field its labels lead with (see :meth:`label_of`)."""
@@ -50,6 +52,37 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
     def media_dir(self) -> Path:
         """Where media files live."""
         return self.folder / MEDIA_DIR
+
+    @property
+    def sqlite(self) -> Database:
+        """The SQLite engine of a folder archive, for what only SQLite holds (the local index's
+        tables, its pragmas); a shared archive's index lives in its server
+        (:mod:`app.core.index.postgres`).
+
+        Raises:
+            ArchiveError: ``archive.shared_not_local`` for a shared archive.
+        """
+        if isinstance(self.db, Database):
+            return self.db
+        raise ArchiveError(
+            "archive.shared_not_local",
+            "This is a shared archive on PostgreSQL: it has no local index file.",
+            hint="Its index is searched in the server; use arxiu index --worker to fill it.",
+            category="input",
+        )
+
+    @property
+    def shared(self) -> bool:
+        """Whether the archive is a shared one (PostgreSQL), not a folder."""
+        return self.db.dialect != "sqlite"
+
+    def media_path(self, path: str) -> Path:
+        """The local file of media ``path`` (a media row's ``path`` or ``thumbnail``); a shared
+        archive's file is fetched from the server into the workstation's cache first."""
+        local = self.media_dir / path
+        if not local.exists():
+            self.db.fetch_file(path, local)
+        return local
 
     def close(self) -> None:
         """Close the database connections."""
@@ -301,7 +334,7 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         return [_row_to_audit(row) for row in rows]
 
 
-def _row_to_audit(row: sqlite3.Row) -> AuditRow:
+def _row_to_audit(row: Row) -> AuditRow:
     def decoded(text: str | None) -> object:
         return json.loads(text) if text else None
 
@@ -322,7 +355,7 @@ def _row_to_audit(row: sqlite3.Row) -> AuditRow:
     )
 
 
-def _put_section(conn: sqlite3.Connection, s: Section) -> None:
+def _put_section(conn: Connection, s: Section) -> None:
     conn.execute(
         "INSERT INTO sections(tipo, labels, description, restricted, writable, label_field) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(tipo) DO UPDATE SET labels = excluded.labels, "
@@ -332,14 +365,14 @@ def _put_section(conn: sqlite3.Connection, s: Section) -> None:
             s.tipo,
             json.dumps(s.labels, ensure_ascii=False),
             s.description,
-            int(s.restricted),
-            int(s.writable),
+            bool(s.restricted),
+            bool(s.writable),
             s.label_field,
         ),
     )
 
 
-def _put_field(conn: sqlite3.Connection, f: Field) -> None:
+def _put_field(conn: Connection, f: Field) -> None:
     conn.execute(
         "INSERT INTO fields(tipo, section_tipo, labels, kind, multilingual, target_section, "
         "position) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(tipo) DO UPDATE SET "
@@ -351,14 +384,14 @@ def _put_field(conn: sqlite3.Connection, f: Field) -> None:
             f.section_tipo,
             json.dumps(f.labels, ensure_ascii=False),
             f.kind,
-            int(f.multilingual),
+            bool(f.multilingual),
             f.target_section,
             f.position,
         ),
     )
 
 
-def _row_to_section(row: sqlite3.Row) -> Section:
+def _row_to_section(row: Row) -> Section:
     return Section(
         tipo=row["tipo"],
         labels=json.loads(row["labels"]),
@@ -369,7 +402,7 @@ def _row_to_section(row: sqlite3.Row) -> Section:
     )
 
 
-def _row_to_field(row: sqlite3.Row) -> Field:
+def _row_to_field(row: Row) -> Field:
     return Field(
         tipo=row["tipo"],
         section_tipo=row["section_tipo"],
@@ -381,7 +414,7 @@ def _row_to_field(row: sqlite3.Row) -> Field:
     )
 
 
-def _row_to_link(row: sqlite3.Row) -> Link:
+def _row_to_link(row: Row) -> Link:
     return Link(
         RecordKey(row["from_section"], row["from_id"]),
         row["field_tipo"],
@@ -400,6 +433,8 @@ def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = 
         ArchiveError: ``archive.not_found``, ``archive.corrupt``, ``archive.schema_newer``,
             ``archive.read_only``, ``archive.locked``. The folder is left untouched on error.
     """
+    if is_shared(str(folder)):
+        return _open_shared(str(folder), create=create, read_only=read_only)
     folder = Path(folder).expanduser()
     db_path = folder / DB_NAME
     if not db_path.exists():
@@ -442,6 +477,27 @@ def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = 
         db.close()
         raise
     return Archive(folder, db)
+
+
+SHARED_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_shared(location: str) -> bool:
+    """Whether ``location`` names a shared archive (a ``postgresql://`` URL), not a folder."""
+    return location.startswith(SHARED_SCHEMES)
+
+
+def _open_shared(url: str, *, create: bool, read_only: bool) -> Archive:
+    """A shared archive on PostgreSQL (needs the ``postgres`` extra: psycopg, pgvector)."""
+    try:
+        from app.core.archive.postgres.shared import open_shared_archive
+    except ImportError as exc:
+        raise ArchiveError(
+            "archive.pg_driver_missing",
+            "Opening a shared archive needs the PostgreSQL driver, which is not installed.",
+            hint='Install it with: pip install "arxiu[postgres]"',
+        ) from exc
+    return open_shared_archive(url, create=create, read_only=read_only)
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -92,14 +92,14 @@ class IndexCounts:
 def install(archive: Archive) -> None:
     """Create the counters and their triggers where any is missing or was defined otherwise
     (dropping the marks)."""
-    if archive.db.read_only:
+    if archive.sqlite.read_only:
         return
-    with archive.db.reading() as conn:
+    with archive.sqlite.reading() as conn:
         rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
         current = storage.get_state(conn, VERSION_KEY) == VERSION
     if current and set(TRIGGERS) <= {str(r[0]) for r in rows}:
         return
-    archive.db.write(_install)
+    archive.sqlite.write(_install)
 
 
 def _install(conn: sqlite3.Connection) -> None:
@@ -139,23 +139,23 @@ def pending_unchanged(conn: sqlite3.Connection) -> tuple[bool, int | None]:
 
 def mark_synced(archive: Archive, gen: int | None) -> None:
     """Remember that nothing was left to chunk at records generation ``gen``."""
-    if gen is None or archive.db.read_only:
+    if gen is None or archive.sqlite.read_only:
         return
-    archive.db.write(lambda conn: storage.set_state(conn, SYNCED, str(gen)))
+    archive.sqlite.write(lambda conn: storage.set_state(conn, SYNCED, str(gen)))
 
 
 def counts(archive: Archive, models: tuple[str, ...]) -> IndexCounts:
     """The index's counts for ``models``: cached if nothing changed since they were taken,
     else counted in full (and cached for the next caller, in this process or another)."""
-    with archive.db.reading() as conn:
+    with archive.sqlite.reading() as conn:
         gens = (generation(conn, "records"), generation(conn, "index"))
         cached = _cached(conn, gens, models)
         if cached is not None:
             return cached
         fresh = _count(conn, models)
-    if gens[0] is not None and gens[1] is not None and not archive.db.read_only:
+    if gens[0] is not None and gens[1] is not None and not archive.sqlite.read_only:
         value = json.dumps({"gens": list(gens), "models": list(models), "counts": asdict(fresh)})
-        archive.db.write(lambda conn: storage.set_state(conn, COUNTS, value))
+        archive.sqlite.write(lambda conn: storage.set_state(conn, COUNTS, value))
     return fresh
 
 

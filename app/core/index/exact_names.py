@@ -85,7 +85,7 @@ def exact_names(
     """The records among ``candidates`` and the label lookup whose title equals ``query``,
     the ranked candidates first; a restricted record is left out of an egress-filtered
     search (read live, as the search itself does)."""
-    with archive.db.reading() as conn:
+    with archive.sqlite.reading() as conn:
         found = label_candidates(conn, query, flt)
     keys = list(dict.fromkeys([*candidates, *found]))
     out: list[ExactName] = []

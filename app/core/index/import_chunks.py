@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from app.core.archive.bulk_plan import Written
+from app.core.archive.database import Connection
 from app.core.archive.model import Field, Record
 from app.core.archive.store import Archive
 from app.core.index import storage
@@ -35,6 +36,9 @@ SectionShape = tuple[list[Field], str | None, str | None]
 def chunking_imports(archive: Archive) -> Iterator[None]:
     """Chunk every record that bulk upserts inside the ``with`` create or change, in their
     transactions (the chunk listeners are told once each batch has committed)."""
+    if archive.shared:  # a shared archive's chunks are made by its index workers
+        yield
+        return
     with archive.batch_hook(ChunkHook(archive)):
         yield
 
@@ -46,8 +50,10 @@ class ChunkHook:
 
     archive: Archive
 
-    def __call__(self, conn: sqlite3.Connection, batch: list[Written]) -> Callable[[], None]:
-        """Chunk ``batch`` and write its chunks on ``conn`` (the batch's transaction)."""
+    def __call__(self, conn: Connection, batch: list[Written]) -> Callable[[], None]:
+        """Chunk ``batch`` and write its chunks on ``conn`` (the batch's transaction: a
+        SQLite one, the hook being installed on folder archives only)."""
+        assert isinstance(conn, sqlite3.Connection)
         shapes: dict[str, SectionShape] = {}
         work: list[RecordWork] = []
         for item in batch:

@@ -147,7 +147,7 @@ def chunk_batch(archive: Archive, keys: list[RecordKey], orphans: list[RecordKey
     work = chunk_work(archive, keys)
     if not work and not orphans:
         return WriteResult([], [])
-    result = archive.db.write(lambda conn: storage.write_records(conn, work, orphans))
+    result = archive.sqlite.write(lambda conn: storage.write_records(conn, work, orphans))
     chunks_written(archive, result)
     return result
 
@@ -157,7 +157,7 @@ def chunk_work(archive: Archive, keys: list[RecordKey]) -> list[RecordWork]:
     fields: dict[str, tuple[list[Field], str | None, str | None]] = {}
     work: list[RecordWork] = []
     for start in range(0, len(keys), SYNC_BATCH):
-        with archive.db.reading() as conn:
+        with archive.sqlite.reading() as conn:
             records = storage.read_records(conn, keys[start : start + SYNC_BATCH])
         for key, record in records.items():
             if key.section_tipo not in fields:
@@ -173,7 +173,9 @@ def chunk_work(archive: Archive, keys: list[RecordKey]) -> list[RecordWork]:
 
 
 def _bulk_write(archive: Archive, work: list[RecordWork]) -> None:
-    chunks_written(archive, archive.db.write(lambda conn: storage.bulk_write_records(conn, work)))
+    chunks_written(
+        archive, archive.sqlite.write(lambda conn: storage.bulk_write_records(conn, work))
+    )
 
 
 def chunks_written(archive: Archive, result: WriteResult) -> None:
@@ -186,7 +188,7 @@ def chunks_written(archive: Archive, result: WriteResult) -> None:
 def pending_work(archive: Archive) -> tuple[list[RecordKey], list[RecordKey]]:
     """Every record to (re)chunk and every indexed record gone, in one scan each (none when
     no record changed since a scan found nothing: see :func:`changes.pending_unchanged`)."""
-    with archive.db.reading() as conn:
+    with archive.sqlite.reading() as conn:
         unchanged, gen = changes.pending_unchanged(conn)
         if unchanged:
             return [], []
@@ -217,7 +219,7 @@ def sync_chunks(archive: Archive, *, at_most: int | None = None) -> int:
         if at_most is not None and len(todo) + len(orphans) > at_most:
             return handled
         chunk_batch(archive, [], orphans)
-        with archive.db.reading() as conn:
+        with archive.sqlite.reading() as conn:
             indexed = storage.count_indexed_records(conn)
         bulk = len(todo) >= BULK_MIN and 2 * len(todo) >= indexed
         step = BULK_WAVE if bulk else SYNC_BATCH
@@ -459,11 +461,11 @@ class Indexer:
         value = json.dumps(
             {"state": progress.state, "done": progress.done, "total": progress.total}
         )
-        self.archive.db.write(lambda conn: storage.set_state(conn, PROGRESS_KEY, value))
+        self.archive.sqlite.write(lambda conn: storage.set_state(conn, PROGRESS_KEY, value))
 
     def last_run(self) -> Progress | None:
         """The progress persisted by the last run on this archive (any process), if any."""
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             value = storage.get_state(conn, PROGRESS_KEY)
         if value is None:
             return None
@@ -543,7 +545,7 @@ class Indexer:
     def _missing(self, model: str) -> list[tuple[str, str]]:
         """The next batch of texts ``model`` lacks (from the start again once at the end)."""
         after = self._after.get(model, "")
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             missing = storage.missing_vectors(conn, model, VECTOR_BATCH, after)
             if not missing and after:
                 missing = storage.missing_vectors(conn, model, VECTOR_BATCH)
@@ -558,8 +560,8 @@ class Indexer:
         model = embedder.model_id
         vectors = embed_batch(embedder, [text for _, text in missing])
         by_hash = {h: v for (h, _), v in zip(missing, vectors, strict=True)}
-        self.archive.db.write(lambda conn: storage.write_vectors(conn, model, by_hash))
-        with self.archive.db.reading() as conn:
+        self.archive.sqlite.write(lambda conn: storage.write_vectors(conn, model, by_hash))
+        with self.archive.sqlite.reading() as conn:
             ids = storage.chunks_with_hashes(conn, list(by_hash))
         if self.on_written:
             self.on_written(WriteResult([], ids, model))

@@ -147,7 +147,7 @@ def search_records(
     readers = tuple(c for c in dict.fromkeys((guessed, lang)) if c and c != language.NEUTRAL)
     builder = _Builder(archive, query, words, lang, readers)
     top = found[0].score
-    with archive.db.reading() as conn:
+    with archive.sqlite.reading() as conn:
         missing = [key for key in order if key not in best]
         langs = ranking.record_languages(conn, missing)
         hits = [

@@ -120,7 +120,7 @@ class Index:
         self.indexer = Indexer(
             archive, self.embedders, on_written=self._on_written, foreground=self.foreground
         )
-        self.engine: Searcher = SearchEngine(archive.db, self.embedders, self.matrix_of)
+        self.engine: Searcher = SearchEngine(archive.sqlite, self.embedders, self.matrix_of)
         archive.add_listener(self.indexer.notify)
 
     # -- searching ---------------------------------------------------------------------------
@@ -159,9 +159,9 @@ class Index:
 
     def _chunk_changed(self) -> None:
         """Chunk what changed before a search (two key lookups when nothing did)."""
-        if self.archive.db.read_only:
+        if self.archive.sqlite.read_only:
             return
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             unchanged, _ = changes.pending_unchanged(conn)
         if not unchanged:
             sync_chunks(self.archive, at_most=SEARCH_SYNC_MAX)
@@ -180,7 +180,7 @@ class Index:
 
     def _load(self, embedder: Embedder) -> DenseMatrix:
         model = embedder.model_id
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             count = int(conn.execute("SELECT count(*) FROM index_chunks").fetchone()[0])
             dims = conn.execute(
                 "SELECT dim FROM index_vectors WHERE model = ? LIMIT 1", (model,)
@@ -188,7 +188,7 @@ class Index:
         compressed = self.compressed if self.compressed is not None else count > COMPRESS_ABOVE
         matrix = DenseMatrix(int(dims[0]) if dims else embedder.dim, compressed=compressed)
         matrix.exact_lookup = lambda ids: self._exact(model, ids)
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             cursor = conn.execute(
                 "SELECT c.id, c.section_tipo, c.restricted, v.vector FROM index_chunks c "
                 "JOIN index_vectors v ON v.content_hash = c.content_hash AND v.model = ?",
@@ -200,7 +200,7 @@ class Index:
 
     def _exact(self, model: str, ids: list[int]) -> dict[int, Vectors]:
         marks = ",".join("?" * len(ids))
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             rows = conn.execute(
                 "SELECT c.id, v.vector FROM index_chunks c JOIN index_vectors v "
                 f"ON v.content_hash = c.content_hash AND v.model = ? WHERE c.id IN ({marks})",
@@ -219,7 +219,7 @@ class Index:
         for start in range(0, len(result.added), 500):
             part = result.added[start : start + 500]
             marks = ",".join("?" * len(part))
-            with self.archive.db.reading() as conn:
+            with self.archive.sqlite.reading() as conn:
                 rows = conn.execute(
                     "SELECT c.id, c.section_tipo, c.restricted, v.vector FROM index_chunks c "
                     "JOIN index_vectors v ON v.content_hash = c.content_hash AND v.model = ? "
@@ -265,7 +265,7 @@ class Index:
     def rebuild(self) -> None:
         """Forget every chunk and re-chunk the archive (vectors of unchanged text are reused)."""
         self.indexer.cancel()
-        self.archive.db.write(lambda conn: storage.clear(conn, vectors=False))
+        self.archive.sqlite.write(lambda conn: storage.clear(conn, vectors=False))
         with self._lock:
             self._matrices.clear()
 

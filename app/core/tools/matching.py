@@ -16,8 +16,7 @@ from app.core.errors import ToolError
 from app.core.tools.query import Compiled, Filter, compile_filters, matching_ids, run_search
 
 if TYPE_CHECKING:
-    import sqlite3
-
+    from app.core.archive.database import Connection
     from app.core.archive.store import Archive
 
 MAX_MATCHES = 10
@@ -83,7 +82,7 @@ def find_or_create(
     compiled = _match_filters(archive, section_tipo, match)
     clean = normalize_values(values)
 
-    def run(conn: sqlite3.Connection) -> tuple[RecordKey, bool, list[int]]:
+    def run(conn: Connection) -> tuple[RecordKey, bool, list[int]]:
         found = matching_ids(conn, compiled, MAX_MATCHES)
         if len(found) > 1:
             return RecordKey(section_tipo, found[0]), False, found

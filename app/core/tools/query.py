@@ -18,6 +18,7 @@ from app.core.errors import ToolError
 from app.core.tools.resolve import fold, names_section, resolve_field, resolve_tipo_path
 
 if TYPE_CHECKING:
+    from app.core.archive.database import Connection
     from app.core.archive.store import Archive
 
 Op = Literal[
@@ -208,9 +209,11 @@ def _fold_sql(value: Any) -> str | None:
     return None if value is None else fold(str(value))
 
 
-def prepare(conn: sqlite3.Connection) -> None:
-    """Register ``arxiu_fold`` on a read connection (idempotent)."""
-    conn.create_function("arxiu_fold", 1, _fold_sql, deterministic=True)
+def prepare(conn: Connection) -> None:
+    """Register ``arxiu_fold`` on a SQLite connection (idempotent; a shared archive's server
+    has it as a SQL function)."""
+    if isinstance(conn, sqlite3.Connection):
+        conn.create_function("arxiu_fold", 1, _fold_sql, deterministic=True)
 
 
 def run_search(
@@ -230,7 +233,7 @@ def run_search(
     return int(total[0]), [row_to_record(r) for r in rows]
 
 
-def matching_ids(conn: sqlite3.Connection, compiled: Compiled, limit: int) -> list[int]:
+def matching_ids(conn: Connection, compiled: Compiled, limit: int) -> list[int]:
     """The ids of the first ``limit`` matches, read on ``conn`` (e.g. inside a write)."""
     prepare(conn)
     where = " AND ".join(compiled.sql)

@@ -253,7 +253,7 @@ def _thumbnails(archive: Archive, media: list[Media], c: Palette) -> str:
     cells = []
     for item in media:
         if item.thumbnail:
-            src = (archive.media_dir / item.thumbnail).as_uri()
+            src = archive.media_path(item.thumbnail).as_uri()
             cells.append(f"<a href='media:{item.id}'><img src='{src}' height='140'></a>&nbsp;")
         elif item.mime.startswith(("audio/", "video/")):
             length = f" · {item.duration_s:.0f} s" if item.duration_s else ""

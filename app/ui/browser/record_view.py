@@ -208,7 +208,7 @@ class RecordView(QWidget):
                 self.tr("Passage at {tc}: this record has no audio or video.").format(tc=timecode)
             )
             return
-        self._player.play(self._archive.media_dir / playable[0].path, timecode_seconds(timecode))
+        self._player.play(self._archive.media_path(playable[0].path), timecode_seconds(timecode))
 
     def _on_anchor(self, url: QUrl) -> None:
         text = url.toString()
@@ -228,7 +228,7 @@ class RecordView(QWidget):
         item = next((m for m in self._media if m.id == media_id), None)
         if item is None:
             return
-        path = self._archive.media_dir / item.path
+        path = self._archive.media_path(item.path)
         if item.mime.startswith(("audio/", "video/")):
             self._player.play(path, 0.0)
         elif item.mime.startswith("image/"):

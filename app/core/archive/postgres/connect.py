@@ -11,6 +11,7 @@ message (:func:`redact`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -193,15 +194,25 @@ def ensure_vector(conn: Conn) -> None:
         raise no_vector(conn.info.dbname, " and this role may not create it") from exc
 
 
-def open_pool(url: str, *, max_size: int = 4) -> ConnectionPool[Conn]:
+def open_pool(
+    url: str, *, max_size: int = 4, configure: Callable[[Conn], None] | None = None
+) -> ConnectionPool[Conn]:
     """A connection pool on ``url``, its first connection checked (coded errors as
-    :func:`connect`) before the pool opens, so a bad URL never leaves a pool retrying."""
+    :func:`connect`) before the pool opens, so a bad URL never leaves a pool retrying;
+    ``configure`` sets each new connection up further, after :func:`prepare`."""
     connect(url).close()
+
+    def set_up(conn: Conn) -> None:
+        prepare(conn)
+        if configure is not None:
+            configure(conn)
+            conn.commit()
+
     return ConnectionPool(
         _with_remembered(url),
         min_size=1,
         max_size=max_size,
         kwargs={"connect_timeout": CONNECT_TIMEOUT_S},
-        configure=prepare,
+        configure=set_up,
         open=True,
     )

@@ -93,12 +93,25 @@ def forget_password(url: str) -> bool:
     return True
 
 
+_SESSION: dict[str, str] = {}
+"""Passwords given for this process only (typed, not to be remembered), by account."""
+
+
+def use_for_session(url: str, password: str) -> None:
+    """Use ``password`` for ``url``'s account until this process ends; nothing is written."""
+    name = account(url)
+    if name is not None and password:
+        _SESSION[name] = password
+
+
 def password_for(url: str) -> str | None:
-    """The password a connection to ``url`` should send from the keyring: ``None`` when the URL
-    or ``PGPASSWORD`` gives one (libpq uses those), else the remembered one, if any."""
+    """The password a connection to ``url`` should send: ``None`` when the URL or
+    ``PGPASSWORD`` gives one (libpq uses those), else one given for this session, else the one
+    remembered in the keyring, if any."""
     if has_password(url) or os.environ.get("PGPASSWORD"):
         return None
-    return stored_password(url)
+    name = account(url)
+    return _SESSION.get(name) if name in _SESSION else stored_password(url)
 
 
 def _keyring() -> Any:

@@ -72,7 +72,7 @@ class SqliteSide:
                 category="input",
             )
         side = cls(open_archive(folder, create=True))
-        side.archive.db.write(lambda conn: conn.execute(PROGRESS_SQL))
+        side.archive.sqlite.write(lambda conn: conn.execute(PROGRESS_SQL))
         return side
 
     def close(self) -> None:
@@ -86,7 +86,7 @@ class SqliteSide:
         Raises:
             ArchiveError: ``archive.copy_unknown_table``.
         """
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             names = [
                 str(r[0])
                 for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -105,7 +105,7 @@ class SqliteSide:
 
     def identity(self) -> str:
         """A stable identity of the archive that reveals nothing: a digest of its plan key."""
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             row = conn.execute(
                 "SELECT value FROM archive_secrets WHERE name = ?", (PLAN_SECRET,)
             ).fetchone()
@@ -116,7 +116,7 @@ class SqliteSide:
         """Up to ``limit`` rows of ``table`` after the key ``after``, in key order."""
         if table.name == MEDIA_FILES:
             return self._files(after, limit)
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             found = conn.execute(keyset_sql(table, after, limit), list(after or ())).fetchall()
         return [
             tuple(from_sqlite(table, c, v) for c, v in zip(table.columns, r, strict=True))
@@ -151,13 +151,13 @@ class SqliteSide:
         """How many rows ``table`` holds (files, for ``media_files``)."""
         if table.name == MEDIA_FILES:
             return len(self._paths())
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             return int(conn.execute(f'SELECT count(*) FROM "{table.name}"').fetchone()[0])
 
     # -- writing -------------------------------------------------------------------------------
     def progress(self) -> dict[str, tuple[str, list[object] | None, int, bool]]:
         """The copy's progress per table: source, last key, rows, finished."""
-        with self.archive.db.reading() as conn:
+        with self.archive.sqlite.reading() as conn:
             rows = conn.execute(
                 "SELECT table_name, source, last_key, rows, finished FROM archive_copy"
             ).fetchall()
@@ -180,7 +180,7 @@ class SqliteSide:
                 [(t.name, source) for t in TABLES],
             )
 
-        self.archive.db.write(begin)
+        self.archive.sqlite.write(begin)
 
     def write_batch(
         self, table: Table, rows: list[Row], last_key: list[object] | None, finished: bool
@@ -197,7 +197,7 @@ class SqliteSide:
                 conn.executemany(f'INSERT INTO "{table.name}" ({cols}) VALUES ({marks})', values)
             _record(conn, table.name, last_key, len(rows), finished)
 
-        self.archive.db.write(write)
+        self.archive.sqlite.write(write)
 
     def write_file(self, row: Row, parts: Iterator[bytes]) -> None:
         """Write media file ``row`` (path, size, SHA-256): a temporary name, then renamed into

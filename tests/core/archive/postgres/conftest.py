@@ -11,11 +11,6 @@ import pytest
 from app.core.archive import open_archive
 from app.core.archive.postgres.transfer import copy_archive
 from app.core.index import HashingEmbedder, Index
-from tests import postgres_server
-
-pg_server = postgres_server.pg_server
-pg_database = postgres_server.pg_database
-"""The server's fixtures (tests/postgres_server.py), for the tests of this folder."""
 
 
 @pytest.fixture(scope="session")

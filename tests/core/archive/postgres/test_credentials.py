@@ -89,3 +89,15 @@ def test_without_a_keyring_nothing_is_stored_anywhere(ana: str, tmp_path: Path) 
     with pytest.raises(ArchiveError) as refused:
         connect(ana, vector=False)
     assert refused.value.code == "archive.pg_auth_failed"
+
+
+@pytest.mark.usefixtures("no_keyring")
+def test_a_password_for_this_session_only_opens_and_is_kept_nowhere(ana: str) -> None:
+    credentials.use_for_session(ana, SECRET)
+    try:
+        connect(ana, vector=False).close()
+        assert credentials.stored_password(ana) is None
+    finally:
+        credentials._SESSION.clear()
+    with pytest.raises(ArchiveError):
+        connect(ana, vector=False)

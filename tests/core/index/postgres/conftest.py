@@ -14,12 +14,9 @@ from app.core.archive import open_archive
 from app.core.archive.postgres.transfer import copy_archive
 from app.core.archive.store import Archive
 from app.core.index import HashingEmbedder, Index
-from tests import postgres_server
 from tests.core.archive.postgres.conftest import indexed_demo_dir
 from tests.postgres_server import PgServer
 
-pg_server = postgres_server.pg_server
-pg_database = postgres_server.pg_database
 demo_index_dir = indexed_demo_dir
 """The demo archive indexed with ``HashingEmbedder(64)`` (session), and the server's fixtures."""
 

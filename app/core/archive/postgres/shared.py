@@ -1,0 +1,72 @@
+"""Opening a shared archive: the :class:`~app.core.archive.store.Archive` of a ``postgresql://``
+URL, on the PostgreSQL engine (:class:`~.database.PgDatabase`).
+
+The archive's data lives in the server, media files included (``media_files``/``media_parts``).
+What the workstation keeps is a cache folder per archive (``shared/HOST_PORT/DATABASE`` in
+Arxiu's data folder), where media files are written when read; its name is the database's, so
+the API and the window name a shared archive as they name a folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.archive.postgres.connect import connect, database_name, ensure_vector
+from app.core.archive.postgres.database import PgDatabase
+from app.core.archive.postgres.roles import create_policies, create_roles
+from app.core.archive.postgres.schema import create_tables, has_schema, user_tables
+from app.core.archive.store import MEDIA_DIR, Archive
+from app.core.errors import ArchiveError
+from app.core.paths import home
+
+
+def cache_folder(url: str) -> Path:
+    """The workstation's folder for the shared archive at ``url`` (its media cache)."""
+    import psycopg
+
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    host = str(info.get("host") or "local").replace("/", "_")
+    port = str(info.get("port") or "5432")
+    return home() / "shared" / f"{host}_{port}" / database_name(url)
+
+
+def open_shared_archive(url: str, *, create: bool = False, read_only: bool = False) -> Archive:
+    """The archive at ``url``; with ``create``, an empty database gets the archive's schema,
+    roles and row-level security first (the owner's right).
+
+    Raises:
+        ArchiveError: ``archive.not_found`` (the database holds no archive and ``create`` is
+            off), ``archive.copy_destination_not_empty`` (it holds other tables), the
+            connection's coded errors (:func:`~.connect.connect`).
+    """
+    _ensure_schema(url, create=create)
+    folder = cache_folder(url)
+    (folder / MEDIA_DIR).mkdir(parents=True, exist_ok=True)
+    return Archive(folder, PgDatabase(url, read_only=read_only), location=url)
+
+
+def _ensure_schema(url: str, *, create: bool) -> None:
+    conn = connect(url, vector=False, autocommit=True)
+    try:
+        if has_schema(conn):
+            return
+        if not create:
+            raise ArchiveError(
+                "archive.not_found",
+                f"The database {database_name(url)} holds no Arxiu archive.",
+                hint="Copy an archive into it (arxiu archive copy) or import into it.",
+                category="input",
+            )
+        if user_tables(conn):
+            raise ArchiveError(
+                "archive.copy_destination_not_empty",
+                f"The database {database_name(url)} holds tables that are not an archive.",
+                hint="Use an empty database.",
+                category="input",
+            )
+        with conn.transaction():
+            ensure_vector(conn)
+            create_tables(conn)
+            create_policies(conn, create_roles(conn, database_name(url)))
+    finally:
+        conn.close()
