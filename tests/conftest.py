@@ -170,6 +170,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("archive_engine", ENGINES[:1] if only else ENGINES, indirect=True)
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Count the engine-parametrised tests per engine (``[sqlite]`` / ``[postgresql]`` ids)."""
+    counts: dict[str, dict[str, int]] = {engine: {} for engine in ENGINES}
+    for outcome in ("passed", "failed", "error", "skipped"):
+        for report in terminalreporter.stats.get(outcome, []):
+            nodeid = getattr(report, "nodeid", "")
+            for engine in ENGINES:
+                if f"[{engine}" in nodeid or f"-{engine}]" in nodeid or f"-{engine}-" in nodeid:
+                    counts[engine][outcome] = counts[engine].get(outcome, 0) + 1
+    if any(counts.values()):
+        for engine, by_outcome in counts.items():
+            shown = ", ".join(f"{n} {outcome}" for outcome, n in sorted(by_outcome.items()))
+            terminalreporter.write_line(f"archive engine {engine}: {shown or 'none'}")
+
+
 @pytest.fixture
 def archive_engine(request: pytest.FixtureRequest) -> str:
     """The engine of the ``archive`` fixture (parametrised by :func:`pytest_generate_tests`)."""

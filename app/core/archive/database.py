@@ -54,6 +54,13 @@ def tune(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA temp_store = MEMORY")
 
 
+def log_unawaited(future: asyncio.Future[Any], where: str) -> None:
+    """Log the failure of a write whose awaiting caller was cancelled (never dropped silently)."""
+    error = None if future.cancelled() else future.exception()
+    if error is not None:
+        log.error("a write whose caller was cancelled failed on %s", where, exc_info=error)
+
+
 def translate(exc: sqlite3.Error, path: Path) -> ArchiveError:
     """Map a sqlite3 error to a coded archive error."""
     text = str(exc).lower()
@@ -272,9 +279,7 @@ class Database:
             raise
 
     def _log_unawaited(self, future: asyncio.Future[Any]) -> None:
-        error = None if future.cancelled() else future.exception()
-        if error is not None:
-            log.error("a write whose caller was cancelled failed on %s", self.path, exc_info=error)
+        log_unawaited(future, str(self.path))
 
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the writer thread."""

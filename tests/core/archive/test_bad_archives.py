@@ -172,5 +172,6 @@ def test_index_reports_deep_damage_before_writing_anything(
     )
 
 
+@pytest.mark.sqlite_only("PRAGMA quick_check of archive.db")
 def test_check_intact_passes_a_sound_archive(archive: Archive) -> None:
     archive.db.check_intact()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,9 @@ import pytest
 
 from app.core.archive import Archive, open_archive
 from app.core.archive import conversations as conversations_mod
+from app.core.archive.database import Connection
 from app.core.errors import ArchiveError
+from tests.core.archive.test_database_async import engine_error
 
 RELEASE_WAIT = 10.0
 """How long a held save waits to be released (a bound, so a blocked loop cannot hang a test)."""
@@ -32,11 +33,11 @@ async def test_a_save_then_a_read_round_trips_on_the_archive_threads(
     threads: list[tuple[str, str]] = []
     real_upsert, real_fetch = conversations_mod._upsert, conversations_mod._fetch
 
-    def upsert(conn: sqlite3.Connection, conversation: dict[str, Any]) -> None:
+    def upsert(conn: Connection, conversation: dict[str, Any]) -> None:
         threads.append(("save", threading.current_thread().name))
         real_upsert(conn, conversation)
 
-    def fetch(conn: sqlite3.Connection, conversation_id: str) -> dict[str, Any] | None:
+    def fetch(conn: Connection, conversation_id: str) -> dict[str, Any] | None:
         threads.append(("read", threading.current_thread().name))
         return real_fetch(conn, conversation_id)
 
@@ -63,7 +64,7 @@ async def test_the_loop_goes_on_while_a_save_is_held_and_a_cancelled_save_still_
     entered, release = threading.Event(), threading.Event()
     real_upsert = conversations_mod._upsert
 
-    def held(conn: sqlite3.Connection, conversation: dict[str, Any]) -> None:
+    def held(conn: Connection, conversation: dict[str, Any]) -> None:
         order.append("save started")
         entered.set()
         if not release.wait(RELEASE_WAIT):
@@ -101,13 +102,13 @@ async def test_a_failed_save_reaches_the_caller_coded_and_changes_nothing(
 ) -> None:
     await archive.save_conversation(TURN)
 
-    def broken(conn: sqlite3.Connection, conversation: dict[str, Any]) -> None:
+    def broken(conn: Connection, conversation: dict[str, Any]) -> None:
         conn.execute("UPDATE conversations SET title = 'half' WHERE id = 'c1'")
-        conn.execute("INSERT INTO no_such_table VALUES (1)")  # a sqlite error after a change
+        conn.execute("INSERT INTO no_such_table VALUES (1)")  # an engine error after a change
 
     monkeypatch.setattr(conversations_mod, "_upsert", broken)
     with pytest.raises(ArchiveError) as caught:
         await archive.save_conversation({**TURN, "title": "new"})
-    assert caught.value.code == "archive.sqlite"
+    assert caught.value.code == engine_error(archive)
     saved = await archive.conversation("c1")
     assert saved is not None and saved["title"] == "Pantà de Sau"  # rolled back whole

@@ -1,16 +1,15 @@
-"""Awaitable writes and the read executor: results, coded errors, threads, a free loop."""
+"""Awaitable writes and the read executor: results, coded errors, threads, a free loop, on
+both engines (SQLite and PostgreSQL: the ``archive`` fixture runs each test on each)."""
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
-from pathlib import Path
 
 import pytest
 
 from app.core.archive import Archive, open_archive
-from app.core.archive.database import READ_THREADS
+from app.core.archive.database import READ_THREADS, Connection
 from app.core.errors import ArchiveError
 
 RELEASE_WAIT = 10.0
@@ -23,18 +22,23 @@ def make_table(archive: Archive) -> None:
 
 def values(archive: Archive) -> list[str]:
     with archive.db.reading() as conn:
-        return [str(r[0]) for r in conn.execute("SELECT v FROM t ORDER BY rowid")]
+        return [str(r[0]) for r in conn.execute("SELECT v FROM t ORDER BY v")]
+
+
+def engine_error(archive: Archive) -> str:
+    """The code of a statement's failure on the archive's engine."""
+    return {"sqlite": "archive.sqlite", "postgresql": "archive.pg_error"}[archive.db.dialect]
 
 
 async def test_awrite_commits_and_returns_what_the_function_returns(archive: Archive) -> None:
     make_table(archive)
 
-    def insert(conn: sqlite3.Connection) -> tuple[int, str]:
-        cursor = conn.execute("INSERT INTO t VALUES ('a')")
-        return int(cursor.lastrowid or 0), threading.current_thread().name
+    def insert(conn: Connection) -> tuple[str, str]:
+        row = conn.execute("INSERT INTO t VALUES ('a') RETURNING v").fetchone()
+        return str(row[0]), threading.current_thread().name
 
-    rowid, thread = await archive.db.awrite(insert)
-    assert rowid == 1
+    written, thread = await archive.db.awrite(insert)
+    assert written == "a"
     assert thread.startswith("arxiu-writer")
     assert thread != threading.current_thread().name
     assert values(archive) == ["a"]
@@ -45,13 +49,14 @@ async def test_aread_runs_on_a_named_read_thread_with_its_own_connection(
 ) -> None:
     make_table(archive)
     archive.db.write(lambda c: c.execute("INSERT INTO t VALUES ('x')"))
-    mine = archive.db.conn()
+    with archive.db.reading() as conn:
+        mine = getattr(conn, "raw", conn)  # the engine's own connection (PostgreSQL: wrapped)
 
-    def look(conn: sqlite3.Connection) -> tuple[str, bool, list[str]]:
-        rows = [str(r[0]) for r in conn.execute("SELECT v FROM t")]
-        return threading.current_thread().name, conn is mine, rows
+        def look(conn: Connection) -> tuple[str, bool, list[str]]:
+            rows = [str(r[0]) for r in conn.execute("SELECT v FROM t")]
+            return threading.current_thread().name, getattr(conn, "raw", conn) is mine, rows
 
-    name, same, rows = await archive.db.aread(look)
+        name, same, rows = await archive.db.aread(look)
     assert name.startswith("arxiu-read-")
     assert not same
     assert rows == ["x"]
@@ -61,7 +66,7 @@ async def test_two_reads_run_at_the_same_time(archive: Archive) -> None:
     """A long read (a search) does not queue a tool's read behind it."""
     both = threading.Barrier(2, timeout=RELEASE_WAIT)
 
-    def meet(_conn: sqlite3.Connection) -> str:
+    def meet(_conn: Connection) -> str:
         both.wait()  # BrokenBarrierError if the reads ran one after the other
         return threading.current_thread().name
 
@@ -74,10 +79,10 @@ async def test_a_read_inside_a_read_runs_at_once_on_its_thread(archive: Archive)
     """More nested reads than read threads finish: an inner read never queues for a thread
     its outer read holds (an apply's op runs a tool that reads, on a read thread)."""
 
-    def inner(_conn: sqlite3.Connection) -> str:
+    def inner(_conn: Connection) -> str:
         return threading.current_thread().name
 
-    def outer(_conn: sqlite3.Connection) -> tuple[str, str]:
+    def outer(_conn: Connection) -> tuple[str, str]:
         both.wait()  # every read thread is now held by an outer read
         nested = asyncio.wait_for(archive.db.aread(inner), RELEASE_WAIT)  # not a hang if broken
         return threading.current_thread().name, asyncio.run(nested)
@@ -90,13 +95,13 @@ async def test_a_read_inside_a_read_runs_at_once_on_its_thread(archive: Archive)
 async def test_awrite_sqlite_error_is_coded_and_rolls_back(archive: Archive) -> None:
     make_table(archive)
 
-    def half_then_fail(conn: sqlite3.Connection) -> None:
+    def half_then_fail(conn: Connection) -> None:
         conn.execute("INSERT INTO t VALUES ('lost')")
         conn.execute("INSERT INTO no_such_table VALUES (1)")
 
     with pytest.raises(ArchiveError) as caught:
         await archive.db.awrite(half_then_fail)
-    assert caught.value.code == "archive.sqlite"
+    assert caught.value.code == engine_error(archive)
     assert "no_such_table" in caught.value.message
     assert values(archive) == []
     await archive.db.awrite(lambda c: c.execute("INSERT INTO t VALUES ('next')"))
@@ -106,7 +111,7 @@ async def test_awrite_sqlite_error_is_coded_and_rolls_back(archive: Archive) -> 
 async def test_awrite_other_error_reaches_the_caller_unchanged(archive: Archive) -> None:
     make_table(archive)
 
-    def insert_then_raise(conn: sqlite3.Connection) -> None:
+    def insert_then_raise(conn: Connection) -> None:
         conn.execute("INSERT INTO t VALUES ('lost')")
         raise ValueError("refused by the caller's check")
 
@@ -118,12 +123,12 @@ async def test_awrite_other_error_reaches_the_caller_unchanged(archive: Archive)
 async def test_aread_sqlite_error_is_coded(archive: Archive) -> None:
     with pytest.raises(ArchiveError) as caught:
         await archive.db.aread(lambda c: c.execute("SELECT * FROM no_such_table").fetchall())
-    assert caught.value.code == "archive.sqlite"
+    assert caught.value.code == engine_error(archive)
 
 
-async def test_awrite_on_a_read_only_archive_is_refused(tmp_path: Path) -> None:
-    open_archive(tmp_path / "a", create=True).close()
-    with open_archive(tmp_path / "a", read_only=True) as ro:
+async def test_awrite_on_a_read_only_archive_is_refused(archive: Archive) -> None:
+    archive.close()
+    with open_archive(archive.location, read_only=True) as ro:
         with pytest.raises(ArchiveError) as caught:
             await ro.db.awrite(lambda c: c.execute("CREATE TABLE t (v TEXT)"))
         assert caught.value.code == "archive.read_only"
@@ -137,7 +142,7 @@ async def test_the_loop_runs_while_a_slow_write_runs(archive: Archive) -> None:
     order: list[str] = []
     started, release = threading.Event(), threading.Event()
 
-    def slow(conn: sqlite3.Connection) -> None:
+    def slow(conn: Connection) -> None:
         order.append("write started")
         started.set()
         released = release.wait(RELEASE_WAIT)
@@ -161,7 +166,7 @@ async def test_the_loop_runs_while_a_slow_read_runs(archive: Archive) -> None:
     order: list[str] = []
     started, release = threading.Event(), threading.Event()
 
-    def slow(_conn: sqlite3.Connection) -> bool:
+    def slow(_conn: Connection) -> bool:
         order.append("read started")
         started.set()
         released = release.wait(RELEASE_WAIT)
@@ -185,7 +190,7 @@ async def test_a_cancelled_awrite_still_commits(archive: Archive) -> None:
     make_table(archive)
     started, release = threading.Event(), threading.Event()
 
-    def slow(conn: sqlite3.Connection) -> None:
+    def slow(conn: Connection) -> None:
         started.set()
         release.wait(RELEASE_WAIT)
         conn.execute("INSERT INTO t VALUES ('kept')")
@@ -207,7 +212,7 @@ async def test_a_cancelled_awrite_that_fails_is_logged(
 ) -> None:
     started, release = threading.Event(), threading.Event()
 
-    def slow_failure(conn: sqlite3.Connection) -> None:
+    def slow_failure(conn: Connection) -> None:
         started.set()
         release.wait(RELEASE_WAIT)
         conn.execute("INSERT INTO no_such_table VALUES (1)")
@@ -226,8 +231,7 @@ async def test_a_cancelled_awrite_that_fails_is_logged(
     assert isinstance(failed[0].exc_info[1], ArchiveError)
 
 
-async def test_close_stops_the_read_threads_and_refuses_new_reads(tmp_path: Path) -> None:
-    archive = open_archive(tmp_path / "a", create=True)
+async def test_close_stops_the_read_threads_and_refuses_new_reads(archive: Archive) -> None:
     await archive.db.aread(lambda c: c.execute("SELECT 1").fetchone())
     assert any(t.name.startswith("arxiu-read-") for t in threading.enumerate())
     archive.close()
@@ -237,10 +241,10 @@ async def test_close_stops_the_read_threads_and_refuses_new_reads(tmp_path: Path
     assert caught.value.code == "archive.closed"
 
 
-def test_the_cli_path_starts_no_read_thread(tmp_path: Path) -> None:
+def test_the_cli_path_starts_no_read_thread(archive: Archive) -> None:
     """Sync writes and reads (CLI, importers) never start the read executor."""
     before = {t.name for t in threading.enumerate()}
-    with open_archive(tmp_path / "a", create=True) as archive:
+    with archive:
         make_table(archive)
         archive.db.write(lambda c: c.execute("INSERT INTO t VALUES ('cli')"))
         assert values(archive) == ["cli"]

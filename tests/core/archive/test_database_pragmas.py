@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from app.core.archive import Archive, open_archive
 from app.core.archive.database import WRITER_CACHE_KIB
 
@@ -20,6 +22,7 @@ def settings(conn: sqlite3.Connection) -> tuple[str, int, int]:
     )
 
 
+@pytest.mark.sqlite_only("SQLite pragmas of a folder archive")
 def test_the_writer_and_the_readers_sync_normally_in_wal(archive: Archive) -> None:
     assert archive.db.write(settings) == ("wal", NORMAL, MEMORY)
     cache = archive.db.write(lambda conn: conn.execute("PRAGMA cache_size").fetchone()[0])

@@ -11,7 +11,9 @@ decodes one form. Booleans read as ``True``/``False`` (SQLite: 1/0) and are writ
 booleans on both engines.
 
 Writes run one at a time on the engine's writer thread, each in one transaction (committed in
-submission order, rolled back on any error), as on SQLite; reads borrow a pooled connection.
+submission order, rolled back on any error) that holds the archive's write lock
+(:data:`WRITE_LOCK`), so writers in every process take turns, as on SQLite; reads borrow a pooled
+connection and see what was committed.
 The connections log in as the archivist's own role, so the server's row-level security decides
 what each read sees (:mod:`~app.core.archive.postgres.roles`). A server error reaches the caller
 as a coded :class:`~app.core.errors.ArchiveError` (:func:`~.connect.translate`).
@@ -38,13 +40,19 @@ from psycopg.rows import RowMaker
 from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
-from app.core.archive.database import Connection
+from app.core.archive.database import Connection, log_unawaited
 from app.core.archive.postgres.connect import Conn, open_pool, redact, translate
 from app.core.errors import ArchiveError
 
 T = TypeVar("T")
 
 READ_THREADS = 2
+WRITE_LOCK = 0x61727869  # "arxi"
+"""The transaction-level advisory lock every write holds: writes to one shared archive, from
+every process and machine, run one at a time and each sees the one before it, the guarantee
+SQLite's ``BEGIN IMMEDIATE`` gives a folder archive (a find-or-create, a new id, a version check
+and a plan's claim are each read-then-write). Index workers embed in transactions of their own
+and do not take it."""
 PART_BYTES = 8 << 20
 """A media file's bytes are kept in parts of 8 MiB (as ``arxiu archive copy`` writes them)."""
 POOL_SIZE = 4
@@ -188,7 +196,7 @@ class PgDatabase:
         self._pool: ConnectionPool[Conn] = open_pool(
             url, max_size=POOL_SIZE, configure=prepare_store
         )
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arxiu-pg-writer")
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arxiu-writer")
         self._write_conn: Conn | None = None
         self._readers: ThreadPoolExecutor | None = None
         self._numbers = itertools.count(1)
@@ -242,7 +250,7 @@ class PgDatabase:
             return self._readers
 
     def _named(self) -> None:
-        threading.current_thread().name = f"arxiu-pg-read-{next(self._numbers)}"
+        threading.current_thread().name = f"arxiu-read-{next(self._numbers)}"
         self._local.read_thread = True
 
     # -- writes ------------------------------------------------------------------------------
@@ -253,7 +261,11 @@ class PgDatabase:
     async def awrite(self, fn: Callable[[PgConnection], T]) -> T:
         """:meth:`write` as an awaitable; a cancelled caller does not cancel the write."""
         waiter = asyncio.wrap_future(self.submit(fn))
-        return await asyncio.shield(waiter)
+        try:
+            return await asyncio.shield(waiter)
+        except asyncio.CancelledError:
+            waiter.add_done_callback(lambda done: log_unawaited(done, self.where))
+            raise
 
     def submit(self, fn: Callable[[PgConnection], T]) -> Future[T]:
         """Queue ``fn`` for the writer thread; transactions commit in submission order."""
@@ -270,6 +282,7 @@ class PgDatabase:
         try:
             conn = self._writer_conn()
             with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 return fn(PgConnection(conn))
         except psycopg.Error as exc:
             if self._write_conn is not None and self._write_conn.broken:
