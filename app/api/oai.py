@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
 PATH = "/oai"
+POSTGRESQL = "postgresql"
 PAGE_SIZE = 50
 """Records (or headers) per list response."""
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
@@ -303,16 +304,16 @@ def bound(value: str, *, upper: bool) -> str:
 
 _OPEN_SQL = """
 SELECT r.* FROM records r JOIN sections s ON s.tipo = r.section_tipo
-WHERE s.restricted = 0 AND coalesce(r.restricted, 0) = 0
+WHERE NOT s.restricted AND NOT coalesce(r.restricted, FALSE)
   AND NOT EXISTS (
     SELECT 1 FROM links l
     LEFT JOIN sections ts ON ts.tipo = l.to_section
     LEFT JOIN records t ON t.section_tipo = l.to_section AND t.section_id = l.to_id
     WHERE l.from_section = r.section_tipo AND l.from_id = r.section_id
-      AND (ts.tipo IS NULL OR ts.restricted != 0 OR coalesce(t.restricted, 0) != 0))
+      AND (ts.tipo IS NULL OR ts.restricted OR coalesce(t.restricted, FALSE)))
 """
 """The candidates: open records in open sections linking to no restricted record (the gate
-then decides on each one served)."""
+then decides on each one served). The flags are booleans on both engines (SQLite's 0/1)."""
 
 
 _HIERARCHY = f"""(WITH RECURSIVE tree(tipo, id, depth) AS (
@@ -372,9 +373,10 @@ class OpenRecords:
 
     def page(self, query: ListQuery, limit: int) -> tuple[list[Record], int]:
         """Up to ``limit`` records after ``query.after``, and the size of the whole list."""
-        where, args = _filters(query)
+        where, args = _filters(query, self.archive.db.dialect)
         with self.archive.db.reading() as conn:
-            total = conn.execute(f"SELECT count(*) FROM ({_OPEN_SQL}{where})", args).fetchone()[0]
+            counted = conn.execute(f"SELECT count(*) FROM ({_OPEN_SQL}{where}) AS o", args)
+            total = counted.fetchone()[0]
             page_where, page_args = where, list(args)
             if query.after is not None:
                 page_where += " AND (r.section_tipo, r.section_id) > (?, ?)"
@@ -397,11 +399,12 @@ class OpenRecords:
     def earliest(self) -> str | None:
         """The oldest ``updated_at`` of an open record."""
         with self.archive.db.reading() as conn:
-            row = conn.execute(f"SELECT min(updated_at) FROM ({_OPEN_SQL})").fetchone()
+            row = conn.execute(f"SELECT min(updated_at) FROM ({_OPEN_SQL}) AS o").fetchone()
         return None if row is None or row[0] is None else str(row[0])
 
 
-def _filters(query: ListQuery) -> tuple[str, list[Any]]:
+def _filters(query: ListQuery, dialect: str) -> tuple[str, list[Any]]:
+    """The list's conditions on ``r`` after :data:`_OPEN_SQL`, in ``dialect``'s SQL."""
     where, args = "", []
     if query.prefix == EAD_PREFIX:  # finding aids: the descriptions that are part of nothing
         where += (
@@ -414,13 +417,27 @@ def _filters(query: ListQuery) -> tuple[str, list[Any]]:
     if query.set_spec is not None:
         where += " AND r.section_tipo = ?"
         args.append(query.set_spec)
-    changed = _HIERARCHY if query.prefix == EAD_PREFIX else "r.updated_at"
+    changed = _seconds(_HIERARCHY if query.prefix == EAD_PREFIX else "r.updated_at", dialect)
+    bound = "CAST(? AS timestamptz)" if dialect == POSTGRESQL else "?"
     if query.since is not None:
-        where += f" AND substr({changed}, 1, 19) >= ?"
-        args.append(query.since)
-    where += f" AND substr({changed}, 1, 19) <= ?"
-    args.append(query.until)
+        where += f" AND {changed} >= {bound}"
+        args.append(_utc(query.since, dialect))
+    where += f" AND {changed} <= {bound}"
+    args.append(_utc(query.until, dialect))
     return where, args
+
+
+def _seconds(changed: str, dialect: str) -> str:
+    """A time column cut to whole seconds (the datestamps' granularity): SQLite's ISO text to
+    its first 19 characters, PostgreSQL's ``timestamptz`` truncated."""
+    if dialect == POSTGRESQL:
+        return f"date_trunc('second', {changed})"
+    return f"substr({changed}, 1, 19)"
+
+
+def _utc(moment: str, dialect: str) -> str:
+    """A ``YYYY-MM-DDThh:mm:ss`` bound as the engine compares it (UTC said on PostgreSQL)."""
+    return moment + "+00:00" if dialect == POSTGRESQL else moment
 
 
 # -- the verbs ---------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ from app.core.archive.importers.oai_pmh import (
     normalise_base_url,
 )
 from app.core.archive.model import RecordKey
+from app.core.archive.postgres.connect import database_name
+from app.core.archive.postgres.transfer import copy_archive
 from tests.api.conftest import Live, start_server, stop_server
 from tests.api.serving import serve_env, serve_url, start_serve
 from tests.conftest import shared_data
@@ -536,3 +538,112 @@ def test_another_process_serves_finding_aids_in_ead_to_the_harvester_and_nothing
     assert process.returncode == 0, err
     assert secrets and not {s for s in secrets if s in dump}
     assert not any(n.split("#")[-1] in dump for n in closed)
+
+
+# -- a shared archive ---------------------------------------------------------------------------
+
+
+def serve(archive_dir: Path | str, users: Path) -> Live:
+    """The API app over ``archive_dir`` (a folder or a ``postgresql://`` URL), on loopback."""
+    return start_server(create_app(ApiContext(archive_dir=archive_dir, users=UserStore(users))))
+
+
+def harvest_identifiers(live: Live, **params: str) -> list[str]:
+    """Every identifier of a ``ListIdentifiers`` list, following its resumption tokens."""
+    seen: list[str] = []
+    root = ask(live, verb="ListIdentifiers", **params)
+    while True:
+        assert error_code(root) is None
+        seen += texts(root, ".//o:header/o:identifier")
+        token = root.find(".//o:resumptionToken", NS)
+        if token is None or not token.text:
+            return seen
+        root = ask(live, verb="ListIdentifiers", resumptionToken=token.text)
+
+
+def key_part(identifiers: list[str], repository: str) -> list[str]:
+    """The ``section_tipo/section_id`` of each identifier of ``repository``, sorted."""
+    prefix = f"oai:arxiu:{repository}:"
+    assert all(i.startswith(prefix) for i in identifiers)
+    return sorted(i[len(prefix) :] for i in identifiers)
+
+
+def test_a_copy_on_postgresql_serves_the_same_open_records(
+    oai: Live, served: Path, pg_database: str, tmp_path: Path
+) -> None:
+    copy_archive(str(served), pg_database)
+    repository = database_name(pg_database)
+    with open_archive(served) as archive:
+        expected = sorted(str(k) for k in open_keys(archive))
+    shared = serve(pg_database, tmp_path / "users-pg.json")
+    try:
+        on_sqlite = harvest_identifiers(oai, metadataPrefix="oai_dc")
+        on_postgres = harvest_identifiers(shared, metadataPrefix="oai_dc")
+        assert key_part(on_sqlite, served.name) == key_part(on_postgres, repository) == expected
+        assert not {str(FLAGGED), str(POINTING)} & set(expected)
+        assert not [k for k in expected if k.startswith("oh1/")]
+        for hidden in (FLAGGED, POINTING, RecordKey("oh1", 1)):
+            refused = ask(
+                shared,
+                verb="GetRecord",
+                identifier=f"oai:arxiu:{repository}:{hidden}",
+                metadataPrefix="oai_dc",
+            )
+            assert error_code(refused) == "idDoesNotExist"
+        shown = ask(
+            shared,
+            verb="GetRecord",
+            identifier=f"oai:arxiu:{repository}:rsc197/1",
+            metadataPrefix="oai_dc",
+        )
+        assert error_code(shown) is None
+        for live in (oai, shared):  # datestamps as on SQLite (timestamptz there)
+            identify = ask(live, verb="Identify")
+            assert texts(identify, ".//o:earliestDatestamp") == ["2025-01-01T00:00:00Z"]
+            exact = {"from": "2025-01-01T00:00:00Z", "until": "2025-01-01T00:00:00Z"}
+            assert len(harvest_identifiers(live, metadataPrefix="oai_dc", **exact)) == len(expected)
+            later = ask(
+                live, verb="ListIdentifiers", metadataPrefix="oai_dc", **{"from": "2025-01-02"}
+            )
+            assert error_code(later) == "noRecordsMatch"
+            before = ask(live, verb="ListIdentifiers", metadataPrefix="oai_dc", until="2024-12-31")
+            assert error_code(before) == "noRecordsMatch"
+        changed = RecordKey("tp1", 3)
+        with open_archive(pg_database) as archive:
+            archive.update_record(changed, {"tp3": [{"lang": "lg-eng", "value": "Renamed"}]})
+        recent = harvest_identifiers(shared, metadataPrefix="oai_dc", **{"from": "2025-06-01"})
+        assert recent == [f"oai:arxiu:{repository}:{changed}"]
+        older = harvest_identifiers(shared, metadataPrefix="oai_dc", until="2025-01-01")
+        assert len(older) == len(expected) - 1
+    finally:
+        stop_server(shared)
+
+
+def test_a_copy_on_postgresql_serves_each_finding_aid_in_ead_as_on_sqlite(
+    fonds: tuple[Live, Path], pg_database: str, tmp_path: Path
+) -> None:
+    live, folder = fonds
+    copy_archive(str(folder), pg_database)
+    repository = database_name(pg_database)
+    shared = serve(pg_database, tmp_path / "users-pg.json")
+    try:
+        on_sqlite = harvest_identifiers(live, metadataPrefix="ead")
+        on_postgres = harvest_identifiers(shared, metadataPrefix="ead")
+        assert key_part(on_postgres, repository) == key_part(on_sqlite, folder.name)
+        assert len(on_postgres) == len(EAD_FILES)
+        root = ask(shared, verb="ListRecords", metadataPrefix="ead")
+        assert error_code(root) is None
+        aids = root.findall(f".//o:metadata/{{{EAD3}}}ead", NS)
+        counts = {
+            aid.findtext(f".//{{{EAD3}}}recordid"): len(aid.findall(f".//{{{EAD3}}}c"))
+            for aid in aids
+        }
+        assert counts == source_counts()
+        assert "c2ndr7pqqhdz-1b9nbz25cnqnr" not in etree.tostring(root, encoding="unicode")
+        on_each = [
+            ask(server, verb="ListIdentifiers", metadataPrefix="ead") for server in (live, shared)
+        ]
+        sqlite_stamps, postgres_stamps = (texts(r, ".//o:datestamp") for r in on_each)
+        assert sqlite_stamps == postgres_stamps and len(sqlite_stamps) == len(EAD_FILES)
+    finally:
+        stop_server(shared)

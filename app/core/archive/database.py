@@ -148,6 +148,10 @@ class Engine(Protocol):
 
     def reading(self) -> AbstractContextManager[Connection]: ...
 
+    def trace(self, listener: Callable[[str], None] | None) -> None:
+        """Call ``listener(statement)`` on the thread that runs each statement (``None``:
+        stop)."""
+
     def submit(self, fn: Callable[[Connection], T]) -> Future[T]: ...
 
     def keep_file(self, conn: Connection, path: str, source: Path) -> None:

@@ -1,8 +1,10 @@
 """Finding records by exact field values, and find-or-create in one transaction.
 
 ``dedalo_find_or_create`` must never create twice: its lookup and its create run in the same
-``BEGIN IMMEDIATE`` transaction, so concurrent applies (threads or processes) are serialised
-and the second one finds the record the first one made.
+write transaction, and the engine serialises write transactions (SQLite: ``BEGIN IMMEDIATE``;
+PostgreSQL: the write lock every write transaction takes), so concurrent applies (threads,
+processes or workstations) are serialised and the second one finds the record the first one
+made.
 """
 
 from __future__ import annotations
@@ -69,9 +71,9 @@ def find_or_create(
 ) -> tuple[RecordKey, bool, int]:
     """The one record matching ``match``, or a new one holding ``values``, atomically.
 
-    The lookup and the create run in one ``BEGIN IMMEDIATE`` transaction, which serialises
-    writers (threads and processes alike), so two concurrent calls create one record. Finding
-    a record changes nothing, so it writes no audit row (a resumed plan simply finds it again).
+    The lookup and the create run in one write transaction, serialised with every other (see
+    the module), so two concurrent calls create one record. Finding a record changes nothing,
+    so it writes no audit row (a resumed plan simply finds it again).
 
     Returns:
         The record's key, whether it was created, and how many records matched (0 or 1).
@@ -83,7 +85,7 @@ def find_or_create(
     clean = normalize_values(values)
 
     def run(conn: Connection) -> tuple[RecordKey, bool, list[int]]:
-        found = matching_ids(conn, compiled, MAX_MATCHES)
+        found = matching_ids(archive.db, conn, compiled, MAX_MATCHES)
         if len(found) > 1:
             return RecordKey(section_tipo, found[0]), False, found
         if found:

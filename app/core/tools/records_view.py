@@ -175,17 +175,13 @@ def search_text(
     ctx: ToolContext, section_tipo: str, query: str, limit: int
 ) -> tuple[int, list[Record]]:
     """Records of ``section_tipo`` where every word of ``query`` appears in some value."""
-    compiled = Compiled(sections={section_tipo})
+    compiled = Compiled(sections={section_tipo}, dialect=ctx.archive.db.dialect)
     compiled.sql.append(f"r0.section_tipo = {compiled.param(section_tipo)}")
     if ctx.exclude_restricted:
         compiled.sql.append(f"NOT {restricted_sql('r0')}")
     for word in fold(query).split():
         pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        compiled.sql.append(
-            "EXISTS (SELECT 1 FROM json_tree(r0.data) AS t WHERE t.key = 'value' "
-            f"AND t.type = 'text' AND arxiu_fold(t.atom) LIKE {compiled.param(pattern)} "
-            "ESCAPE '\\')"
-        )
+        compiled.sql.append(compiled.text_anywhere(pattern))
     return run_search(ctx.archive, compiled, limit=limit, offset=0)
 
 

@@ -20,7 +20,7 @@ from app.core.archive.model import Field, Section
 from app.core.archive.write_switch import set_writes_allowed
 from app.core.index.embedders import HashingEmbedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
-from app.core.index.service import Index
+from app.core.index.opening import open_index
 from app.core.models.catalog import Catalog, ModelEntry
 from app.core.models.scripted import ScriptedModel
 from app.core.session import AssistantSession, AssistantSettings
@@ -39,8 +39,8 @@ def _link(tipo: str, sid: int) -> list[dict[str, Any]]:
     return [{"lang": "lg-nolan", "value": {"section_tipo": tipo, "section_id": sid}}]
 
 
-def build_archive(folder: Path) -> Archive:
-    """Create the test archive in ``folder``."""
+def build_archive(folder: Path | str) -> Archive:
+    """Create the test archive in ``folder`` (or a ``postgresql://`` database)."""
     arch = open_archive(folder, create=True)
     sections = [
         Section("oh1", {"lg-eng": "Oral histories"}, writable=True, label_field="oh2"),
@@ -103,7 +103,7 @@ class RecordingSearcher:
     """The real index (hashing embedder), recording every query and filter it is asked."""
 
     def __init__(self, archive: Archive) -> None:
-        self.index = Index(archive, HashingEmbedder())
+        self.index = open_index(archive, HashingEmbedder())
         self.index.index_now()
         self.queries: list[tuple[str, SearchFilter | None]] = []
 
@@ -136,9 +136,15 @@ def entry(model_id: str, egress: str = "local", **extra: Any) -> ModelEntry:
 
 
 @pytest.fixture
-def oh_archive(tmp_path: Path) -> Iterator[Archive]:
-    """The test archive (see the module docstring)."""
-    arch = build_archive(tmp_path / "oh")
+def oh_archive(
+    tmp_path: Path, archive_engine: str, request: pytest.FixtureRequest
+) -> Iterator[Archive]:
+    """The test archive (see the module docstring), on each engine (``archive_engine``: a
+    folder, or a fresh database on the tests' PostgreSQL server)."""
+    if archive_engine == "postgresql":
+        arch = build_archive(str(request.getfixturevalue("pg_database")))
+    else:
+        arch = build_archive(tmp_path / "oh")
     yield arch
     arch.close()
 

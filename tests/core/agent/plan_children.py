@@ -82,7 +82,7 @@ def resolve_in_child(
     """Open the archive and resolve ``plan_id`` (approved); report the outcome on ``events``."""
     if point is not None:
         _install(point, op_ids, events)
-    with open_archive(Path(folder)) as archive:
+    with open_archive(folder if "://" in str(folder) else Path(folder)) as archive:
         session = AssistantSession(archive, registry=build_registry())
         if go is not None:
             go.wait()

@@ -26,7 +26,7 @@ def person_plan(name: str, archive: Archive, registry: ToolRegistry) -> dict[str
     return validate_plan({"summary": name, "ops": [op]}, archive, registry).to_dict()
 
 
-def apply_in_threads(folder: Path, plan: dict[str, Any], registry: ToolRegistry) -> list[Any]:
+def apply_in_threads(folder: Path | str, plan: dict[str, Any], registry: ToolRegistry) -> list[Any]:
     """Apply ``plan`` from two threads at once, each with its own connection to the archive."""
     start = threading.Barrier(2)
     reports: list[Any] = [None, None]
@@ -48,7 +48,7 @@ def apply_in_threads(folder: Path, plan: dict[str, Any], registry: ToolRegistry)
 def test_two_concurrent_applies_make_one_record(
     oh_archive: Archive, registry: ToolRegistry
 ) -> None:
-    folder = oh_archive.folder
+    folder = oh_archive.location
     for name in NAMES:
         plan = person_plan(name, oh_archive, registry)
         reports = apply_in_threads(folder, plan, registry)
@@ -89,7 +89,7 @@ def test_a_proposed_plan_posted_back_from_four_threads_applies_once(
     lock = threading.Lock()
 
     def worker(record_id: str) -> None:
-        with open_archive(oh_archive.folder) as archive:
+        with open_archive(oh_archive.location) as archive:
             settings = AssistantSettings(write_allowed=True)
             session = AssistantSession(
                 archive, registry=registry, settings=settings, person="writer"

@@ -61,7 +61,7 @@ def test_another_owner_is_judged_by_the_shingles_of_tainted_answers(oh_archive: 
 
 def test_the_ledger_outlives_the_process(tmp_path: Path, oh_archive: Archive) -> None:
     _record(oh_archive, "u_anna", "q", TAINTED, True)
-    folder = oh_archive.folder
+    folder = oh_archive.location
     oh_archive.close()
     with open_archive(folder) as reopened:
         assert _judge(reopened, "u_anna", [{"role": "assistant", "text": TAINTED}]) == [True]

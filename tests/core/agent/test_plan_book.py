@@ -60,7 +60,7 @@ async def test_two_processes_resolving_one_plan_at_once_apply_it_once(
     children = [
         ctx.Process(
             target=plan_children.resolve_in_child,
-            args=(str(oh_archive.folder), record.id, op_ids, None, events, go),
+            args=(oh_archive.location, record.id, op_ids, None, events, go),
         )
         for _ in range(2)
     ]

@@ -159,11 +159,14 @@ class PgCursor:
 class PgConnection:
     """A psycopg connection that runs the store's SQL (see the module)."""
 
-    def __init__(self, conn: Conn) -> None:
+    def __init__(self, conn: Conn, tracer: Callable[[str], None] | None = None) -> None:
         self.raw = conn
+        self._tracer = tracer
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = (), /) -> PgCursor:
         """Run one statement."""
+        if self._tracer is not None:
+            self._tracer(sql)
         cursor = self.raw.cursor(row_factory=_row_maker)
         cursor.execute(to_psycopg(sql), _params(parameters))
         return PgCursor(cursor)
@@ -172,6 +175,8 @@ class PgConnection:
         self, sql: str, parameters: Iterable[Sequence[Any] | Mapping[str, Any]], /
     ) -> PgCursor:
         """Run one statement for each parameter set (pipelined by psycopg)."""
+        if self._tracer is not None:
+            self._tracer(sql)
         cursor = self.raw.cursor(row_factory=_row_maker)
         rows = [_params(p) for p in parameters]
         if rows:
@@ -203,6 +208,13 @@ class PgDatabase:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._closed = False
+        self._tracer: Callable[[str], None] | None = None
+
+    def trace(self, listener: Callable[[str], None] | None) -> None:
+        """Call ``listener(statement)`` for each statement, on the thread that runs it
+        (``None``: stop): for diagnostics, and for tests that check which threads reach the
+        archive."""
+        self._tracer = listener
 
     @property
     def where(self) -> str:
@@ -221,7 +233,7 @@ class PgDatabase:
             return
         try:
             with self._pool.connection() as conn:
-                wrapped = PgConnection(conn)
+                wrapped = PgConnection(conn, self._tracer)
                 self._local.held = wrapped
                 try:
                     yield wrapped
@@ -283,7 +295,7 @@ class PgDatabase:
             conn = self._writer_conn()
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-                return fn(PgConnection(conn))
+                return fn(PgConnection(conn, self._tracer))
         except psycopg.Error as exc:
             if self._write_conn is not None and self._write_conn.broken:
                 self._write_conn = None

@@ -24,7 +24,9 @@ reads nor writes it.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
+from collections.abc import Callable
 
 import psycopg
 
@@ -284,6 +286,96 @@ def has_lexical(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
     return row is not None
 
 
+FOLD_FUNCTION = "arxiu_fold(text)"
+"""The server's accent- and case-folding function (:func:`fold_function_sql`)."""
+
+_FOLD_EXPANSIONS = (("ß", "ss"), ("ẞ", "ss"), ("ς", "σ"))
+"""What ``str.casefold`` does that lower-casing does not, among the letters still there after
+decomposition (Cherokee and historic Cyrillic letters aside)."""
+
+
+@functools.cache
+def _char_class(test: Callable[[str], bool]) -> str:
+    """A regular-expression bracket of the code points ``test`` holds (``\\uXXXX`` escapes,
+    runs as ranges)."""
+    runs: list[tuple[int, int]] = []
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF or not test(chr(code)):
+            continue
+        if runs and runs[-1][1] == code - 1:
+            runs[-1] = (runs[-1][0], code)
+        else:
+            runs.append((code, code))
+
+    def escape(code: int) -> str:
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+    parts = [escape(a) if a == b else f"{escape(a)}-{escape(b)}" for a, b in runs]
+    return "[" + "".join(parts) + "]"
+
+
+def fold_function_sql(conn: psycopg.Connection[tuple[object, ...]]) -> str:
+    """``CREATE OR REPLACE FUNCTION arxiu_fold(text)`` for this server: what
+    :func:`app.core.tools.resolve.fold` does in Python (compatibility decomposition, combining
+    marks removed, case folded, runs of white space as one space, trimmed), so the assistant's
+    field filters compare as on SQLite, where the same Python function is registered.
+
+    Lower-casing does not depend on the database's locale (a ``C`` database lower-cases ASCII
+    only): PostgreSQL 17's built-in ``pg_c_utf8`` collation, else ICU's root collation, else the
+    database's own. On a database not in UTF-8 (no Unicode normalisation there) it only folds
+    case and spaces. ``translate`` with every accented letter is not used: it costs a scan of
+    its whole table per character (a hundred times slower on the demo's texts).
+    """
+    encoding = conn.execute("SHOW server_encoding").fetchone()
+    if encoding is None or str(encoding[0]).upper() not in ("UTF8", "UTF-8"):
+        body = "btrim(regexp_replace(lower($1), '[[:space:]]+', ' ', 'g'), ' ')"
+    else:
+        bare = (
+            f"regexp_replace(normalize($1, NFKD), '{_char_class(unicodedata.combining)}', '', 'g')"
+        )
+        for char, folded in _FOLD_EXPANSIONS:
+            bare = f"replace({bare}, '{char}', '{folded}')"
+        collation = _lower_collation(conn)
+        lowered = f"lower({bare} COLLATE {collation})" if collation else f"lower({bare})"
+        spaces = _char_class(str.isspace)
+        body = f"btrim(regexp_replace({lowered}, '{spaces}+', ' ', 'g'), ' ')"
+    return (
+        "CREATE OR REPLACE FUNCTION arxiu_fold(text) RETURNS text "
+        f"LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fold$ SELECT {body} $fold$"
+    )
+
+
+def _lower_collation(conn: psycopg.Connection[tuple[object, ...]]) -> str | None:
+    """A collation whose ``lower`` maps every Unicode letter, whatever the database's locale."""
+    version = conn.execute("SHOW server_version_num").fetchone()
+    if version is not None and int(str(version[0])) >= 170000:
+        return "pg_c_utf8"
+    icu = conn.execute("SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu'").fetchone()
+    return '"und-x-icu"' if icu else None
+
+
+def has_fold(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+    """Whether the database has ``arxiu_fold`` (an archive copied before it existed has not)."""
+    row = conn.execute(f"SELECT to_regprocedure('{FOLD_FUNCTION}') IS NOT NULL").fetchone()
+    return bool(row and row[0])
+
+
+def create_fold(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Create (or replace) ``arxiu_fold`` in the caller's transaction (every role may call a
+    function by default)."""
+    conn.execute(fold_function_sql(conn).encode())
+
+
+def owns_archive(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+    """Whether this role owns the archive's tables (or is a superuser): only the owner adds a
+    function to an existing archive, so no archivist's function runs as another role."""
+    row = conn.execute(
+        "SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class "
+        "WHERE oid = to_regclass('public.records')"
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def statements(script: str) -> list[str]:
     """The statements of a script separated by ``;`` at the end of a line."""
     return [s.strip() for s in script.split(";\n") if s.strip()]
@@ -307,10 +399,11 @@ def user_tables(conn: psycopg.Connection[tuple[object, ...]]) -> list[str]:
 
 
 def create_tables(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    """Create the tables, the audit guard and the record-change triggers
+    """Create the tables, the audit guard, ``arxiu_fold`` and the record-change triggers
     (:func:`~app.core.archive.postgres.record_changes.ensure_record_changes`), in the caller's
     transaction."""
     for statement in statements(TABLES_SQL) + statements(AUDIT_GUARD_SQL) + lexical_sql():
         conn.execute(statement.encode())
+    create_fold(conn)
     conn.execute("INSERT INTO _migrations(name) VALUES (%s)", (SCHEMA_NAME,))
     ensure_record_changes(conn)

@@ -9,12 +9,21 @@ the API and the window name a shared archive as they name a folder.
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
+from app.core.archive.plan_seal import PLAN_SECRET
 from app.core.archive.postgres.connect import connect, database_name, ensure_vector
 from app.core.archive.postgres.database import PgDatabase
 from app.core.archive.postgres.roles import create_policies, create_roles
-from app.core.archive.postgres.schema import create_tables, has_schema, user_tables
+from app.core.archive.postgres.schema import (
+    create_fold,
+    create_tables,
+    has_fold,
+    has_schema,
+    owns_archive,
+    user_tables,
+)
 from app.core.archive.store import MEDIA_DIR, Archive
 from app.core.errors import ArchiveError
 from app.core.paths import home
@@ -46,9 +55,16 @@ def open_shared_archive(url: str, *, create: bool = False, read_only: bool = Fal
 
 
 def _ensure_schema(url: str, *, create: bool) -> None:
+    """Give ``url`` the archive's schema when it is empty and ``create`` is on, and add
+    ``arxiu_fold`` to an archive copied before it existed when this role owns the archive (for
+    another role the assistant's field filters then say ``archive.pg_no_fold`` until the owner
+    has opened it once)."""
     conn = connect(url, vector=False, autocommit=True)
     try:
         if has_schema(conn):
+            if not has_fold(conn) and owns_archive(conn):
+                with conn.transaction():  # an archive copied before arxiu_fold existed
+                    create_fold(conn)
             return
         if not create:
             raise ArchiveError(
@@ -68,5 +84,9 @@ def _ensure_schema(url: str, *, create: bool) -> None:
             ensure_vector(conn)
             create_tables(conn)
             create_policies(conn, create_roles(conn, database_name(url)))
+            conn.execute(  # the plan key a new folder archive gets from its migration
+                "INSERT INTO archive_secrets(name, value) VALUES (%s, %s)",
+                (PLAN_SECRET, secrets.token_bytes(32)),
+            )
     finally:
         conn.close()
