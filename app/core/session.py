@@ -142,8 +142,17 @@ class AssistantSession:
             model_id,
             egress,
             self.settings.lang,
+            actor=self._actor(),
             exclude_restricted=not self.settings.can_read_restricted,
         )
+
+    def _actor(self) -> str:
+        """Who applies, for the audit log: on a shared archive the archivist's server role
+        (and the API user it applies for), on a folder archive the assistant."""
+        role = self.archive.database_role()
+        if role is None:
+            return "assistant"
+        return role if self.plans.person == LOCAL_PERSON else f"{role} for {self.plans.person}"
 
     # -- runs --------------------------------------------------------------------------------
     async def chat(

@@ -125,6 +125,9 @@ async def test_the_seed_recipe_end_to_end(
     audit = [r for r in oh_archive.audit_rows() if r["plan_id"] == plan["pending_id"]]
     assert [(r["op_id"], r["action"]) for r in audit][:2] == [("p1", "create"), ("l1", "update")]
     assert audit[0]["model"] == "local"
+    # who applied: on a shared archive the archivist's server role, on a folder the assistant
+    applier = "postgres" if oh_archive.shared else "assistant"
+    assert {r["actor"] for r in audit} == {applier}
     stored = (await session.conversations.get(cid)).pending_plan
     assert stored is not None and stored.status == "applied"
 
