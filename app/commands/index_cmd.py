@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.commands.cli_words import cli_language, words
 from app.commands.common import ProgressBar, open_current, print_json
-from app.core.index import Index
+from app.core.index import open_index
 from app.core.index.embedders import default_embedders
 from app.core.index.hits import SearchMode
 from app.core.index.indexer import Progress
@@ -38,11 +38,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     index.add_argument(
         "--worker",
         action="store_true",
-        help="embed the waiting chunks of a postgresql:// archive, as one of any number of "
-        "workers (resumable: a killed worker's batch is taken again)",
+        help="chunk the changed records and embed the waiting chunks of a postgresql:// "
+        "archive, as one of any number of workers (resumable: a killed worker's batch is "
+        "taken again)",
     )
     index.add_argument(
-        "--follow", action="store_true", help="with --worker, keep waiting for new chunks"
+        "--follow",
+        action="store_true",
+        help="with --worker, keep waiting for changed records and new chunks",
     )
     index.add_argument(
         "--batch", type=int, default=WORKER_BATCH, help="with --worker, chunks per transaction"
@@ -68,12 +71,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_index(args: argparse.Namespace) -> int:
-    """Index what is pending (everything with ``--rebuild``), showing a progress bar."""
+    """Index what is pending (everything with ``--rebuild``), showing a progress bar; a shared
+    archive's index is brought up to date in its server, as a worker would."""
     if args.worker:
         return run_worker(args)
     with open_current(args) as archive:
-        archive.sqlite.check_intact()  # report a damaged file before writing anything into it
-        index = Index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
+        if not archive.shared:  # report a damaged file before writing anything into it
+            archive.sqlite.check_intact()
+        index = open_index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
         if args.rebuild:
             index.rebuild()
         bars = PhaseBars()
@@ -117,9 +122,10 @@ class PhaseBars:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    """``arxiu index --worker --archive postgresql://…``: embed the shared archive's waiting
-    chunks with its models (:mod:`app.core.index.postgres.worker`), then print the vectors
-    written per model and the rate."""
+    """``arxiu index --worker --archive postgresql://…``: chunk the shared archive's changed
+    records and embed its waiting chunks with its models
+    (:mod:`app.core.index.postgres.worker`), then print the vectors written per model and the
+    rate."""
     from app.core.archive.postgres.connect import connect, invalid_url, is_postgres_url
     from app.core.index.postgres.records import meta
     from app.core.index.postgres.worker import run_worker as drain

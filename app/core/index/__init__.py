@@ -8,9 +8,11 @@ from app.core.index.embedders import (
 )
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
 from app.core.index.indexer import Progress
+from app.core.index.opening import ArchiveIndex, open_index
 from app.core.index.service import Index
 
 __all__ = [
+    "ArchiveIndex",
     "Embedder",
     "HashingEmbedder",
     "Index",
@@ -21,4 +23,5 @@ __all__ = [
     "Searcher",
     "SentenceTransformerEmbedder",
     "UseEmbedder",
+    "open_index",
 ]

@@ -6,25 +6,20 @@ match when one of its titles (its section's label field, in any language) or its
 code equals the whole query, compared accent- and case-folded with punctuation as spaces
 (:func:`app.core.index.names.fold`). Candidates are the ranked records and those whose chunk
 labels hold every word of the query (FTS5 over the ``label`` column, so a title the ranking
-missed is still found), under the search's own filter.
+missed is still found; the server's ``tsvector`` and folded label on a shared archive, see
+:mod:`app.core.index.record_reads`), under the search's own filter.
 """
 
 from __future__ import annotations
 
-import re
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.store import Archive
-from app.core.index import lexical
 from app.core.index.hits import SearchFilter
 from app.core.index.names import fold
-
-LOOKUP_LIMIT = 200
-"""Chunks read by the label lookup (a title shared by more records than this is no name)."""
-_WORD = re.compile(r"\w+", re.UNICODE)
+from app.core.index.record_reads import RecordReads, record_reads
 
 
 @dataclass(frozen=True)
@@ -58,35 +53,22 @@ def matching_name(archive: Archive, record: Record, query: str) -> str | None:
     return None
 
 
-def label_candidates(conn: sqlite3.Connection, query: str, flt: SearchFilter) -> list[RecordKey]:
-    """Records with a chunk label holding every word of ``query``, under ``flt``."""
-    words = _WORD.findall(query.lower())
-    if not words:
-        return []
-    quoted = " AND ".join('"' + w.replace('"', '""') + '"' for w in words)
-    where = lexical.SqlFilter(
-        flt.sections,
-        tuple((r.section_tipo, r.section_id) for r in flt.records),
-        flt.exclude_restricted,
-    )
-    clause, args = where.clause()
-    rows = conn.execute(
-        "SELECT DISTINCT c.section_tipo, c.section_id FROM index_fts "
-        "JOIN index_chunks c ON c.id = index_fts.rowid "
-        f"WHERE index_fts MATCH ?{clause} LIMIT ?",
-        [f"label : ({quoted})", *args, LOOKUP_LIMIT],
-    ).fetchall()
-    return [RecordKey(str(r[0]), int(r[1])) for r in rows]
-
-
 def exact_names(
-    archive: Archive, query: str, candidates: Iterable[RecordKey], flt: SearchFilter
+    archive: Archive,
+    query: str,
+    candidates: Iterable[RecordKey],
+    flt: SearchFilter,
+    reads: RecordReads | None = None,
 ) -> list[ExactName]:
     """The records among ``candidates`` and the label lookup whose title equals ``query``,
     the ranked candidates first; a restricted record is left out of an egress-filtered
-    search (read live, as the search itself does)."""
-    with archive.sqlite.reading() as conn:
-        found = label_candidates(conn, query, flt)
+    search (read live, as the search itself does). ``reads``: the index reads to use (default:
+    the archive's, for this call)."""
+    if reads is None:
+        with record_reads(archive) as lent:
+            found = lent.label_candidates(query, flt)
+    else:
+        found = reads.label_candidates(query, flt)
     keys = list(dict.fromkeys([*candidates, *found]))
     out: list[ExactName] = []
     for key in keys:

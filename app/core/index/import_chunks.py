@@ -36,7 +36,7 @@ SectionShape = tuple[list[Field], str | None, str | None]
 def chunking_imports(archive: Archive) -> Iterator[None]:
     """Chunk every record that bulk upserts inside the ``with`` create or change, in their
     transactions (the chunk listeners are told once each batch has committed)."""
-    if archive.shared:  # a shared archive's chunks are made by its index workers
+    if archive.shared:  # chunked in its server after the import (sync_chunks), as workers do
         yield
         return
     with archive.batch_hook(ChunkHook(archive)):
@@ -60,17 +60,18 @@ class ChunkHook:
             tipo = item.key.section_tipo
             shape = shapes.get(tipo)
             if shape is None:  # read per batch: an import may add fields as it goes
-                shape = shapes[tipo] = self._shape(tipo)
+                shape = shapes[tipo] = section_shape(self.archive, tipo)
             record = Record(tipo, item.key.section_id, item.values, item.version, item.restricted)
             chunks = chunk_record(record, *shape)
             work.append(RecordWork(item.key, item.version, item.restricted, chunks))
         result = storage.write_records(conn, work, [])
         return lambda: chunks_written(self.archive, result)
 
-    def _shape(self, tipo: str) -> SectionShape:
-        """What ``chunk_record`` needs of section ``tipo``; of its fields only those it reads
-        (text kinds, not the label), the same chunks for less work per record."""
-        archive = self.archive
-        label_field = archive.section(tipo).label_field
-        texts = [f for f in archive.fields(tipo) if f.kind in TEXT_KINDS and f.tipo != label_field]
-        return texts, label_field, archive.code_field(tipo)
+
+def section_shape(archive: Archive, tipo: str) -> SectionShape:
+    """What :func:`chunk_record` needs of section ``tipo``; of its fields only those it reads
+    (text kinds, not the label): the same chunks for less work per record. Read once per batch
+    or pass (an import may add fields as it goes), on either engine."""
+    label_field = archive.section(tipo).label_field
+    texts = [f for f in archive.fields(tipo) if f.kind in TEXT_KINDS and f.tipo != label_field]
+    return texts, label_field, archive.code_field(tipo)

@@ -210,7 +210,14 @@ def sync_chunks(archive: Archive, *, at_most: int | None = None) -> int:
     :data:`BULK_WAVE` records are written in one transaction with one FTS5 rebuild
     (:func:`storage.bulk_write_records`); otherwise :data:`SYNC_BATCH` records a transaction,
     the triggers keeping FTS5 current.
+
+    A shared archive's records are chunked in its server, as its index workers chunk them
+    (:func:`app.core.index.postgres.chunker.sync_archive`).
     """
+    if archive.shared:
+        from app.core.index.postgres.chunker import sync_archive
+
+        return sync_archive(archive, at_most=at_most)
     handled = 0
     while True:
         todo, orphans = pending_work(archive)

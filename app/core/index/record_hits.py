@@ -15,6 +15,9 @@ beneath it, and gives one :class:`RecordHit` per record:
 * title and section are in the person's language, the date is the record's first date field
   (else a year-numbered field: a coin's "Date from", a concept's "Start year").
 
+It reads the index through :func:`~app.core.index.record_reads.record_reads`, so a folder
+archive and a shared one (PostgreSQL) give the same list.
+
 The desktop app's results view and ``arxiu search`` both show this list, so the two agree; the
 assistant's search tool keeps its own per-chunk output (:mod:`app.core.tools.search`).
 :mod:`app.core.index.hit_order` filters, sorts and groups it by section.
@@ -23,17 +26,16 @@ assistant's search tool keeps its own per-chunk output (:mod:`app.core.tools.sea
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.archive import language
 from app.core.archive.model import Field, Record, RecordKey
 from app.core.archive.store import Archive
-from app.core.index import ranking
 from app.core.index.exact_names import exact_names, titles
 from app.core.index.hit_passages import HitPassage, Span, choose, marks, query_words
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
+from app.core.index.record_reads import RecordReads, record_reads
 from app.core.index.search import snippet
 from app.core.index.storage import ChunkRow
 from app.core.json_types import JsonObject
@@ -136,9 +138,7 @@ def search_records(
         return []
     depth = max(CHUNK_DEPTH, 5 * k)
     chunks = searcher.search(query, k=depth, mode=mode, filter=flt, lang=query_lang)
-    exact = {e.key: e.name for e in exact_names(archive, query, [h.key for h in found], flt)}
     best = {h.key: h for h in found}
-    order = list(dict.fromkeys([*exact, *best]))[:k]
     per_record: dict[RecordKey, list[SearchHit]] = {}
     for hit in (*found, *chunks):
         per_record.setdefault(hit.key, []).append(hit)
@@ -147,12 +147,15 @@ def search_records(
     readers = tuple(c for c in dict.fromkeys((guessed, lang)) if c and c != language.NEUTRAL)
     builder = _Builder(archive, query, words, lang, readers)
     top = found[0].score
-    with archive.sqlite.reading() as conn:
+    with record_reads(archive) as reads:
+        named = exact_names(archive, query, [h.key for h in found], flt, reads)
+        exact = {e.key: e.name for e in named}
+        order = list(dict.fromkeys([*exact, *best]))[:k]
         missing = [key for key in order if key not in best]
-        langs = ranking.record_languages(conn, missing)
+        langs = reads.languages(missing)
         hits = [
             builder.build(
-                conn,
+                reads,
                 key,
                 rank,
                 best[key].score if key in best else top,
@@ -185,7 +188,7 @@ class _Builder:
 
     def build(
         self,
-        conn: sqlite3.Connection,
+        reads: RecordReads,
         key: RecordKey,
         rank: int,
         score: float,
@@ -201,7 +204,7 @@ class _Builder:
         names = {title, *titles(self.archive, record)}
         passages = choose(map(self._passage, hits), names, self.query, self.words, self.prefer)
         if not passages:
-            more = [self._row_passage(row) for row in _record_chunks(conn, key)]
+            more = [self._row_passage(row) for row in reads.chunks_of(key)]
             passages = choose(more, names, self.query, self.words, self.prefer)
         return RecordHit(
             key=key,
@@ -244,13 +247,3 @@ class _Builder:
             if value:
                 return value
         return None
-
-
-def _record_chunks(conn: sqlite3.Connection, key: RecordKey) -> list[ChunkRow]:
-    """Every chunk of ``key``, in the record's order."""
-    rows = conn.execute(
-        "SELECT id, field_tipo, lang, label, text, timecode, page FROM index_chunks "
-        "WHERE section_tipo = ? AND section_id = ? ORDER BY id",
-        (key.section_tipo, key.section_id),
-    ).fetchall()
-    return [ChunkRow(r[0], key, r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]

@@ -74,8 +74,28 @@ class IndexStats:
         return min((share for _, share in self.coverage), default=1.0)
 
 
+def index_stats(counts: changes.IndexCounts, models: tuple[str, ...]) -> IndexStats:
+    """The :class:`IndexStats` of ``counts`` for ``models`` (the first is the index's main
+    model), whichever engine counted them."""
+    coverage = tuple(
+        (model, 1.0 - counts.missing[model] / counts.texts if counts.texts else 1.0)
+        for model in models
+    )
+    model = models[0]
+    return IndexStats(
+        model,
+        counts.chunks,
+        counts.vectors[model],
+        counts.pending(),
+        coverage,
+        index_progress(counts, models),
+    )
+
+
 class Index:
-    """Search and indexing for one open archive.
+    """Search and indexing for one open archive (a folder: SQLite; a shared archive's index is
+    :class:`~app.core.index.postgres.service.SharedIndex`, and
+    :func:`~app.core.index.opening.open_index` gives the one an archive needs).
 
     Args:
         archive: the open archive (its change listener is wired to the indexer).
@@ -262,6 +282,14 @@ class Index:
         """Index everything pending on the calling thread (CLI, scripts, tests)."""
         return self.indexer.run()
 
+    def pending(self) -> int:
+        """Work items left: records to chunk plus texts to embed, for every model."""
+        return self.indexer.pending()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until background indexing has nothing left to do; ``False`` on timeout."""
+        return self.indexer.wait_idle(timeout)
+
     def rebuild(self) -> None:
         """Forget every chunk and re-chunk the archive (vectors of unchanged text are reused)."""
         self.indexer.cancel()
@@ -273,20 +301,7 @@ class Index:
         """Counts for status displays: chunks, vectors, work pending, completeness per model
         (no scan when nothing changed since they were last taken, see :mod:`.changes`)."""
         models = tuple(e.model_id for e in self.embedders)
-        counts = changes.counts(self.archive, models)
-        coverage = tuple(
-            (model, 1.0 - counts.missing[model] / counts.texts if counts.texts else 1.0)
-            for model in models
-        )
-        model = self.embedder.model_id
-        return IndexStats(
-            model,
-            counts.chunks,
-            counts.vectors[model],
-            counts.pending(),
-            coverage,
-            index_progress(counts, models),
-        )
+        return index_stats(changes.counts(self.archive, models), models)
 
     def sync_lexical(self) -> int:
         """Chunk every changed record now, without embedding (the lexical index is then

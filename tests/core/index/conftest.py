@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from app.core.archive import Archive, Field, Section
-from app.core.index import HashingEmbedder, Index, SentenceTransformerEmbedder
+from app.core.index import ArchiveIndex, HashingEmbedder, SentenceTransformerEmbedder, open_index
 from app.core.index.embedders import UseEmbedder, Vectors
 
 
@@ -95,9 +95,9 @@ def embedder() -> CountingEmbedder:
 
 
 @pytest.fixture
-def index(oral_archive: Archive, embedder: CountingEmbedder) -> Iterator[Index]:
-    """The oral archive's index, fully built on the test's thread."""
-    idx = Index(oral_archive, embedder)
+def index(oral_archive: Archive, embedder: CountingEmbedder) -> Iterator[ArchiveIndex]:
+    """The oral archive's index (SQLite or PostgreSQL), fully built on the test's thread."""
+    idx = open_index(oral_archive, embedder)
     idx.index_now()
     yield idx
     idx.close()

@@ -6,8 +6,10 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import pytest
+
 from app.core.archive import Archive, RecordKey, open_archive
-from app.core.index import HashingEmbedder, Index, storage
+from app.core.index import HashingEmbedder, Index, open_index, storage
 from app.core.index.changes import TRIGGERS, generation
 from app.core.index.service import IndexStats
 
@@ -71,8 +73,8 @@ def add_records(archive: Archive, count: int, word: str) -> list[RecordKey]:
 
 
 def test_counts_stay_exact_across_import_change_delete_and_index(oral_archive: Archive) -> None:
-    index = Index(oral_archive, MODELS)
-    other = open_archive(oral_archive.db.path.parent)  # a second process's view
+    index = open_index(oral_archive, MODELS)
+    other = open_archive(oral_archive.location)  # a second process's view
     try:
         steps: list[Callable[[], object]] = [
             lambda: None,
@@ -106,6 +108,9 @@ def test_counts_stay_exact_across_import_change_delete_and_index(oral_archive: A
         index.close()
 
 
+@pytest.mark.sqlite_only(
+    "counts SQLite VM steps: the no-scan path is the folder index's change generations"
+)
 def test_an_unchanged_archive_is_not_scanned(oral_archive: Archive) -> None:
     index = Index(oral_archive, MODELS)
     try:
@@ -121,6 +126,7 @@ def test_an_unchanged_archive_is_not_scanned(oral_archive: Archive) -> None:
     assert small < 200 < changed[0] / 10  # and far less than one scan of 300 records
 
 
+@pytest.mark.sqlite_only("SQLite query plans of the change generations")
 def test_the_no_change_lookups_use_primary_keys(oral_archive: Archive) -> None:
     Index(oral_archive, MODELS).close()
     with oral_archive.db.reading() as conn:
@@ -132,6 +138,7 @@ def test_the_no_change_lookups_use_primary_keys(oral_archive: Archive) -> None:
             assert plan.startswith("SEARCH") and "SCAN" not in plan, plan
 
 
+@pytest.mark.sqlite_only("the change generations' SQLite triggers")
 def test_a_missing_trigger_drops_the_marks(oral_archive: Archive) -> None:
     index = Index(oral_archive, MODELS)
     index.sync_lexical()
@@ -157,6 +164,7 @@ def generation_of(archive: Archive) -> int | None:
         return generation(conn, "records")
 
 
+@pytest.mark.sqlite_only("the change generations' marks of a read-only folder archive")
 def test_a_read_only_archive_always_counts_in_full(oral_archive: Archive) -> None:
     Index(oral_archive, MODELS).close()
     folder = oral_archive.db.path.parent

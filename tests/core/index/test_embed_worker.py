@@ -15,7 +15,7 @@ import pytest
 
 from app.core.archive import Archive
 from app.core.errors import IndexError_
-from app.core.index import HashingEmbedder, Index
+from app.core.index import HashingEmbedder, open_index
 from app.core.index import indexer as indexer_module
 from app.core.index.embed_worker import EmbedWorker, WorkerEmbedder
 from app.core.index.embedders import SentenceTransformerEmbedder, UseEmbedder
@@ -44,9 +44,17 @@ def wait_for(condition: object, seconds: float = 60.0) -> bool:
 
 
 def vectors_of(archive: Archive) -> dict[str, bytes]:
+    """Every stored vector by text, as float32 bytes (a SQLite blob, a pgvector value)."""
     with archive.db.reading() as conn:
         rows = conn.execute("SELECT content_hash, vector FROM index_vectors").fetchall()
-    return {str(h): bytes(v) for h, v in rows}
+    return {str(h): as_bytes(v) for h, v in rows}
+
+
+def as_bytes(value: object) -> bytes:
+    if isinstance(value, bytes | memoryview):
+        return bytes(value)
+    to_numpy = getattr(value, "to_numpy", None)
+    return np.asarray(to_numpy() if callable(to_numpy) else value, "<f4").tobytes()
 
 
 def test_worker_embeds_what_the_model_embeds_in_process() -> None:
@@ -80,7 +88,7 @@ def test_stand_ins_keep_ids_and_languages_without_loading_a_model() -> None:
 def test_isolated_index_stores_the_same_vectors_as_in_process(
     oral_archive: Archive, tmp_path: Path
 ) -> None:
-    index = Index(oral_archive, HashingEmbedder(64), isolate=True)
+    index = open_index(oral_archive, HashingEmbedder(64), isolate=True)
     try:
         assert isinstance(index.embedders[0], WorkerEmbedder)
         assert index.index_now().state == "idle"
@@ -89,7 +97,7 @@ def test_isolated_index_stores_the_same_vectors_as_in_process(
         index.close()
     isolated = vectors_of(oral_archive)
     oral_archive.db.write(lambda conn: conn.execute("DELETE FROM index_vectors"))
-    local = Index(oral_archive, HashingEmbedder(64))
+    local = open_index(oral_archive, HashingEmbedder(64))
     local.index_now()
     expected = local.search("reservoir flooded the village", k=3, mode="dense")
     local.close()
@@ -102,7 +110,7 @@ def test_worker_killed_mid_batch_is_restarted_and_nothing_is_lost(
     oral_archive: Archive, tmp_path: Path
 ) -> None:
     (tmp_path / "hold").touch()
-    index = Index(oral_archive, SteeredEmbedder(tmp_path), isolate=True)
+    index = open_index(oral_archive, SteeredEmbedder(tmp_path), isolate=True)
     assert index.worker is not None
     try:
         runner = threading.Thread(target=index.index_now)
@@ -125,7 +133,7 @@ def test_worker_killed_mid_batch_is_restarted_and_nothing_is_lost(
 def test_worker_dying_every_time_is_a_coded_error_and_keeps_committed_batches(
     oral_archive: Archive, tmp_path: Path
 ) -> None:
-    index = Index(oral_archive, SteeredEmbedder(tmp_path), isolate=True)
+    index = open_index(oral_archive, SteeredEmbedder(tmp_path), isolate=True)
     try:
         index.index_now()
         before = vectors_of(oral_archive)
@@ -165,7 +173,7 @@ def test_close_stops_the_child_even_with_a_batch_in_flight(
     oral_archive: Archive, tmp_path: Path
 ) -> None:
     (tmp_path / "hold").touch()
-    index = Index(oral_archive, SteeredEmbedder(tmp_path), isolate=True)
+    index = open_index(oral_archive, SteeredEmbedder(tmp_path), isolate=True)
     assert index.worker is not None
     index.start()
     assert wait_for(lambda: (tmp_path / "started").exists())
@@ -203,6 +211,7 @@ def test_child_exits_when_the_parent_dies_without_closing(tmp_path: Path) -> Non
     assert wait_for(lambda: gone(pid))
 
 
+@pytest.mark.sqlite_only("app.main.build_index opens the folder index (the app's wiring)")
 def test_the_app_builds_its_index_with_the_models_in_a_worker(oral_archive: Archive) -> None:
     from app.main import build_index
 
@@ -255,7 +264,7 @@ def test_vector_batches_stay_resumable_through_the_worker(
     oral_archive: Archive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(indexer_module, "VECTOR_BATCH", 1)
-    index = Index(oral_archive, SteeredEmbedder(tmp_path), isolate=True)
+    index = open_index(oral_archive, SteeredEmbedder(tmp_path), isolate=True)
     try:
         index.indexer.step()  # chunks every record
         index.indexer.step()  # one text embedded and committed

@@ -11,7 +11,7 @@ import pytest
 
 from app.core.agent.request import ChatRequest
 from app.core.archive import Archive
-from app.core.index import HashingEmbedder, Index, Progress, SearchHit
+from app.core.index import HashingEmbedder, Index, Progress, SearchHit, open_index
 from app.core.index import indexer as indexer_module
 from app.core.index.embedders import Vectors
 from app.core.index.foreground import Foreground, HoldsForeground
@@ -78,7 +78,7 @@ def test_the_batch_in_flight_finishes_then_no_batch_starts_until_the_person_is_a
     monkeypatch.setattr(indexer_module, "VECTOR_BATCH", 8)
     many_records(oral_archive, 40)
     embedder = FirstBatchHeld()
-    idx = Index(oral_archive, embedder)
+    idx = open_index(oral_archive, embedder)
     watch = Watch()
     idx.add_progress_listener(watch)
     idx.start()
@@ -103,7 +103,7 @@ def test_a_run_started_while_a_person_waits_starts_no_batch_at_all(
     oral_archive: Archive,
 ) -> None:
     embedder = CountingEmbedder()
-    idx = Index(oral_archive, embedder)
+    idx = open_index(oral_archive, embedder)
     watch = Watch()
     idx.add_progress_listener(watch)
     try:
@@ -120,7 +120,7 @@ def test_a_run_started_while_a_person_waits_starts_no_batch_at_all(
 
 
 def test_cancel_and_close_end_a_run_that_waits_for_a_person(oral_archive: Archive) -> None:
-    idx = Index(oral_archive, CountingEmbedder())
+    idx = open_index(oral_archive, CountingEmbedder())
     watch = Watch()
     idx.add_progress_listener(watch)
     with idx.person_waiting():
@@ -133,7 +133,7 @@ def test_cancel_and_close_end_a_run_that_waits_for_a_person(oral_archive: Archiv
 
 
 def test_a_search_holds_the_signal_while_it_runs(oral_archive: Archive) -> None:
-    idx = Index(oral_archive, CountingEmbedder())
+    idx = open_index(oral_archive, CountingEmbedder())
     seen: list[int] = []
     engine_search = idx.engine.search
 

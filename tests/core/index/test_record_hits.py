@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import secrets
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,11 +16,13 @@ import pytest
 from app.core.archive import Archive, open_archive
 from app.core.archive.importers import run_import
 from app.core.archive.importers.nomisma import concept_key
-from app.core.index import HashingEmbedder, Index
+from app.core.archive.postgres.transfer import copy_archive
+from app.core.index import ArchiveIndex, HashingEmbedder, open_index
 from app.core.index.hit_passages import HitPassage, choose, is_identifiers, marks, query_words
 from app.core.index.hits import SearchFilter, SearchMode
 from app.core.index.record_hits import RecordHit, search_records
-from tests.conftest import shared_data
+from tests.conftest import ENGINES, shared_data
+from tests.postgres_server import PgServer
 
 NEIGHBOURS = ("barcino", "barcelona", "barkeno", "madinat_barshilunah", "barce", "arssama_xanthus")
 """The nomisma concepts whose labels or definitions say "Barcino" or look like it."""
@@ -26,9 +30,35 @@ OTHERS = 150
 """Other concepts (the first lines of the file) around them."""
 
 
-@pytest.fixture(scope="module")
-def nomisma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Archive, Index]]:
-    """The real Barcino neighbourhood of nomisma and 150 other concepts, indexed."""
+@contextmanager
+def new_location(engine: str, folder: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """Where a new archive goes on ``engine``: ``folder``, or a database of its own on the tests'
+    server (for a module-scoped fixture: ``pg_database`` is a test's), dropped afterwards."""
+    if engine == "sqlite":
+        yield str(folder)
+        return
+    server: PgServer = request.getfixturevalue("pg_server")
+    name = f"arxiu_r{secrets.token_hex(5)}"
+    with server.admin() as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield server.url(name)
+    finally:
+        with server.admin() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            rows = conn.execute(
+                "SELECT rolname FROM pg_roles WHERE starts_with(rolname, %s)", (name + "_",)
+            ).fetchall()
+            for (role,) in rows:
+                conn.execute(f'DROP ROLE "{role}"')
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def nomisma(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[Archive, ArchiveIndex]]:
+    """The real Barcino neighbourhood of nomisma and 150 other concepts, indexed (on each
+    engine)."""
     source = shared_data("nomisma", "concepts.jsonl.gz")
     folder = tmp_path_factory.mktemp("nomisma")
     lines = []
@@ -38,13 +68,14 @@ def nomisma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Archive,
                 lines.append(line)
     with gzip.open(folder / "concepts.jsonl.gz", "wt", encoding="utf-8") as out:
         out.writelines(lines)
-    archive = open_archive(folder / "archive", create=True)
-    run_import(archive, "nomisma", folder / "concepts.jsonl.gz")
-    index = Index(archive, HashingEmbedder())
-    index.index_now()
-    yield archive, index
-    index.close()
-    archive.close()
+    with new_location(request.param, folder / "archive", request) as location:
+        archive = open_archive(location, create=True)
+        run_import(archive, "nomisma", folder / "concepts.jsonl.gz")
+        index = open_index(archive, HashingEmbedder())
+        index.index_now()
+        yield archive, index
+        index.close()
+        archive.close()
 
 
 def _keys(hits: list[RecordHit]) -> list[str]:
@@ -53,7 +84,7 @@ def _keys(hits: list[RecordHit]) -> list[str]:
 
 @pytest.mark.parametrize("mode", ["hybrid", "lexical"])
 def test_barcino_lists_each_record_once_the_mint_barcino_first(
-    nomisma: tuple[Archive, Index], mode: SearchMode
+    nomisma: tuple[Archive, ArchiveIndex], mode: SearchMode
 ) -> None:
     archive, index = nomisma
     barcino, barcelona = concept_key(archive, "barcino"), concept_key(archive, "barcelona")
@@ -72,7 +103,9 @@ def test_barcino_lists_each_record_once_the_mint_barcino_first(
     assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
 
 
-def test_an_exact_title_the_ranking_missed_is_still_first(nomisma: tuple[Archive, Index]) -> None:
+def test_an_exact_title_the_ranking_missed_is_still_first(
+    nomisma: tuple[Archive, ArchiveIndex],
+) -> None:
     """Only the first record is asked for: the exact name comes from the label lookup."""
     archive, index = nomisma
     hits = search_records(index, archive, "barkeno", k=1, mode="lexical")
@@ -80,26 +113,27 @@ def test_an_exact_title_the_ranking_missed_is_still_first(nomisma: tuple[Archive
     assert hits[0].exact_name == "Barkeno" and hits[0].title == "Barkeno"
 
 
-def test_the_filter_holds_for_exact_names_too(nomisma: tuple[Archive, Index]) -> None:
+def test_the_filter_holds_for_exact_names_too(nomisma: tuple[Archive, ArchiveIndex]) -> None:
     archive, index = nomisma
     elsewhere = SearchFilter(sections=("no_such_section",))
     assert search_records(index, archive, "Barcino", filter=elsewhere) == []
 
 
-@pytest.fixture
-def vitet(tmp_path: Path) -> Iterator[tuple[Archive, Index]]:
-    """The ANF's Vitet family papers (572AP), imported and indexed."""
-    archive = open_archive(tmp_path / "archive", create=True)
-    run_import(archive, "ead", shared_data("ead", "anf", "FRAN_IR_003500.xml"))
-    index = Index(archive, HashingEmbedder())
-    index.index_now()
-    yield archive, index
-    index.close()
-    archive.close()
+@pytest.fixture(params=ENGINES)
+def vitet(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Archive, ArchiveIndex]]:
+    """The ANF's Vitet family papers (572AP), imported and indexed (on each engine)."""
+    with new_location(request.param, tmp_path / "archive", request) as location:
+        archive = open_archive(location, create=True)
+        run_import(archive, "ead", shared_data("ead", "anf", "FRAN_IR_003500.xml"))
+        index = open_index(archive, HashingEmbedder())
+        index.index_now()
+        yield archive, index
+        index.close()
+        archive.close()
 
 
 def test_an_archival_unit_shows_its_text_not_its_identifiers(
-    vitet: tuple[Archive, Index],
+    vitet: tuple[Archive, ArchiveIndex],
 ) -> None:
     """Words of the units' call-number chunks ("cote de consultation") make those chunks the
     best of many units; none is shown by them."""
@@ -114,7 +148,7 @@ def test_an_archival_unit_shows_its_text_not_its_identifiers(
             assert not is_identifiers(passage.text, passage.lang), passage.text
 
 
-def test_a_unit_is_not_shown_by_the_name_of_its_fonds(vitet: tuple[Archive, Index]) -> None:
+def test_a_unit_is_not_shown_by_the_name_of_its_fonds(vitet: tuple[Archive, ArchiveIndex]) -> None:
     """The lead's query: a unit titled with Vitet's name shows its title, the words marked,
     not "Fonds Vitet (XIXe-XXe siècles)" again."""
     archive, index = vitet
@@ -129,7 +163,9 @@ def test_a_unit_is_not_shown_by_the_name_of_its_fonds(vitet: tuple[Archive, Inde
         assert all("Fonds Vitet" not in p.text for p in hit.passages), hit.passages
 
 
-def test_a_call_number_query_keeps_the_identifier_passage(vitet: tuple[Archive, Index]) -> None:
+def test_a_call_number_query_keeps_the_identifier_passage(
+    vitet: tuple[Archive, ArchiveIndex],
+) -> None:
     archive, index = vitet
     code = "572AP/14"
     hits = search_records(index, archive, code, k=5, mode="lexical")
@@ -137,16 +173,24 @@ def test_a_call_number_query_keeps_the_identifier_passage(vitet: tuple[Archive, 
     assert hits[0].passage is not None and code in hits[0].passage.text
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory, demo_archive_dir: Path) -> Iterator[Index]:
+@pytest.fixture(scope="module", params=ENGINES)
+def demo(
+    tmp_path_factory: pytest.TempPathFactory,
+    demo_archive_dir: Path,
+    request: pytest.FixtureRequest,
+) -> Iterator[ArchiveIndex]:
+    """The demo archive indexed on each engine (copied into the server for PostgreSQL)."""
     folder = tmp_path_factory.mktemp("demo") / "demo"
     shutil.copytree(demo_archive_dir, folder)
-    archive = open_archive(folder)
-    index = Index(archive, HashingEmbedder())
-    index.index_now()
-    yield index
-    index.close()
-    archive.close()
+    with new_location(request.param, folder, request) as location:
+        if location != str(folder):
+            copy_archive(str(folder), location)
+        archive = open_archive(location)
+        index = open_index(archive, HashingEmbedder())
+        index.index_now()
+        yield index
+        index.close()
+        archive.close()
 
 
 @pytest.mark.parametrize(
@@ -159,7 +203,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory, demo_archive_dir: Path) -> It
     ],
 )
 def test_demo_searches_list_records_once_with_their_facts(
-    demo: Index, query: str, lang: str
+    demo: ArchiveIndex, query: str, lang: str
 ) -> None:
     archive = demo.archive
     hits = search_records(demo, archive, query, k=40, lang=lang)

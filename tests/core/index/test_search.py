@@ -9,7 +9,7 @@ import pytest
 
 from app.core.archive import Archive, RecordKey, Section
 from app.core.errors import IndexError_
-from app.core.index import Index, Searcher, SearchFilter, SearchMode
+from app.core.index import ArchiveIndex, Index, Searcher, SearchFilter, SearchMode
 from app.core.index.dense import DenseMatrix
 from app.core.index.search import SearchEngine
 
@@ -19,7 +19,7 @@ RESTRICTED = {RecordKey("oh1", 3), RecordKey("rs1", 1)}
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
-def test_every_mode_finds_the_matching_passage(index: Index, mode: str) -> None:
+def test_every_mode_finds_the_matching_passage(index: ArchiveIndex, mode: str) -> None:
     hits = index.search("reservoir flooded the village houses", k=3, mode=mode)  # type: ignore[arg-type]
     best = hits[0]
     assert best.key == RecordKey("oh1", 1)
@@ -30,7 +30,7 @@ def test_every_mode_finds_the_matching_passage(index: Index, mode: str) -> None:
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
 def test_restricted_records_never_appear_in_an_egress_filtered_search(
-    index: Index, mode: str
+    index: ArchiveIndex, mode: str
 ) -> None:
     unfiltered = {h.key for h in index.search("reservoir", k=20, mode=mode)}  # type: ignore[arg-type]
     assert unfiltered >= RESTRICTED
@@ -39,7 +39,9 @@ def test_restricted_records_never_appear_in_an_egress_filtered_search(
     assert filtered and not filtered & RESTRICTED
 
 
-def test_a_section_made_restricted_is_excluded_at_once(index: Index, oral_archive: Archive) -> None:
+def test_a_section_made_restricted_is_excluded_at_once(
+    index: ArchiveIndex, oral_archive: Archive
+) -> None:
     oral_archive.put_section(
         Section("oh1", {"lg-eng": "Interviews"}, restricted=True, label_field="oh2")
     )
@@ -48,19 +50,20 @@ def test_a_section_made_restricted_is_excluded_at_once(index: Index, oral_archiv
 
 
 def test_a_record_made_restricted_is_excluded_before_it_is_reindexed(
-    index: Index, oral_archive: Archive
+    index: ArchiveIndex, oral_archive: Archive
 ) -> None:
     key = RecordKey("oh1", 1)
     oral_archive.db.write(
         lambda c: c.execute(
-            "UPDATE records SET restricted = 1 WHERE section_id = 1 AND section_tipo = 'oh1'"
+            "UPDATE records SET restricted = ? WHERE section_id = 1 AND section_tipo = 'oh1'",
+            (True,),
         )
     )
     hits = index.search("reservoir village", k=20, filter=SearchFilter(exclude_restricted=True))
     assert key not in {h.key for h in hits}
 
 
-def test_section_and_record_filters(index: Index) -> None:
+def test_section_and_record_filters(index: ArchiveIndex) -> None:
     in_rs1 = index.search("reservoir", k=10, filter=SearchFilter(sections=("rs1",)))
     assert {h.key for h in in_rs1} == {RecordKey("rs1", 1)}
     one = SearchFilter(records=(RecordKey("oh1", 2),))
@@ -70,29 +73,30 @@ def test_section_and_record_filters(index: Index) -> None:
         assert {h.key for h in hits} == {RecordKey("oh1", 2)}
 
 
-def test_lexical_search_folds_accents(index: Index) -> None:
+def test_lexical_search_folds_accents(index: ArchiveIndex) -> None:
     for query in ("placa", "PLAÇA", "plaça"):
         hits = index.search(query, mode="lexical")
         assert [h.key for h in hits] == [RecordKey("oh1", 2)]
 
 
-def test_queries_with_fts_syntax_are_plain_words(index: Index) -> None:
+def test_queries_with_fts_syntax_are_plain_words(index: ArchiveIndex) -> None:
     assert index.search('"reservoir" AND NOT (', mode="lexical")
     assert index.search("   ", mode="lexical") == []
 
 
-def test_group_by_record_gives_distinct_records(index: Index) -> None:
+def test_group_by_record_gives_distinct_records(index: ArchiveIndex) -> None:
     hits = index.search("reservoir city village", k=10, group_by_record=True)
     keys = [h.key for h in hits]
     assert len(keys) == len(set(keys)) >= 3
 
 
-def test_unknown_mode_is_a_coded_error(index: Index) -> None:
+def test_unknown_mode_is_a_coded_error(index: ArchiveIndex) -> None:
     with pytest.raises(IndexError_) as caught:
         index.search("x", mode="fuzzy")  # type: ignore[arg-type]
     assert caught.value.code == "index.bad_mode"
 
 
+@pytest.mark.sqlite_only("the compressed in-memory matrix is the SQLite index's")
 def test_compressed_index_agrees_with_exact(oral_archive: Archive) -> None:
     for i in range(60):
         oral_archive.create_record("oh1", {"oh3": text(f"turn {i} water valley village {i % 7}")})
@@ -141,7 +145,7 @@ def test_matrix_updates_keep_exact_and_compressed_in_step() -> None:
     assert all(cid >= 2000 for cid, _ in exact.search(data[1], 10, only_t))
 
 
-def test_index_is_a_searcher(index: Index) -> None:
+def test_index_is_a_searcher(index: ArchiveIndex) -> None:
     searcher: Searcher = index  # the contract the agent's tools code against
     hits = searcher.search("festa", k=1, mode="lexical", filter=None, lang="lg-nolan")
     assert hits[0].to_dict()["section_tipo"] == "oh1"

@@ -35,6 +35,7 @@ def insert_triggers(archive: Archive) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
+@pytest.mark.sqlite_only("the SQLite sync's listing of pending records and FTS5")
 def test_a_sync_lists_the_pending_records_once(
     oral_archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -54,6 +55,7 @@ def test_a_sync_lists_the_pending_records_once(
     assert fts_ids(oral_archive, "topic599") == chunk_ids(oral_archive, "topic599") != set()
 
 
+@pytest.mark.sqlite_only("the SQLite bulk write: FTS5 rebuild and its triggers")
 def test_a_bulk_sync_rebuilds_full_text_once_and_keeps_the_triggers(
     oral_archive: Archive, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -80,6 +82,7 @@ def test_a_bulk_sync_rebuilds_full_text_once_and_keeps_the_triggers(
     assert fts_ids(oral_archive, "valley") == set()  # the old label is gone from FTS5 too
 
 
+@pytest.mark.sqlite_only("the SQLite chunk_batch's write result (ids of the in-memory matrices)")
 def test_a_record_chunked_at_its_version_is_not_chunked_again(oral_archive: Archive) -> None:
     sync_chunks(oral_archive)
     key = RecordKey("oh1", 1)
@@ -99,6 +102,7 @@ def test_a_record_chunked_at_its_version_is_not_chunked_again(oral_archive: Arch
     assert rows[0] == rows[1] == len(result.added) == 2
 
 
+@pytest.mark.sqlite_only("the SQLite indexer's hash-ordered vector batches")
 def test_missing_vectors_are_read_on_from_the_last_hash(oral_archive: Archive) -> None:
     sync_chunks(oral_archive)
     with oral_archive.db.reading() as conn:

@@ -1,27 +1,26 @@
 """Search results by record on a PostgreSQL archive, and the ids the evaluation needs.
 
-:func:`record_hits` is :func:`app.core.index.record_hits.search_records` read from the server:
-one :class:`~app.core.index.record_hits.RecordHit` per record, titled from ``records`` (its
-section's label field) and ``sections``, with the passages that matched. What it leaves out
-for now: the exact-title promotion and the record's date (both read the archive's fields
-through :class:`~app.core.archive.store.Archive`, which opens SQLite only).
+:class:`PgRecordReads` is what :func:`app.core.index.record_hits.search_records` reads of a
+shared archive's index (:mod:`app.core.index.record_reads`): the same records, titles, dates,
+exact names and passages as on SQLite. :func:`record_hits` is that list for a search engine
+opened on a URL alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
-from app.core.archive import language
-from app.core.archive.model import Record, RecordKey, pick_label
+from app.core.archive.model import RecordKey
 from app.core.archive.postgres.connect import Conn
-from app.core.index.hit_passages import HitPassage, choose, marks, query_words
-from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
+from app.core.archive.postgres.schema import ACCENTED, UNACCENTED, fold_accents
+from app.core.archive.store import open_archive
+from app.core.index.hits import SearchFilter, SearchMode
+from app.core.index.postgres.chunks import record_languages
 from app.core.index.postgres.engine import PgSearchEngine
+from app.core.index.postgres.filters import clause
+from app.core.index.postgres.lexical import Term
 from app.core.index.postgres.values import as_int, as_str
-from app.core.index.record_hits import CHUNK_DEPTH, PASSAGES, RecordHit
-
-_KEYS = "(SELECT * FROM unnest(%s::text[], %s::bigint[]))"
+from app.core.index.record_hits import RecordHit, search_records
+from app.core.index.record_reads import LOOKUP_LIMIT, WORD
+from app.core.index.storage import ChunkRow
 
 
 def meta(conn: Conn, key: str) -> str | None:
@@ -41,31 +40,59 @@ def external_ids(conn: Conn, source: str) -> dict[RecordKey, str]:
     return {RecordKey(as_str(r[0]), as_int(r[1])): as_str(r[2]) for r in rows}
 
 
-def titles(conn: Conn, keys: Iterable[RecordKey], lang: str) -> dict[RecordKey, str]:
-    """Each record's title in ``lang`` (its section's label field), the key where none."""
-    wanted = sorted(set(keys))
-    rows = conn.execute(
-        "SELECT r.section_tipo, r.section_id, r.data, s.label_field FROM records r "
-        "JOIN sections s ON s.tipo = r.section_tipo "
-        f"WHERE (r.section_tipo, r.section_id) IN {_KEYS}",
-        ([k.section_tipo for k in wanted], [k.section_id for k in wanted]),
-    ).fetchall()
-    found: dict[RecordKey, str] = {}
-    for tipo, sid, data, label_field in rows:
-        values: dict[str, list[dict[str, Any]]] = data if isinstance(data, dict) else {}
-        record = Record(as_str(tipo), as_int(sid), values)
-        text = record.text(as_str(label_field), lang) if label_field else None
-        found[record.key] = text or str(record.key)
-    return found
+class PgRecordReads:
+    """:class:`~app.core.index.record_reads.RecordReads` of a shared archive's index."""
 
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
 
-def section_labels(conn: Conn, lang: str) -> dict[str, str]:
-    """Every section's label in ``lang``."""
-    rows = conn.execute("SELECT tipo, labels FROM sections").fetchall()
-    return {
-        as_str(tipo): pick_label(labels if isinstance(labels, dict) else {}, lang) or as_str(tipo)
-        for tipo, labels in rows
-    }
+    def label_candidates(self, query: str, flt: SearchFilter) -> list[RecordKey]:
+        """Records with a chunk label holding every word of ``query``, under ``flt``: each
+        word as a whole word of the accent-folded label, as FTS5's ``label`` column matches
+        it, the chunks found first by the ``tsvector``'s GIN index (every word's lexemes, or
+        the query as the server's parser cuts it: it keeps a reference code such as
+        ``572AP/14`` as one token where FTS5 sees two words)."""
+        folded = fold_accents(query.lower())
+        words = WORD.findall(folded)
+        if not words:
+            return []
+        parts = [Term(w).tsquery() for w in words]
+        every = " AND ".join(f"c.lexical @@ {sql}" for sql, _ in parts)
+        whole = "c.lexical @@ plainto_tsquery('simple', %s)"
+        label = "translate(lower(c.label), %s, %s) ~ %s"
+        where, where_args = clause(flt)
+        rows = self.conn.execute(
+            "SELECT DISTINCT c.section_tipo, c.section_id FROM index_chunks c "
+            f"WHERE (({every}) OR {whole}) AND {' AND '.join([label] * len(words))}{where} "
+            "LIMIT %s",
+            [
+                *(a for _, args in parts for a in args),
+                folded,
+                *(a for w in words for a in (ACCENTED, UNACCENTED, rf"\m{w}\M")),
+                *where_args,
+                LOOKUP_LIMIT,
+            ],
+        ).fetchall()
+        return [RecordKey(as_str(r[0]), as_int(r[1])) for r in rows]
+
+    def languages(self, keys: list[RecordKey]) -> dict[RecordKey, frozenset[str]]:
+        """As on SQLite (:func:`app.core.index.postgres.chunks.record_languages`)."""
+        return record_languages(self.conn, keys)
+
+    def chunks_of(self, key: RecordKey) -> list[ChunkRow]:
+        """Every chunk of ``key``, in the record's order."""
+        rows = self.conn.execute(
+            "SELECT id, field_tipo, lang, label, text, timecode, page FROM index_chunks "
+            "WHERE section_tipo = %s AND section_id = %s ORDER BY id",
+            (key.section_tipo, key.section_id),
+        ).fetchall()
+        return [
+            ChunkRow(
+                as_int(r[0]), key, as_str(r[1]), as_str(r[2]), as_str(r[3]), as_str(r[4]),
+                None if r[5] is None else as_str(r[5]), None if r[6] is None else as_str(r[6]),
+            )
+            for r in rows
+        ]  # fmt: skip
 
 
 def record_hits(
@@ -77,38 +104,11 @@ def record_hits(
     filter: SearchFilter | None = None,
     lang: str = "lg-eng",
 ) -> list[RecordHit]:
-    """The ``k`` best records for ``query``, each once, with their best passages."""
-    searcher: Searcher = engine
-    found = searcher.search(query, k=k, mode=mode, filter=filter, group_by_record=True)
-    if not found:
-        return []
-    chunks = searcher.search(query, k=max(CHUNK_DEPTH, 5 * k), mode=mode, filter=filter)
-    per_record: dict[RecordKey, list[SearchHit]] = {}
-    for hit in (*found, *chunks):
-        per_record.setdefault(hit.key, []).append(hit)
-    guessed = language.detect(query)
-    words = query_words(query, None if guessed == language.NEUTRAL else guessed)
-    readers = tuple(c for c in dict.fromkeys((guessed, lang)) if c and c != language.NEUTRAL)
-    with engine.pool.connection() as conn:
-        named = titles(conn, [h.key for h in found], lang)
-        sections = section_labels(conn, lang)
-    hits = []
-    for rank, best in enumerate(found, start=1):
-        title = named.get(best.key, best.label)
-        passages = [_passage(h, words) for h in per_record[best.key]]
-        chosen = choose(passages, {title}, query, words, readers)
-        hits.append(
-            RecordHit(
-                key=best.key, title=title, section_label=sections.get(best.key.section_tipo, ""),
-                score=best.score, rank=rank, passages=tuple(chosen[:PASSAGES]),
-                langs=best.record_langs, title_marks=marks(title, words),
-            )
-        )  # fmt: skip
-    return hits
-
-
-def _passage(hit: SearchHit, words: tuple[str, ...]) -> HitPassage:
-    text = hit.snippet.strip()
-    return HitPassage(
-        text, hit.field_tipo, hit.lang, hit.score, hit.timecode, hit.page, marks(text, words)
-    )
+    """The ``k`` best records for ``query``, each once, searched with ``engine``:
+    :func:`~app.core.index.record_hits.search_records` over the archive at the engine's URL
+    (opened for the call; a caller that has the archive open calls ``search_records``)."""
+    archive = open_archive(engine.url)
+    try:
+        return search_records(engine, archive, query, k=k, mode=mode, filter=filter, lang=lang)
+    finally:
+        archive.close()

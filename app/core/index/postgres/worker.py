@@ -1,5 +1,10 @@
-"""``arxiu index --worker``: embed a PostgreSQL archive's chunks from a queue that several
-workers drain at once, on any machine, resumably.
+"""``arxiu index --worker``: chunk a PostgreSQL archive's changed records and embed its chunks
+from a queue that several workers drain at once, on any machine, resumably.
+
+Each round of a worker first chunks the records created, changed or deleted since they were
+last chunked (:mod:`app.core.index.postgres.chunker`: the same claim by row locks, each record
+once), then embeds what waits; so a worker left running with ``follow`` keeps a shared
+archive's whole index current.
 
 The queue is the index itself: a chunk is waiting while its text (``content_hash``) has no
 vector in ``index_vectors`` for one of the worker's models. There is no queue table and no
@@ -49,9 +54,12 @@ import psycopg
 
 from app.core.archive.model import RecordKey
 from app.core.archive.postgres.connect import Conn, connect, translate
+from app.core.archive.store import Archive, open_archive
 from app.core.errors import IndexError_
 from app.core.index.chunking import Chunk
 from app.core.index.embedders import Embedder
+from app.core.index.indexer import embed_batch
+from app.core.index.postgres import chunker
 from app.core.index.postgres.values import as_int, as_str
 
 BATCH = 64
@@ -103,6 +111,8 @@ class WorkerResult:
     chunks: int
     """Chunks claimed (one per distinct text)."""
     seconds: float
+    records: int = 0
+    """Records (re)chunked, and indexed records gone whose chunks were dropped."""
 
     @property
     def vectors(self) -> int:
@@ -116,15 +126,20 @@ class WorkerResult:
 
 
 @dataclass
-class _Tally:
+class Tally:
+    """A run's figures so far (vectors per model, batches, chunks claimed, records chunked)."""
+
     vectors: dict[str, int]
     batches: int = 0
     chunks: int = 0
+    records: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def result(self) -> WorkerResult:
+        """The figures as a :class:`WorkerResult`."""
         counts = tuple(ModelCount(m, n) for m, n in self.vectors.items())
-        return WorkerResult(counts, self.batches, self.chunks, time.monotonic() - self.started)
+        seconds = time.monotonic() - self.started
+        return WorkerResult(counts, self.batches, self.chunks, seconds, self.records)
 
 
 @dataclass(frozen=True)
@@ -143,9 +158,11 @@ def run_worker(
     poll_s: float = POLL_S,
     stop: threading.Event | None = None,
     progress: Callable[[WorkerResult], None] | None = None,
+    chunk: bool = True,
 ) -> WorkerResult:
-    """Embed the archive's waiting chunks with ``embedders`` until none is left to take (with
-    ``follow``, until ``stop`` is set), one committed batch at a time.
+    """Chunk the archive's changed records, then embed its waiting chunks with ``embedders``,
+    until none is left to take (with ``follow``, until ``stop`` is set), one committed batch
+    at a time; each round from the start chunks again what changed meanwhile.
 
     Args:
         url: the archive's ``postgresql://`` URL; its role needs the write right.
@@ -154,6 +171,7 @@ def run_worker(
         follow: keep polling an empty queue every ``poll_s`` seconds.
         stop: ends the run after the batch in hand (and a ``follow`` wait) when set.
         progress: called after each committed batch with the run's figures so far.
+        chunk: chunk the changed records first (``False``: embed only).
 
     Raises:
         ArchiveError: a bad URL, an unreachable server, a refused login, a database without
@@ -163,13 +181,16 @@ def run_worker(
             own errors (a model that cannot load).
     """
     models = _models(embedders, batch)
-    tally = _Tally({e.model_id: 0 for e in embedders})
+    tally = Tally({e.model_id: 0 for e in embedders})
     conn = connect(url)
+    opened = _LazyArchive(url)
     try:
-        _prepare(conn, url)
+        prepare(conn, url)
         after = 0
         while stop is None or not stop.is_set():
-            claimed = _batch(conn, url, embedders, models, after, batch, tally)
+            if after == 0 and chunk:
+                _chunk_round(conn, url, opened, tally, progress)
+            claimed = take_batch(conn, url, embedders, models, after, batch, tally)
             if claimed is not None:
                 after = claimed
                 if progress is not None:
@@ -184,7 +205,49 @@ def run_worker(
                 time.sleep(poll_s)
     finally:
         conn.close()
+        opened.close()
     return tally.result()
+
+
+class _LazyArchive:
+    """The archive at ``url``, opened on first use (a worker needs its sections' fields only
+    when a record is to be cut)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.archive: Archive | None = None
+
+    def __call__(self) -> Archive:
+        if self.archive is None:
+            self.archive = open_archive(self.url)
+        return self.archive
+
+    def close(self) -> None:
+        if self.archive is not None:
+            self.archive.close()
+            self.archive = None
+
+
+def _chunk_round(
+    conn: Conn,
+    url: str,
+    archive: Callable[[], Archive],
+    tally: Tally,
+    progress: Callable[[WorkerResult], None] | None,
+) -> None:
+    """Chunk every record changed since it was last chunked, a committed batch at a time."""
+    try:
+        walk = chunker.ChunkWalk(
+            chunker.archive_shapes(archive),
+            size=chunker.BATCH,
+            sees_all=chunker.sees_everything(conn),
+        )
+        while (count := walk.step(conn)).handled:
+            tally.records += count.handled
+            if progress is not None:
+                progress(tally.result())
+    except psycopg.Error as exc:
+        raise translate(exc, url) from exc
 
 
 def _models(embedders: Sequence[Embedder], batch: int) -> list[str]:
@@ -205,8 +268,9 @@ def _models(embedders: Sequence[Embedder], batch: int) -> list[str]:
     return models
 
 
-def _prepare(conn: Conn, url: str) -> None:
-    """The session's claim timeout, and a check that the archive has its index tables."""
+def prepare(conn: Conn, url: str) -> None:
+    """Set a worker's session up: its claim timeout, and a check that the archive has its
+    index tables (``index.worker_no_archive``)."""
     try:
         with conn.transaction():
             conn.execute(
@@ -228,17 +292,20 @@ def _prepare(conn: Conn, url: str) -> None:
         )
 
 
-def _batch(
+def take_batch(
     conn: Conn,
     url: str,
     embedders: Sequence[Embedder],
     models: list[str],
     after: int,
     size: int,
-    tally: _Tally,
+    tally: Tally,
+    before_embed: Callable[[Embedder], None] | None = None,
 ) -> int | None:
-    """Claim, embed, write and commit one batch; the last chunk id claimed (``None``: nothing
-    to take after ``after``)."""
+    """Claim, embed, write and commit one batch of the chunks after id ``after``; the last
+    chunk id claimed (``None``: nothing to take after ``after``). The vectors written are
+    counted in ``tally``; ``before_embed(embedder)`` is called before each model embeds
+    (the index loads it there, saying so in its progress)."""
     try:
         with conn.transaction():
             claimed = _claim(conn, models, after, size)
@@ -248,6 +315,8 @@ def _batch(
             for embedder in embedders:
                 texts = wanted[embedder.model_id]
                 if texts:
+                    if before_embed is not None:
+                        before_embed(embedder)
                     tally.vectors[embedder.model_id] += _embed(conn, embedder, texts)
     except psycopg.Error as exc:
         raise translate(exc, url) from exc
@@ -280,7 +349,7 @@ def _still_missing(
 
 def _embed(conn: Conn, embedder: Embedder, claimed: list[_Claimed]) -> int:
     """Embed ``claimed``'s texts with ``embedder`` and write the vectors; how many were new."""
-    vectors = embedder.embed([c.embed_text for c in claimed])
+    vectors = embed_batch(embedder, [c.embed_text for c in claimed])
     model = embedder.model_id
     with conn.cursor() as cur:
         cur.executemany(
