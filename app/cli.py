@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from app import __version__
 from app.commands import COMMAND_MODULES
+from app.commands.common import ARCHIVE_HELP, ARCHIVE_METAVAR
 from app.commands.exits import EXIT_BUG, EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, exit_code
 from app.core.errors import ArxiuError, log_bug
 
@@ -31,9 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command it opens the desktop app.",
     )
     parser.add_argument("--version", action="version", version=f"arxiu {__version__}")
-    parser.add_argument(
-        "--archive", metavar="DIR", help="archive folder (default: the demo archive)"
-    )
+    parser.add_argument("--archive", metavar=ARCHIVE_METAVAR, help=ARCHIVE_HELP)
     parser.add_argument(
         "--screenshot", metavar="PNG", help="open the window, wait until idle, save a PNG, exit"
     )

@@ -21,9 +21,10 @@ from app.core.archive import Archive
 
 if TYPE_CHECKING:
     from app.core.index.hits import Searcher
-    from app.core.index.service import Index
+    from app.core.index.opening import ArchiveIndex
     from app.core.session import AssistantSession
     from app.ui.app_settings import AppSettings
+    from app.ui.archive_switch import StartupArchive
 
 log = logging.getLogger("arxiu")
 
@@ -57,12 +58,13 @@ def build_session(
     return AssistantSession(archive, searcher=searcher, settings=options)
 
 
-def build_index(archive: Archive, settings: AppSettings) -> Index:
-    """The index over ``archive`` (imports the index stack lazily); its models run in a child
-    process, so the GUI process never imports torch nor runs model code."""
-    from app.core.index.service import Index
+def build_index(archive: Archive, settings: AppSettings) -> ArchiveIndex:
+    """The index over ``archive`` (imports the index stack lazily): a folder's, or a shared
+    archive's in its server; its models run in a child process, so the GUI process never
+    imports torch nor runs model code."""
+    from app.core.index.opening import open_index
 
-    return Index(archive, isolate=True)
+    return open_index(archive, isolate=True)
 
 
 def run_app(args: argparse.Namespace) -> int:
@@ -76,7 +78,7 @@ def run_app(args: argparse.Namespace) -> int:
 
     from app.ui import i18n
     from app.ui.app_settings import AppSettings
-    from app.ui.archive_switch import open_startup_archive
+    from app.ui.archive_switch import start_archive
     from app.ui.crash import install_excepthook
     from app.ui.gui_thread import GuiThreadCollector
     from app.ui.style import apply_style
@@ -94,14 +96,15 @@ def run_app(args: argparse.Namespace) -> int:
     i18n.install_translator(app, lang)
     apply_style(app)
     collector = GuiThreadCollector(app)  # Qt objects in reference cycles die on this thread
-    archive = open_startup_archive(args, settings)
+    started = start_archive(args, settings)
+    archive = started.archive
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     previous_hook = install_excepthook(show_dialog=not screenshot)
     try:
         with loop:
             code: int = loop.run_until_complete(
-                _main(app, archive, settings, i18n.ARCHIVE_LANGS[lang], args)
+                _main(app, started, settings, i18n.ARCHIVE_LANGS[lang], args)
             )
             return code
     finally:
@@ -119,7 +122,7 @@ def _set_window_icon(app: Any) -> None:
 
 
 async def _main(
-    app: Any, archive: Archive, settings: Any, lang: str, args: argparse.Namespace
+    app: Any, started: StartupArchive, settings: Any, lang: str, args: argparse.Namespace
 ) -> int:
     from app.ui.archive_switch import WindowHost
     from app.ui.main_window import MainWindow
@@ -131,7 +134,8 @@ async def _main(
         )
         return MainWindow(services), services
 
-    host = WindowHost(archive, settings, make_window)  # File → New/Open archive… swap windows
+    # File → New/Open archive… swap windows
+    host = WindowHost(started.archive, settings, make_window)
     try:
         screenshot: str | None = getattr(args, "screenshot", None)
         if screenshot:
@@ -146,6 +150,8 @@ async def _main(
         log.info("main window shown")  # benchmarks/bench_startup.py waits for this line
         gc.freeze()  # startup's objects live on: full collections no longer walk them (a stall)
         host.window.start_background()
+        if started.problem is not None:  # the shared archive opened last did not open
+            host.window.choose_shared_archive(started.wanted, started.problem, at_start=True)
         await closed.wait()
         return 0
     finally:

@@ -25,6 +25,7 @@ from app.core.session import AssistantSession, AssistantSettings
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
     from app.core.index.hits import Searcher
+    from app.core.index.opening import ArchiveIndex
     from app.core.models.base import ChatModel
     from app.core.models.catalog import Catalog, ModelEntry
     from app.core.tools.registry import ToolRegistry
@@ -74,7 +75,8 @@ class ApiContext:
     """The server's shared state.
 
     Args:
-        archive_dir: the archive served (``None``: the default demo archive).
+        archive_dir: the archive served: its folder, or a shared archive's ``postgresql://``
+            URL (``None``: the default demo archive).
         users: who may log in, and their permissions.
         allow_writes: the server's write opt-in (``--allow-writes``).
         limits: request bounds.
@@ -85,7 +87,7 @@ class ApiContext:
         allowed_hosts: the ``Host`` names accepted (loopback names by default).
     """
 
-    archive_dir: Path | None
+    archive_dir: Path | str | None
     users: UserStore
     allow_writes: bool = False
     limits: Limits = field(default_factory=Limits)
@@ -97,6 +99,8 @@ class ApiContext:
     settings: AssistantSettings | None = None
     allowed_hosts: frozenset[str] = LOOPBACK_NAMES
     """The host names the server answers to (the ``Host`` header allow-list)."""
+    index: ArchiveIndex | None = field(default=None, init=False)
+    """The index :meth:`open_searcher` opened (``None``: none, or a searcher was given)."""
     _sessions: dict[tuple[str, bool, bool], AssistantSession] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -129,12 +133,13 @@ class ApiContext:
         closing it abandons a batch in flight instead of waiting for it."""
         with self._open_lock:
             if self.searcher is None:
-                from app.core.index.service import Index
+                from app.core.index.opening import open_index
 
-                index = Index(self.open_archive(), isolate=True)
+                index = open_index(self.open_archive(), isolate=True)
                 index.sync_lexical()
                 index.start()
                 self.searcher = index
+                self.index = index
                 self._owned.append(index)
             return self.searcher
 

@@ -30,7 +30,7 @@ from app.core.tools.base import EgressClass, Tool, ToolContext, ToolResult
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
     from app.core.index.hits import SearchFilter, SearchHit, SearchMode
-    from app.core.index.service import Index
+    from app.core.index.opening import ArchiveIndex
     from app.core.tools.registry import ToolRegistry
 
 MODEL_ID = "mcp-client"
@@ -50,16 +50,16 @@ class LazyIndex:
 
     def __init__(self, archive: Archive) -> None:
         self.archive = archive
-        self._index: Index | None = None
+        self._index: ArchiveIndex | None = None
         self._lock = threading.Lock()
 
-    def _opened(self) -> Index:
+    def _opened(self) -> ArchiveIndex:
         with self._lock:
             if self._index is None:
-                from app.core.index.service import Index
+                from app.core.index.opening import open_index
 
-                index = Index(self.archive)
-                if index.indexer.pending():
+                index = open_index(self.archive)
+                if index.pending():
                     index.index_now()
                 self._index = index
             return self._index

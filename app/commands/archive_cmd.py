@@ -11,7 +11,7 @@ from typing import Any
 
 from app.commands import archive_shared_cmd
 from app.commands.cli_words import words
-from app.commands.common import open_current, print_json
+from app.commands.common import add_archive_argument, open_current, print_json, shown_archive
 from app.core.archive import Archive
 from app.core.archive.migrations import MIGRATIONS
 from app.core.archive.write_switch import (
@@ -31,12 +31,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     commands = parser.add_subparsers(dest="archive_command", metavar="ACTION", required=True)
     info = commands.add_parser("info", help="sections, counts and schema of the archive")
     info.add_argument("--json", action="store_true", help="print JSON")
-    info.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    add_archive_argument(info)
     info.set_defaults(func=run_info)
     setter = commands.add_parser("set", help="turn an archive switch on or off")
     setter.add_argument("key", choices=SETTABLE, help="write_allowed: the assistant may write")
     setter.add_argument("value", help="true or false")
-    setter.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    add_archive_argument(setter)
     setter.set_defaults(func=run_set)
     archive_shared_cmd.register_actions(commands)
 
@@ -57,8 +57,9 @@ def archive_info(archive: Archive) -> dict[str, Any]:
         links = int(conn.execute("SELECT count(*) FROM links").fetchone()[0])
         media = int(conn.execute("SELECT count(*) FROM media").fetchone()[0])
     return {
-        "path": archive.location if archive.shared else str(archive.folder),
+        "path": shown_archive(archive),
         "schema_version": None if archive.shared else archive.sqlite.schema_version(),
+        "database": _database(archive),
         "schema_known": len(MIGRATIONS),
         "records": archive.count_records(),
         "links": links,
@@ -66,6 +67,15 @@ def archive_info(archive: Archive) -> dict[str, Any]:
         "write_allowed": writes_allowed(archive),
         "sections": sections,
     }
+
+
+def _database(archive: Archive) -> str | None:
+    """A shared archive's database name (``None`` for a folder)."""
+    if not archive.shared:
+        return None
+    from app.core.archive.postgres.connect import database_name
+
+    return database_name(archive.location)
 
 
 def run_set(args: argparse.Namespace) -> int:
@@ -90,7 +100,10 @@ def run_info(args: argparse.Namespace) -> int:
         return 0
     w = words()
     width = max(len(w.archive), len(w.schema), len(w.records), len(w.writes)) + 2
-    known = w.schema_known.format(version=info["schema_version"], known=info["schema_known"])
+    if info["schema_version"] is None:  # a shared archive: the server's schema
+        known = w.schema_shared.format(database=info["database"])
+    else:
+        known = w.schema_known.format(version=info["schema_version"], known=info["schema_known"])
     links = w.links_media.format(links=info["links"], media=info["media"])
     print(f"{w.archive:<{width}}{info['path']}")
     print(f"{w.schema:<{width}}{known}")

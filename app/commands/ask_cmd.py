@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.commands.ask_events import print_events
 from app.commands.ask_plans import apply_summary, confirm_card, confirmed
-from app.commands.common import open_current
+from app.commands.common import add_archive_argument, open_current
 from app.commands.exits import EXIT_ENVIRONMENT, EXIT_OK, exit_code
 from app.core import paths
 from app.core.agent.plan_types import PendingPlan
@@ -33,7 +33,7 @@ from app.core.errors import ArxiuError
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
-    from app.core.index.service import Index
+    from app.core.index.opening import ArchiveIndex
     from app.core.session import AssistantSession
 
 
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "events (with --write, the confirm card goes to stderr, and so does the apply report, "
         'as one {"ok": true, "data": {...}} line)',
     )
-    parser.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    add_archive_argument(parser)
     parser.add_argument(
         "--server",
         metavar="URL",
@@ -134,12 +134,13 @@ def parse_context(text: str) -> RecordContext:
     return RecordContext(key.section_tipo, key.section_id)
 
 
-def open_index(archive: Archive, *, quiet: bool) -> Index:
-    """The archive's index, brought up to date first (a fresh install indexes the demo)."""
-    from app.core.index.service import Index
+def open_index(archive: Archive, *, quiet: bool) -> ArchiveIndex:
+    """The archive's index (a folder's, or a shared archive's in its server), brought up to
+    date first (a fresh install indexes the demo)."""
+    from app.core.index.opening import open_index as open_archive_index
 
-    index = Index(archive)
-    pending = index.indexer.pending()
+    index = open_archive_index(archive)
+    pending = index.pending()
     if pending:
         if not quiet:
             print(f"Indexing {pending} records first…", file=sys.stderr, flush=True)

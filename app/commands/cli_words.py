@@ -39,6 +39,7 @@ class CliWords:
     archive: str
     schema: str
     schema_known: str
+    schema_shared: str
     records: str
     links_media: str
     writes: str
@@ -72,6 +73,7 @@ ENGLISH = CliWords(
     archive="Archive",
     schema="Schema",
     schema_known="{version} (this Arxiu knows {known})",
+    schema_shared="shared, on PostgreSQL (database {database})",
     records="Records",
     links_media="links {links:,}   media {media:,}",
     writes="Writes",
@@ -108,6 +110,7 @@ CLI_WORDS: dict[str, CliWords] = {
         archive="Arxiu",
         schema="Esquema",
         schema_known="{version} (aquest Arxiu en coneix {known})",
+        schema_shared="compartit, a PostgreSQL (base de dades {database})",
         records="Registres",
         links_media="enllaços {links:,}   mitjans {media:,}",
         writes="Escriptura",
@@ -143,6 +146,7 @@ CLI_WORDS: dict[str, CliWords] = {
         archive="Archivo",
         schema="Esquema",
         schema_known="{version} (este Arxiu conoce {known})",
+        schema_shared="compartido, en PostgreSQL (base de datos {database})",
         records="Registros",
         links_media="enlaces {links:,}   medios {media:,}",
         writes="Escritura",

@@ -10,31 +10,87 @@ from typing import Any
 
 from app.core import paths
 from app.core.archive import Archive, open_archive
+from app.core.archive.store import is_shared
+from app.core.errors import ArchiveError
+
+ARCHIVE_HELP = (
+    "archive folder, or postgresql://USER@HOST:PORT/DATABASE for a shared archive "
+    "(default: the demo archive)"
+)
+"""What ``--archive`` takes, said once for every command."""
+ARCHIVE_METAVAR = "DIR|URL"
 
 
-def add_archive_argument(
-    parser: argparse.ArgumentParser, help_text: str = "archive folder (default: the demo archive)"
-) -> None:
-    """Add ``--archive DIR`` to ``parser``; left out, :func:`open_current` opens the default."""
+def add_archive_argument(parser: argparse.ArgumentParser, help_text: str = ARCHIVE_HELP) -> None:
+    """Add ``--archive DIR|URL`` to ``parser``; left out, :func:`open_current` opens the
+    default (a command given it before its name, ``arxiu --archive X search``, gets it from
+    the top-level parser: the subcommand's default is suppressed)."""
     parser.add_argument(
-        "--archive", dest="archive", metavar="DIR", default=argparse.SUPPRESS, help=help_text
+        "--archive",
+        dest="archive",
+        metavar=ARCHIVE_METAVAR,
+        default=argparse.SUPPRESS,
+        help=help_text,
     )
 
 
-def archive_dir(args: argparse.Namespace) -> Path:
-    """The archive folder named by ``--archive`` or the default (demo) archive."""
+def archive_location(args: argparse.Namespace) -> Path | str:
+    """What ``--archive`` names: a ``postgresql://`` URL as given (a shared archive), else
+    the folder (the default, demo, archive's when left out)."""
     named = getattr(args, "archive", None)
+    if named and is_shared(str(named)):
+        return str(named)
     return Path(named).expanduser() if named else paths.default_archive_dir()
 
 
+def archive_dir(args: argparse.Namespace) -> Path:
+    """The archive folder named by ``--archive`` or the default (demo) archive.
+
+    Raises:
+        ArchiveError: ``archive.shared_not_local`` when ``--archive`` is a shared archive's
+            URL (a command that needs a folder).
+    """
+    where = archive_location(args)
+    if isinstance(where, Path):
+        return where
+    raise ArchiveError(
+        "archive.shared_not_local",
+        f"This command needs an archive folder, not a shared archive ({shown(where)}).",
+        hint="Give --archive a folder.",
+        category="input",
+    )
+
+
+def shown(location: Path | str) -> str:
+    """An archive's location as printed: a folder as it is, a URL without its password."""
+    text = str(location)
+    if not is_shared(text):
+        return text
+    from app.core.archive.postgres.connect import redact
+
+    return redact(text)
+
+
+def shown_archive(archive: Archive) -> str:
+    """Where ``archive`` is, as printed (:func:`shown`)."""
+    return shown(archive.location if archive.shared else archive.folder)
+
+
 def open_current(args: argparse.Namespace, *, create: bool = False) -> Archive:
-    """Open the archive the command works on; the default one is created as the demo."""
-    folder = archive_dir(args)
+    """Open the archive the command works on: a folder, a shared archive's ``postgresql://``
+    URL (its password from the URL, ``PGPASSWORD``, the OS keyring or ``~/.pgpass``), or the
+    default one, created as the demo.
+
+    Raises:
+        ArchiveError: what :func:`~app.core.archive.open_archive` raises (a shared archive:
+            ``archive.pg_unreachable``, ``archive.pg_auth_failed``, ``archive.not_found``…).
+    """
+    where = archive_location(args)
     if getattr(args, "archive", None) is None:
         from app.core.archive.demo import ensure_demo_archive
 
-        return ensure_demo_archive(folder)
-    return open_archive(folder, create=create)
+        return ensure_demo_archive(Path(where))
+    return open_archive(where, create=create)
 
 
 def print_json(value: Any) -> None:

@@ -10,7 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.commands.common import ProgressBar, add_archive_argument, open_current, print_json
+from app.commands.common import (
+    ProgressBar,
+    add_archive_argument,
+    open_current,
+    print_json,
+    shown_archive,
+)
 from app.core.archive.importers import KINDS, ImportOptions, ImportSummary
 from app.core.importing import import_dataset
 
@@ -51,7 +57,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="csv: show the mapping and first rows, import nothing",
     )
-    add_archive_argument(parser, "archive folder (created when missing; default: the demo archive)")
+    add_archive_argument(
+        parser,
+        "archive folder (created when missing), or postgresql://USER@HOST:PORT/DATABASE (an "
+        "empty database is made an archive); default: the demo archive",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
 
@@ -71,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary.to_dict())
     else:
-        print("\n".join(summary_lines(summary, str(archive.folder))))
+        print("\n".join(summary_lines(summary, shown_archive(archive))))
     if summary.error is None:
         return EXIT_OK
     print(f"error [{summary.error.code}]: {summary.error.message}", file=sys.stderr)

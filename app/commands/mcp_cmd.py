@@ -13,7 +13,7 @@ import asyncio
 import logging
 import sys
 
-from app.commands.common import open_current
+from app.commands.common import add_archive_argument, open_current, shown_archive
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="let the client read record content (never restricted records); without it, "
         "only the archive's structure is offered unless the external_content setting is on",
     )
-    parser.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    add_archive_argument(parser)
     parser.set_defaults(func=run_mcp)
 
 
@@ -51,7 +51,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         )
         shared = "record content (never restricted)" if toolbox.external_content else "structure"
         print(
-            f"arxiu mcp: {len(toolbox.offered())} read-only tools over {archive.folder} "
+            f"arxiu mcp: {len(toolbox.offered())} read-only tools over {shown_archive(archive)} "
             f"({shared} only leaves) on stdio",
             file=sys.stderr,
             flush=True,

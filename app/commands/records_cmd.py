@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from app.commands.cli_words import words
-from app.commands.common import open_current, print_json
+from app.commands.common import add_archive_argument, open_current, print_json
 from app.core.archive import Archive, Record, RecordKey
 from app.core.archive.records import locators
 
@@ -20,14 +20,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     listing.add_argument("--offset", type=int, default=0)
     listing.add_argument("--limit", type=int, default=50)
     listing.add_argument("--json", action="store_true", help="print JSON")
-    listing.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    add_archive_argument(listing)
     listing.set_defaults(func=run_list)
     show = commands.add_parser("show", help="show one record with its links")
     show.add_argument("section", metavar="SECTION")
     show.add_argument("id", metavar="ID", type=int)
     show.add_argument("--lang", default="lg-eng", help="preferred language (lg-cat, lg-spa...)")
     show.add_argument("--json", action="store_true", help="print JSON")
-    show.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    add_archive_argument(show)
     show.set_defaults(func=run_show)
 
 

@@ -14,10 +14,10 @@ import argparse
 import sys
 
 from app.commands import cli_words
-from app.commands.common import ProgressBar, open_current, print_json
+from app.commands.common import ProgressBar, add_archive_argument, open_current, print_json
 from app.commands.index_cmd import MODEL_HELP, completeness
 from app.core.archive import RecordKey
-from app.core.index import Index, SearchFilter
+from app.core.index import SearchFilter, open_index
 from app.core.index.embedders import default_embedders
 from app.core.index.hit_order import SORT_ORDERS, RecordFilter, by_section, filter_hits, sort_hits
 from app.core.index.hits import SearchHit
@@ -55,9 +55,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--wait", action="store_true", help="embed what is pending first (default: search now)"
     )
     search.add_argument("--json", action="store_true", help="print JSON")
-    search.add_argument(
-        "--archive", default=argparse.SUPPRESS, help="archive folder or postgresql:// URL"
-    )
+    add_archive_argument(search)
     search.set_defaults(func=run_search)
 
 
@@ -72,61 +70,28 @@ def run_search(args: argparse.Namespace) -> int:
     what is indexed (``--wait``: after embedding what is pending); how complete the dense
     index is goes to stderr."""
     narrow = RecordFilter((), tuple(args.lang_filter), args.year_from, args.year_to)
-    url = postgres_url(args)
-    if url is not None:
-        return _run_on_postgres(args, url, narrow)
     with open_current(args) as archive:
-        index = Index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
-        index.sync_lexical()
-        if args.wait:
-            bar = ProgressBar("indexing")
-            index.add_progress_listener(lambda p: bar.update(p.done, p.total))
-            index.index_now()
-            bar.finish()
-        stats = index.stats()
-        if args.mode != "lexical" and stats.dense_complete < 1.0:
-            print(completeness(stats), file=sys.stderr)
-        where = _filter(args)
-        if args.chunks:
-            chunks = index.search(args.query, k=args.k, mode=args.mode, filter=where)
+        index = open_index(archive, default_embedders(args.model or archive.meta(MODEL_SETTING)))
+        try:
+            index.sync_lexical()
+            if args.wait:
+                bar = ProgressBar("indexing")
+                index.add_progress_listener(lambda p: bar.update(p.done, p.total))
+                index.index_now()
+                bar.finish()
+            stats = index.stats()
+            if args.mode != "lexical" and stats.dense_complete < 1.0:
+                print(completeness(stats), file=sys.stderr)
+            where = _filter(args)
+            if args.chunks:
+                chunks = index.search(args.query, k=args.k, mode=args.mode, filter=where)
+                return _print_chunks(chunks, args.json)
+            found = search_records(
+                index, archive, args.query, k=args.k, mode=args.mode, filter=where,
+                lang=label_language(args.lang),
+            )  # fmt: skip
+        finally:
             index.close()
-            return _print_chunks(chunks, args.json)
-        found = search_records(
-            index, archive, args.query, k=args.k, mode=args.mode, filter=where,
-            lang=label_language(args.lang),
-        )  # fmt: skip
-        index.close()
-    return _print_records(args, found, narrow)
-
-
-def postgres_url(args: argparse.Namespace) -> str | None:
-    """``--archive`` when it is a ``postgresql://`` URL (a shared archive), else ``None``."""
-    named = str(getattr(args, "archive", None) or "")
-    return named if named.startswith(("postgresql://", "postgres://")) else None
-
-
-def _run_on_postgres(args: argparse.Namespace, url: str, narrow: RecordFilter) -> int:
-    """The search of a PostgreSQL archive, in the server (:mod:`app.core.index.postgres`);
-    what the archive holds is searched as it is (the server's index is filled by
-    ``arxiu archive copy``)."""
-    from app.core.archive.postgres.connect import connect
-    from app.core.index.postgres import open_search
-    from app.core.index.postgres.records import meta, record_hits
-
-    with connect(url) as conn:
-        model = args.model or meta(conn, MODEL_SETTING)
-    engine = open_search(url, default_embedders(model))
-    try:
-        where = _filter(args)
-        if args.chunks:
-            return _print_chunks(engine.search(args.query, k=args.k, mode=args.mode, filter=where),
-                                 args.json)  # fmt: skip
-        found = record_hits(
-            engine, args.query, k=args.k, mode=args.mode, filter=where,
-            lang=label_language(args.lang),
-        )  # fmt: skip
-    finally:
-        engine.close()
     return _print_records(args, found, narrow)
 
 

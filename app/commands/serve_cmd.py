@@ -18,11 +18,11 @@ import contextlib
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.api.hardening import LOOPBACK_NAMES, is_loopback, listening_socket
-from app.commands.common import archive_dir
+from app.commands.common import add_archive_argument, archive_location
+from app.commands.common import shown as shown_location
 from app.core.errors import ArxiuError
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="Vadalog dialect: server-side sessions kept before the least recently used goes",
     )
-    parser.add_argument("--archive", default=argparse.SUPPRESS, help="archive folder")
+    add_archive_argument(parser)
     parser.set_defaults(func=run_serve)
 
 
@@ -112,7 +112,7 @@ def run_serve(args: argparse.Namespace) -> int:
     named = getattr(args, "archive", None)
     users = UserStore()
     ctx = ApiContext(
-        archive_dir=Path(named).expanduser() if named else None,
+        archive_dir=archive_location(args) if named else None,
         users=users,
         allow_writes=args.allow_writes,
         allowed_hosts=allowed_hosts(args.host, args.allow_host),
@@ -141,7 +141,8 @@ def run_serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    print(f"Indexing {archive_dir(args)} in the background…", file=sys.stderr, flush=True)
+    where = shown_location(archive_location(args))
+    print(f"Indexing {where} in the background…", file=sys.stderr, flush=True)
     index_in_background(ctx, started)
     config = uvicorn.Config(create_app(ctx), log_level="warning", lifespan="on")
     with contextlib.suppress(KeyboardInterrupt):  # re-raised by uvicorn after its shutdown
@@ -163,17 +164,16 @@ def index_in_background(ctx: ApiContext, started: float) -> threading.Thread:
             print(f"index up to date ({seconds:.1f} s after start)", file=sys.stderr, flush=True)
 
     def run() -> None:
-        from app.core.index.service import Index
-
         try:
-            index = ctx.open_searcher()
+            ctx.open_searcher()
         except ArxiuError as error:
             print(f"the index is unavailable: {error}", file=sys.stderr, flush=True)
             return
-        if isinstance(index, Index):
+        index = ctx.index
+        if index is not None:
             index.add_progress_listener(progress)
-            if not index.indexer.pending():  # complete before the listener was added
-                progress(index.indexer.progress())
+            if not index.pending():  # complete before the listener was added
+                progress(index.progress())
 
     thread = threading.Thread(target=run, name="arxiu-serve-index", daemon=True)
     thread.start()

@@ -38,12 +38,14 @@ from app.ui.browser.search_results import SearchResultsView
 from app.ui.browser.sections_view import SectionsView
 from app.ui.index_status import IndexStatusWidget
 from app.ui.services import Services
+from app.ui.shared_changes import SharedChanges
 from app.ui.tasks import TaskGroup
 
 if TYPE_CHECKING:
     from app.core.archive.importers import ImportSummary
     from app.ui.export_dialog import ExportChoice
     from app.ui.import_dialog import ImportChoice
+    from app.ui.shared_archive_dialog import SharedArchiveChoice
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +68,15 @@ class MainWindow(QMainWindow):
     """The archive browser with the assistant panel docked on the right.
 
     Signals:
-        archive_chosen: (archive) an :class:`~app.core.archive.Archive` opened by File →
-            New/Open archive… to switch to (the window host swaps windows).
+        archive_chosen: (archive, notice) an :class:`~app.core.archive.Archive` opened by File
+            → New/Open archive… or Open shared archive… to switch to (the window host swaps
+            windows), and a sentence the new window shows in a message box ("" for none).
         refreshed: what the window shows was read again after the archive changed, and shown.
     """
 
-    archive_chosen = Signal(object)
-    """An :class:`~app.core.archive.Archive` opened by File → New/Open archive… to switch to."""
+    archive_chosen = Signal(object, str)
+    """An :class:`~app.core.archive.Archive` opened by File → New/Open archive… to switch to,
+    and a sentence for the new window ("" for none)."""
     refreshed = Signal()
     """What the window shows was read again after the archive changed (:meth:`refresh`)."""
 
@@ -81,8 +85,7 @@ class MainWindow(QMainWindow):
         self.services = services
         self.tasks = TaskGroup(self)
         archive = services.archive
-        name = archive.meta("name") or archive.folder.name
-        self.setWindowTitle(self.tr("Arxiu — {name}").format(name=name))
+        self.setWindowTitle(self._title())
         self.sections = SectionsView(archive, services.lang, self)
         self.records_model = RecordsTableModel(archive, services.lang, self)
         self.table = self._make_table()
@@ -100,6 +103,11 @@ class MainWindow(QMainWindow):
         self.settings_dialog: QDialog | None = None
         self.discovered_dialog: QDialog | None = None
         self.archive_error: QMessageBox | None = None
+        self.shared_dialog: QDialog | None = None
+        self.shared_changes = SharedChanges(services, self) if archive.shared else None
+        """The record changes other people commit (a shared archive's window only)."""
+        self._rereading = False
+        self._changes_waiting = False
         self._marking = False
         """A row is being selected for the record already shown (:meth:`_mark_row`)."""
         self._dock_narrowed = False
@@ -110,6 +118,16 @@ class MainWindow(QMainWindow):
         self._select_first_section()
 
     # -- construction ----------------------------------------------------------------------------
+    def _title(self) -> str:
+        archive = self.services.archive
+        name = archive.meta("name") or archive.folder.name
+        if not archive.shared:
+            return self.tr("Arxiu — {name}").format(name=name)
+        from app.core.archive.postgres.credentials import account
+
+        where = account(archive.location) or archive.folder.name
+        return self.tr("Arxiu — {name} (shared: {where})").format(name=name, where=where)
+
     def _make_table(self) -> QTableView:
         table = QTableView(self)
         table.setModel(self.records_model)
@@ -181,6 +199,9 @@ class MainWindow(QMainWindow):
         open_archive.setShortcut(QKeySequence.StandardKey.Open)
         open_archive.triggered.connect(lambda: self.choose_archive(new=False))
         file_menu.addAction(open_archive)
+        open_shared = QAction(self.tr("Open &shared archive…"), self)
+        open_shared.triggered.connect(lambda: self.choose_shared_archive())
+        file_menu.addAction(open_shared)
         file_menu.addSeparator()
         import_action = QAction(self.tr("&Import…"), self)
         import_action.triggered.connect(self.choose_import)
@@ -221,6 +242,8 @@ class MainWindow(QMainWindow):
         self.assistant.archive_changed.connect(self.refresh)
         self.assistant.notice.connect(self.show_notice)
         self.index_status.notice.connect(self.show_notice)
+        if self.shared_changes is not None:
+            self.shared_changes.changed.connect(self._shared_changed)
 
     def _select_first_section(self) -> None:
         if self.sections.count():
@@ -351,14 +374,88 @@ class MainWindow(QMainWindow):
         try:
             archive = open_chosen(folder, create=create)
         except ArxiuError as error:
-            text = f"{error.message}\n\n{error.hint or ''}".strip()
-            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Archive"), text, parent=self)
-            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            box.open()  # not exec(): the loop keeps running
-            self.archive_error = box
+            self.show_warning(f"{error.message}\n\n{error.hint or ''}".strip())
             return False
-        self.archive_chosen.emit(archive)
+        self.archive_chosen.emit(archive, "")
         return True
+
+    def choose_shared_archive(
+        self, url: str = "", problem: ArxiuError | None = None, *, at_start: bool = False
+    ) -> QDialog:
+        """File → Open shared archive…: ask for the server, database and login (``url``: the
+        fields filled from it; ``problem``: why it did not open before, ``at_start``: when
+        the app started), then switch to it."""
+        import getpass
+
+        from app.ui.shared_archive_dialog import SharedArchiveDialog
+
+        dialog = SharedArchiveDialog(self, user=getpass.getuser())
+        if url:
+            dialog.prefill(url)
+        if problem is not None:
+            lead = (
+                self.tr("The shared archive opened last did not open; this is the demo archive.")
+                if at_start
+                else self.tr("The shared archive did not open.")
+            )
+            said = (lead, problem.message, problem.hint)
+            dialog.show_problem("\n\n".join(part for part in said if part))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self._shared_chosen(dialog.choice()))
+        dialog.open()  # not exec(): the loop keeps running
+        self.shared_dialog = dialog
+        return dialog
+
+    def _shared_chosen(self, choice: SharedArchiveChoice) -> None:
+        self.tasks.start(self.open_shared(choice), name="open-shared")
+
+    async def open_shared(self, choice: SharedArchiveChoice) -> bool:
+        """Connect to the shared archive chosen (off the GUI thread) and ask the host to
+        switch to it; a refusal is said in a message box, and the dialog is offered again."""
+        from app.ui.archive_switch import open_shared
+
+        self.show_notice(self.tr("Connecting to {url}…").format(url=choice.url))
+        try:
+            archive, keyring_error = await self.services.run_blocking(lambda: open_shared(choice))
+        except ArxiuError as error:
+            self.statusBar().clearMessage()
+            self.choose_shared_archive(choice.url, error)
+            return False
+        notice = ""
+        if keyring_error is not None:  # said by the new window: this one closes
+            said = self.tr("The password could not be remembered: it is used until Arxiu closes.")
+            notice = "\n\n".join(
+                part for part in (said, keyring_error.message, keyring_error.hint) if part
+            )
+        self.archive_chosen.emit(archive, notice)
+        return True
+
+    def show_warning(self, text: str) -> QMessageBox:
+        """Say ``text`` in a warning box (kept in :attr:`archive_error`)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Archive"), text, parent=self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # not exec(): the loop keeps running
+        self.archive_error = box
+        return box
+
+    def _shared_changed(self, _changes: object) -> None:
+        """Someone committed a change to the shared archive: read what is shown again (once
+        more after the read in flight, if changes keep coming)."""
+        if self._rereading:
+            self._changes_waiting = True
+            return
+        self.tasks.start(self._reread_for_changes(), name="shared-changes")
+
+    async def _reread_for_changes(self) -> None:
+        self._rereading = True
+        try:
+            while True:
+                self._changes_waiting = False
+                await self.reload_shown()
+                if not self._changes_waiting:
+                    return
+        finally:
+            self._rereading = False
 
     def choose_import(self) -> QDialog:
         """Ask for a format and its source (a table's mapping too), then import it."""
@@ -473,6 +570,8 @@ class MainWindow(QMainWindow):
         """After the window is shown: load the models, bring the index up to date."""
         self.assistant.start()
         self.index_status.start()
+        if self.shared_changes is not None:
+            self.shared_changes.start()
         if not self.services.settings.get(MODELS_OFFERED):
             self.services.settings.set(MODELS_OFFERED, True)
             self.tasks.start(self.offer_discovered_models(), name="discover-models")
@@ -516,6 +615,8 @@ class MainWindow(QMainWindow):
         """Stop runs and timers before the window goes."""
         self.assistant.shutdown()
         self.index_status.shutdown()
+        if self.shared_changes is not None:
+            self.shared_changes.stop()
         self.tasks.cancel_all()
         self.statusBar().clearMessage()  # also stops the message's timeout timer
         super().closeEvent(event)
@@ -524,6 +625,8 @@ class MainWindow(QMainWindow):
         """Wait for cancelled tasks to finish."""
         await self.assistant.aclose()
         await self.tasks.wait()
+        if self.shared_changes is not None:
+            await self.shared_changes.wait()
         await asyncio.sleep(0)
 
 

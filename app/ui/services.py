@@ -33,8 +33,9 @@ class IndexService(Searcher, Protocol):
     """What the windows use from the index: its search (it is the session's
     :class:`~app.core.index.hits.Searcher` too) and its background indexing.
 
-    Implemented by :class:`app.core.index.Index`; mypy checks it where :mod:`app.main`
-    passes ``build_index`` as the :data:`IndexFactory`.
+    Implemented by what :func:`app.core.index.open_index` returns (a folder's
+    :class:`~app.core.index.Index`, a shared archive's index in its server); mypy checks it
+    where :mod:`app.main` passes ``build_index`` as the :data:`IndexFactory`.
     """
 
     @property

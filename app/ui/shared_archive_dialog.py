@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -72,6 +73,19 @@ class SharedArchiveDialog(QDialog):
             self.sslmode.addItem(words, mode)
         self.url_line = QLabel(self)
         self.url_line.setWordWrap(True)
+        self.url_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.intro = QLabel(
+            self.tr(
+                "An archive kept on a PostgreSQL server, shared by a team. Whoever runs the "
+                "server gives you these details."
+            ),
+            self,
+        )
+        self.intro.setWordWrap(True)
+        self.problem = QLabel(self)
+        self.problem.setObjectName("sharedArchiveProblem")
+        self.problem.setWordWrap(True)
+        self.problem.setVisible(False)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -95,6 +109,8 @@ class SharedArchiveDialog(QDialog):
 
     def _lay_out(self) -> None:
         form = QFormLayout(self)
+        form.addRow(self.intro)
+        form.addRow(self.problem)
         form.addRow(self.tr("Server:"), self.host)
         form.addRow(self.tr("Port:"), self.port)
         form.addRow(self.tr("Database:"), self.database)
@@ -123,3 +139,28 @@ class SharedArchiveDialog(QDialog):
     def choice(self) -> SharedArchiveChoice:
         """What was chosen."""
         return SharedArchiveChoice(self.url(), self.password.text(), self.remember.isChecked())
+
+    def prefill(self, url: str) -> None:
+        """Fill the fields from ``url`` (the archive opened last, to try again); a URL libpq
+        cannot read leaves them as they are. A password in it is not taken."""
+        try:
+            import psycopg
+        except ImportError:  # no driver: the archive would not open anyway
+            return
+        try:
+            info = psycopg.conninfo.conninfo_to_dict(url)
+        except psycopg.ProgrammingError:
+            return
+        self.host.setText(str(info.get("host") or ""))
+        port = str(info.get("port") or DEFAULT_PORT)
+        self.port.setValue(int(port) if port.isdigit() else DEFAULT_PORT)
+        self.database.setText(str(info.get("dbname") or ""))
+        self.user.setText(str(info.get("user") or ""))
+        found = self.sslmode.findData(str(info.get("sslmode") or SSL_MODES[0]))
+        self.sslmode.setCurrentIndex(max(found, 0))
+        self.password.setFocus()
+
+    def show_problem(self, text: str) -> None:
+        """Say above the fields why the archive did not open (empty: say nothing)."""
+        self.problem.setText(text)
+        self.problem.setVisible(bool(text))

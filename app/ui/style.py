@@ -37,6 +37,7 @@ QWidget#conversationBody {{ background: palette(base); }}
 QFrame#userTurn {{ background: palette(alternate-base); border-radius: 10px; }}
 QLabel#toolLine {{ color: palette(placeholder-text); font-size: 12px; }}
 QLabel#toolLineFailed {{ color: {DANGER_COLOR}; font-size: 12px; }}
+QLabel#sharedArchiveProblem {{ color: {DANGER_COLOR}; }}
 QFrame#confirmCard {{ border: 1px solid palette(mid); border-radius: 10px;
     background: palette(window); }}
 QFrame#confirmCard QLabel#cardTitle {{ font-weight: 700; font-size: 13px; }}

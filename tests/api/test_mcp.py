@@ -57,7 +57,7 @@ def demo_copy(demo_archive_dir: Path, tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def mcp_client(archive: Path, home: Path, *extra: str) -> AsyncIterator[ClientSession]:
+async def mcp_client(archive: Path | str, home: Path, *extra: str) -> AsyncIterator[ClientSession]:
     """An initialized SDK client session with ``arxiu mcp`` running as its child."""
     params = StdioServerParameters(
         command=sys.executable,
@@ -167,11 +167,26 @@ async def test_write_tools_are_not_offered_and_cannot_be_called(
         assert archive.count_records("rsc197") == people
 
 
-async def test_no_restricted_text_reaches_the_client(demo_copy: Path, arxiu_home: Path) -> None:
+@pytest.fixture(params=["folder", "postgresql"])
+def served(request: pytest.FixtureRequest, demo_copy: Path) -> Path | str:
+    """The demo archive ``arxiu mcp`` serves: the folder, or its copy on the tests' PostgreSQL
+    server (``--archive postgresql://…``)."""
+    if request.param == "folder":
+        return demo_copy
+    from app.core.archive.postgres.transfer import copy_archive
+
+    url = str(request.getfixturevalue("pg_database"))
+    copy_archive(str(demo_copy), url)
+    return url
+
+
+async def test_no_restricted_text_reaches_the_client(
+    demo_copy: Path, served: Path | str, arxiu_home: Path
+) -> None:
     marks = restricted_marks(demo_copy)
     received: list[str] = []
     outcomes: dict[str, list[str]] = {}
-    async with mcp_client(demo_copy, arxiu_home, "--external-content") as client:
+    async with mcp_client(served, arxiu_home, "--external-content") as client:
         listed = await client.list_tools()
         received.append(json.dumps([t.model_dump() for t in listed.tools], ensure_ascii=False))
         for name, args in CALLS:

@@ -134,8 +134,9 @@ def emitted(
         signal.disconnect(received)
 
 
-def build_archive(folder: Path) -> Archive:
-    """Interviews (restricted) linked to people (writable), in three languages."""
+def build_archive(folder: Path | str) -> Archive:
+    """Interviews (restricted) linked to people (writable), in three languages (``folder``: a
+    folder, or a shared archive's ``postgresql://`` URL)."""
     archive = open_archive(folder, create=True)
     archive.put_section(
         Section(
