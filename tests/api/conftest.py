@@ -67,9 +67,15 @@ def users(users_file: Path, tmp_path: Path) -> UserStore:
 
 
 @pytest.fixture
-def oh_archive(tmp_path: Path) -> Iterator[Archive]:
-    """The agent tests' archive (restricted material marked SECRET), its writes turned on."""
-    arch = build_archive(tmp_path / "oh")
+def oh_archive(
+    tmp_path: Path, archive_engine: str, request: pytest.FixtureRequest
+) -> Iterator[Archive]:
+    """The agent tests' archive (restricted material marked SECRET), its writes turned on, on
+    each engine (a folder, or a fresh database on the tests' PostgreSQL server)."""
+    if archive_engine == "postgresql":
+        arch = build_archive(str(request.getfixturevalue("pg_database")))
+    else:
+        arch = build_archive(tmp_path / "oh")
     set_writes_allowed(arch, True)
     yield arch
     arch.close()

@@ -17,6 +17,7 @@ import pytest
 from app.api.context import ApiContext
 from app.api.users import UserStore
 from app.core.agent.plans import PLAN_VERSION, plan_hash
+from app.core.archive import Archive
 from tests.api.conftest import API, Live, login
 
 HUGE = 10**30
@@ -42,11 +43,13 @@ def _plan(section_id: int) -> dict[str, Any]:
 
 
 @pytest.fixture
-def senders(live: Live, users: UserStore) -> Iterator[dict[str, Callable[[str], Sender]]]:
+def senders(
+    live: Live, users: UserStore, oh_archive: Archive
+) -> Iterator[dict[str, Callable[[str], Sender]]]:
     """``dialect → (kind → send(body bytes))``: the body is wrapped as each dialect wants."""
     token = users.issue_token("writer")
     bearer = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-    archive = "oh"
+    archive = oh_archive.folder.name  # a folder's name, or a shared archive's database
     with httpx.Client(base_url=live.url, timeout=60) as client:
         csrf = login(client, "writer")
         dedalo = {"Content-Type": "application/json", "X-Dedalo-Csrf-Token": csrf}

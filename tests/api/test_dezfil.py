@@ -285,10 +285,10 @@ def test_two_concurrent_resolutions_take_effect_once(
 def second_server(
     ctx: ApiContext, users: UserStore, models: dict[str, ScriptedModel]
 ) -> Iterator[Live]:
-    """Another server on the same archive folder: its own connection, sessions and memory."""
-    archive = open_archive(ctx.open_archive().folder)
+    """Another server on the same archive: its own connection, sessions and memory."""
+    archive = open_archive(ctx.open_archive().location)
     other = ApiContext(
-        archive_dir=archive.folder,
+        archive_dir=archive.location,
         users=users,
         allow_writes=True,
         archive=archive,
@@ -345,7 +345,7 @@ def serve_child(
     home = tmp_path / "child-home"
     home.mkdir()
     shutil.copy(users.path, home / "api_users.json")  # after the tokens were issued
-    args = ["--allow-writes", "--port", "0", "--archive", str(oh_archive.folder)]
+    args = ["--allow-writes", "--port", "0", "--archive", oh_archive.location]
     errors = (tmp_path / "serve.err").open("w")
     child = start_serve(args, serve_env(home), stderr=errors)
     try:
