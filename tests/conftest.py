@@ -49,6 +49,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """Declare the ``allow_log`` and ``sqlite_only`` markers."""
     config.addinivalue_line(
         "markers",
+        "postgresql_only(why): the ``archive`` fixture gives this test a shared archive only "
+        "(it tests what only a server has: many people at once)",
+    )
+    config.addinivalue_line(
+        "markers",
         "sqlite_only(why): the ``archive`` fixture gives this test a SQLite archive only (it "
         "tests what only a folder archive has), not one on each engine",
     )
@@ -164,10 +169,15 @@ def arxiu_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run every test that takes the ``archive`` fixture on each engine (``[sqlite]``,
-    ``[postgresql]`` in its id), unless it is marked ``sqlite_only``."""
+    ``[postgresql]`` in its id), unless it is marked ``sqlite_only`` or ``postgresql_only``."""
     if "archive_engine" in metafunc.fixturenames:  # the ``archive`` below, not a test's own
-        only = metafunc.definition.get_closest_marker("sqlite_only")
-        metafunc.parametrize("archive_engine", ENGINES[:1] if only else ENGINES, indirect=True)
+        if metafunc.definition.get_closest_marker("sqlite_only"):
+            engines = ENGINES[:1]
+        elif metafunc.definition.get_closest_marker("postgresql_only"):
+            engines = ENGINES[1:]
+        else:
+            engines = ENGINES
+        metafunc.parametrize("archive_engine", engines, indirect=True)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
