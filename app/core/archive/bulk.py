@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -168,11 +169,22 @@ class BulkWriter:
         return RecordKey(row[0], row[1]) if row else None
 
 
+def row_error_types() -> tuple[type[BaseException], ...]:
+    """:data:`ROW_ERRORS`, with PostgreSQL's own once its driver is loaded: inside a write,
+    psycopg's errors arrive as they are (the engine codes them at the transaction's end), an
+    integrity or data error (class 23 or 22: a text with a NUL, a number out of range) about one
+    record's data as sqlite3's would."""
+    psycopg = sys.modules.get("psycopg")  # not imported for a folder archive
+    if psycopg is None:
+        return ROW_ERRORS
+    return (*ROW_ERRORS, psycopg.IntegrityError, psycopg.DataError)
+
+
 def row_error(exc: BaseException) -> str | None:
     """Why one record could not be stored, when ``exc`` is about that record's data (else None)."""
     if isinstance(exc, ArxiuError):
         return exc.message if exc.category == "input" else None
-    if isinstance(exc, ROW_ERRORS):
+    if isinstance(exc, row_error_types()):
         text = f"{type(exc).__name__}: {exc}"
         return text.encode("utf-8", "backslashreplace").decode("utf-8")[:300]
     return None

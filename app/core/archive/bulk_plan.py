@@ -265,11 +265,7 @@ class _Plan:
         for planned in self.rows.values():
             key, restricted = planned.key, planned.restricted
             if planned.created:
-                column = (
-                    None
-                    if restricted is None
-                    else int(bool(restricted) if planned.relinked else restricted)
-                )
+                column = None if restricted is None else bool(restricted)
                 inserts.append(
                     (
                         key.section_tipo,
@@ -282,12 +278,11 @@ class _Plan:
                     )
                 )
             else:
-                column = None if restricted is None else int(bool(restricted))
+                column = None if restricted is None else bool(restricted)
                 updates.append(
                     (planned.data, planned.version, stamp, column, key.section_tipo, key.section_id)
                 )
-            flag = None if column is None else bool(column)
-            written.append(Written(key, planned.version, planned.clean, flag))
+            written.append(Written(key, planned.version, planned.clean, column))
         insert_many(self.conn, inserts)
         update_many(self.conn, updates)
         cleared = [p.key for p in self.rows.values() if p.relinked]

@@ -142,6 +142,8 @@ class Engine(Protocol):
     coded :class:`~app.core.errors.ArchiveError` values."""
 
     read_only: bool
+    role: str | None
+    """The server role a shared archive's connections log in as; ``None`` for SQLite."""
     dialect: str
     """``"sqlite"`` or ``"postgresql"``: for the few statements the engines write differently
     (JSON functions, accent folding)."""
@@ -175,6 +177,7 @@ class Database:
     """The connections of one ``archive.db``."""
 
     dialect = "sqlite"
+    role: str | None = None
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path

@@ -44,8 +44,8 @@ def _table_roles(archive: Archive, section: str) -> dict[str, str]:
     """``role → field tipo`` from the mappings table imports saved for ``section``."""
     with archive.db.reading() as conn:
         rows = conn.execute(
-            "SELECT value FROM meta WHERE key >= ? AND key < ?",
-            (TABLE_LAYOUTS, TABLE_LAYOUTS + "\uffff"),
+            "SELECT value FROM meta WHERE substr(key, 1, ?) = ?",  # any collation
+            (len(TABLE_LAYOUTS), TABLE_LAYOUTS),
         ).fetchall()
     return layout_roles((str(row[0]) for row in rows), section)
 

@@ -305,11 +305,12 @@ def links_into(conn: Connection, key: RecordKey) -> list[Link]:
     """The links other records hold to ``key`` (a record's links to itself aside)."""
     rows = conn.execute(
         "SELECT from_section, from_id, field_tipo FROM links WHERE to_section = ? AND to_id = ? "
-        "AND NOT (from_section = to_section AND from_id = to_id) "
-        "ORDER BY from_section, from_id, field_tipo",
+        "AND NOT (from_section = to_section AND from_id = to_id)",
         (key.section_tipo, key.section_id),
     ).fetchall()
-    return [Link(RecordKey(str(r[0]), int(r[1])), str(r[2]), key) for r in rows]
+    # sorted here, in code point order on both engines (a server's collation may differ)
+    found = sorted((str(r[0]), int(r[1]), str(r[2])) for r in rows)
+    return [Link(RecordKey(section, sid), field_tipo, key) for section, sid, field_tipo in found]
 
 
 def record_linked(key: RecordKey, incoming: list[Link]) -> ArchiveError:
@@ -471,9 +472,9 @@ def link_rows(key: RecordKey, data: Values, relations: list[str]) -> list[LinkRo
 
 # -- batch variants (bulk upserts) ----------------------------------------------------------------
 
-InsertRow = tuple[str, int, str, int, int | None, str, str]
+InsertRow = tuple[str, int, str, int, bool | None, str, str]
 """A new ``records`` row: section, id, data (JSON), version, restricted, created, updated."""
-UpdateRow = tuple[str, int, str, int | None, str, int]
+UpdateRow = tuple[str, int, str, bool | None, str, int]
 """A changed ``records`` row: data (JSON), version, updated at, restricted, section, id."""
 
 

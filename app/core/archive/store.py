@@ -79,10 +79,7 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
     def database_role(self) -> str | None:
         """The server role a shared archive's connections log in as (the archivist, for the
         audit log), or ``None`` for a folder archive."""
-        if not self.shared:
-            return None
-        with self.db.reading() as conn:
-            return str(conn.execute("SELECT session_user").fetchone()[0])
+        return self.db.role
 
     def media_path(self, path: str) -> Path:
         """The local file of media ``path`` (a media row's ``path`` or ``thumbnail``); a shared

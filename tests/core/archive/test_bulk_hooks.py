@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from app.core.archive import Archive, Field, RecordKey, Section
+from app.core.archive import Archive, Field, RecordKey, Section, open_archive
 from app.core.archive.bulk import NewRecord
 from app.core.archive.bulk_plan import NormalItems, Written, normal_values, to_json
+from app.core.archive.database import Connection
 from app.core.archive.importers import base, items
 from app.core.archive.importers.collector import collector_paused
 from app.core.archive.records import normalize_values
@@ -34,15 +35,29 @@ def person(name: str, ext: str, **extra: Any) -> NewRecord:
     return NewRecord("p1", {"p2": [{"lang": "lg-eng", "value": name}]}, external_id=ext, **extra)
 
 
+def in_transaction(conn: Connection) -> bool:
+    """Whether ``conn`` (either engine's) is inside a transaction."""
+    if isinstance(conn, sqlite3.Connection):
+        return conn.in_transaction
+    from psycopg.pq import TransactionStatus
+
+    raw = conn.raw  # type: ignore[attr-defined]
+    return bool(raw.info.transaction_status != TransactionStatus.IDLE)
+
+
 def test_a_hook_sees_each_created_or_changed_record_as_stored(people: Archive) -> None:
     seen: list[list[Written]] = []
     committed: list[int] = []
-    other = sqlite3.connect(people.db.path, check_same_thread=False)
+    other = open_archive(people.location)  # another connection: sees only what is committed
 
-    def hook(conn: sqlite3.Connection, written: list[Written]) -> Callable[[], None]:
+    def count_elsewhere() -> None:
+        with other.db.reading() as conn:
+            committed.append(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+
+    def hook(conn: Connection, written: list[Written]) -> Callable[[], None]:
         seen.append(written)
-        assert conn.in_transaction
-        return lambda: committed.append(other.execute("SELECT count(*) FROM records").fetchone()[0])
+        assert in_transaction(conn)
+        return count_elsewhere
 
     people.upsert_records([person("Rosa", "a"), person("Jordi", "b")], source=SOURCE)
     with people.batch_hook(hook):

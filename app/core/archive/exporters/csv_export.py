@@ -86,11 +86,12 @@ def external_ids(archive: Archive, section: str) -> dict[int, str]:
     """Each record's first external id (by source, then id) in ``section``."""
     with archive.db.reading() as conn:
         rows = conn.execute(
-            "SELECT section_id, external_id FROM external_ids WHERE section_tipo = ? "
-            "ORDER BY source DESC, external_id DESC",
+            "SELECT section_id, source, external_id FROM external_ids WHERE section_tipo = ?",
             (section,),
         ).fetchall()
-    return {int(row[0]): str(row[1]) for row in rows}
+    # last wins: the first by source, then id, in code point order on both engines
+    ordered = sorted(((str(r[1]), str(r[2]), int(r[0])) for r in rows), reverse=True)
+    return {sid: ext for _, ext, sid in ordered}
 
 
 class _Columns:

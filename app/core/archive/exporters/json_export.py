@@ -9,7 +9,7 @@ One document, UTF-8::
      "fields": [{"tipo", "section_tipo", "labels", "kind", "multilingual", "target_section",
                  "position"}],
      "records": [{"section_tipo", "section_id", "restricted", "external_ids": [[source, id]],
-                  "values": {field: [{"id", "lang", "value"[, "lang_guessed"]}]},
+                  "values": {field: [{"id", "lang"[, "lang_guessed"], "value"}]},
                   "links": [{"field", "target": "tipo/id"}],
                   "media": [{"field", "path", "mime", "size", "sha256", "width", "height",
                              "duration_s"}]}],
@@ -21,6 +21,11 @@ stored (every item with its language), so :mod:`~app.core.archive.importers.json
 back the same records, fields and links. Media are described, not copied. ``csv_layouts`` are
 the column mappings saved by CSV imports into the exported section, so that the importing
 archive recognises the same table again.
+
+The document is the same whichever engine holds the archive: objects read from the archive
+(labels, values, saved mappings) are written with their keys in code point order, a record's
+fields in their sections' order (PostgreSQL's ``jsonb`` keeps no key order), and external ids
+sorted here rather than in a server's collation.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from app.core.archive.importers.csv_mapping import META_PREFIX
 from app.core.archive.media import media_of
 from app.core.archive.model import Field, Record, Section
 from app.core.archive.store import now
-from app.core.json_types import JsonObject
+from app.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -54,7 +59,7 @@ def section_data(section: Section) -> JsonObject:
     """A section definition as JSON-ready data."""
     return {
         "tipo": section.tipo,
-        "labels": dict(section.labels),
+        "labels": dict(sorted(section.labels.items())),
         "description": section.description,
         "restricted": section.restricted,
         "writable": section.writable,
@@ -67,7 +72,7 @@ def field_data(item: Field) -> JsonObject:
     return {
         "tipo": item.tipo,
         "section_tipo": item.section_tipo,
-        "labels": dict(item.labels),
+        "labels": dict(sorted(item.labels.items())),
         "kind": item.kind,
         "multilingual": item.multilingual,
         "target_section": item.target_section,
@@ -78,24 +83,41 @@ def field_data(item: Field) -> JsonObject:
 def _external_ids(archive: Archive, section: str) -> dict[int, list[list[str]]]:
     with archive.db.reading() as conn:
         rows = conn.execute(
-            "SELECT section_id, source, external_id FROM external_ids WHERE section_tipo = ? "
-            "ORDER BY source, external_id",
+            "SELECT section_id, source, external_id FROM external_ids WHERE section_tipo = ?",
             (section,),
         ).fetchall()
     out: dict[int, list[list[str]]] = {}
-    for row in rows:
-        out.setdefault(int(row[0]), []).append([str(row[1]), str(row[2])])
+    # sorted here, in code point order on both engines (a server's collation may differ)
+    for sid, source, ext in sorted((int(r[0]), str(r[1]), str(r[2])) for r in rows):
+        out.setdefault(sid, []).append([source, ext])
     return out
 
 
-def record_data(archive: Archive, record: Record, ids: list[list[str]]) -> JsonObject:
-    """One record as JSON-ready data."""
+def key_ordered(value: object) -> JsonValue:
+    """``value`` (parsed JSON) with the keys of every object in it in code point order (the
+    same JSON from either engine)."""
+    if isinstance(value, dict):
+        return {str(key): key_ordered(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [key_ordered(item) for item in value]
+    if value is None or isinstance(value, str | int | float):  # bool is an int
+        return value
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def record_data(
+    archive: Archive, record: Record, ids: list[list[str]], order: dict[str, int] | None = None
+) -> JsonObject:
+    """One record as JSON-ready data; its fields in the ``order`` given (field tipo → rank;
+    others after, by tipo)."""
+    rank = order or {}
+    tipos = sorted(record.values, key=lambda tipo: (rank.get(tipo, len(rank)), tipo))
     return {
         "section_tipo": record.section_tipo,
         "section_id": record.section_id,
         "restricted": record.restricted,
         "external_ids": [list(pair) for pair in ids],
-        "values": {tipo: list(items) for tipo, items in record.values.items()},
+        "values": {tipo: key_ordered(record.values[tipo]) for tipo in tipos},
         "links": [
             {"field": link.field_tipo, "target": str(link.target)}
             for link in archive.links_from(record.key)
@@ -120,16 +142,16 @@ def csv_layouts(archive: Archive, section: str) -> JsonObject:
     """The column mappings saved in the archive's meta for tables imported into ``section``."""
     with archive.db.reading() as conn:
         rows = conn.execute(
-            "SELECT key, value FROM meta WHERE key LIKE ? ORDER BY key", (META_PREFIX + "%",)
+            "SELECT key, value FROM meta WHERE key LIKE ?", (META_PREFIX + "%",)
         ).fetchall()
     out: JsonObject = {}
-    for key, value in rows:
+    for key, value in sorted((str(r[0]), str(r[1])) for r in rows):  # code point order
         try:
             data = json.loads(value)
         except ValueError:
             continue
         if isinstance(data, dict) and data.get("section") == section:
-            out[str(key)] = data
+            out[str(key)] = key_ordered(data)
     return out
 
 
@@ -143,13 +165,15 @@ def document(archive: Archive, request: ExportRequest, summary: ExportSummary) -
         if target and target not in tipos and archive.has_section(target):
             tipos.append(target)
     ids = _external_ids(archive, request.section)
+    all_fields = [f for t in tipos for f in archive.fields(t)]
+    order = {f.tipo: rank for rank, f in enumerate(all_fields)}
     return {
         "arxiu_export": VERSION,
         "notice": RESTRICTED_NOTICE if summary.restricted_included else None,
         "exported_at": now(),
         "sections": [section_data(archive.section(t)) for t in tipos],
-        "fields": [field_data(f) for t in tipos for f in archive.fields(t)],
-        "records": [record_data(archive, r, ids.get(r.section_id, [])) for r in records],
+        "fields": [field_data(f) for f in all_fields],
+        "records": [record_data(archive, r, ids.get(r.section_id, []), order) for r in records],
         "csv_layouts": csv_layouts(archive, request.section),
     }
 

@@ -47,7 +47,7 @@ MAX_DEPTH = 64
 
 _SUBTREE_SQL = """
 WITH RECURSIVE tree(tipo, id, depth) AS (
-    SELECT ?, ?, 0
+    SELECT CAST(? AS TEXT), CAST(? AS BIGINT), 0
     UNION
     SELECT l.from_section, l.from_id, t.depth + 1 FROM links l
     JOIN tree t ON l.to_section = t.tipo AND l.to_id = t.id

@@ -420,7 +420,8 @@ def exported_keys(archive: Archive) -> dict[str, RecordKey]:
         rows = conn.execute(
             "SELECT e.external_id, e.section_tipo, e.section_id FROM external_ids e "
             "JOIN records r ON r.section_tipo = e.section_tipo AND r.section_id = e.section_id "
-            "WHERE e.source LIKE 'csv:%' AND e.external_id LIKE '%/%'"
+            "WHERE substr(e.source, 1, 4) = ? AND e.external_id LIKE ?",
+            ("csv:", "%/%"),
         ).fetchall()
     return {str(row[0]): RecordKey(row[1], row[2]) for row in rows}
 

@@ -209,6 +209,10 @@ class PgDatabase:
         self._lock = threading.Lock()
         self._closed = False
         self._tracer: Callable[[str], None] | None = None
+        with self._pool.connection() as conn:
+            found = conn.execute("SELECT session_user").fetchone()
+        self.role: str | None = str(found[0]) if found else None
+        """The server role the connections log in as (the archivist, for the audit log)."""
 
     def trace(self, listener: Callable[[str], None] | None) -> None:
         """Call ``listener(statement)`` for each statement, on the thread that runs it

@@ -28,7 +28,7 @@ def lexical_records(
     """The records of the ``chunks`` best lexical chunks for ``query``, best first, each once."""
     found: list[RecordKey] = []
     with archive.db.reading() as conn:
-        for chunk_id, _ in lexical.search(conn, query, chunks, lang=lang):
+        for chunk_id in lexical_chunks(archive, query, chunks, lang):
             row = conn.execute(
                 "SELECT section_tipo, section_id FROM index_chunks WHERE id = ?", (chunk_id,)
             ).fetchone()
@@ -36,6 +36,21 @@ def lexical_records(
             if key not in found:
                 found.append(key)
     return found
+
+
+def lexical_chunks(archive: Archive, query: str, chunks: int, lang: str | None = None) -> list[int]:
+    """The ids of the ``chunks`` best chunks for ``query`` by BM25 alone (no ranking after it):
+    FTS5 in a folder archive, the server's ``tsvector`` in a shared one."""
+    if archive.shared:
+        from app.core.index.postgres import lexical as server_lexical
+
+        with archive.db.reading() as conn:
+            raw = conn.raw  # type: ignore[attr-defined]  # the PostgreSQL engine's connection
+            found = server_lexical.search(raw, query, chunks, lang=lang)
+    else:
+        with archive.sqlite.reading() as local:
+            found = lexical.search(local, query, chunks, lang=lang)
+    return [chunk_id for chunk_id, _ in found]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from app.core.archive.media import media_of
 from app.core.archive.model import Record
 from app.core.errors import ImportFailed
 from app.core.importing import import_dataset
-from app.core.index import lexical
 from app.core.tools.search import split_passages
 from tests.conftest import shared_data
 from tests.core.archive.importers.file_samples import (
@@ -28,6 +27,7 @@ from tests.core.archive.importers.file_samples import (
     text_pdf,
     write_wav,
 )
+from tests.core.archive.importers.lookups import lexical_chunks
 
 CORK = ["The harbour of Palamos in winter.", "The cork factory of Sant Feliu\nclosed in 1931."]
 ROSA_VTT = (
@@ -119,8 +119,8 @@ def records(archive: Archive) -> dict[str, Record]:
 
 def chunk_hits(archive: Archive, query: str, lang: str | None = None) -> list[tuple]:
     """``(section_tipo, section_id, field_tipo, timecode, page, text)`` of the best chunks."""
+    ids = lexical_chunks(archive, query, 10, lang)
     with archive.db.reading() as conn:
-        ids = [chunk_id for chunk_id, _ in lexical.search(conn, query, 10, lang=lang)]
         return [
             tuple(
                 conn.execute(
