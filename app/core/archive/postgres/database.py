@@ -66,8 +66,8 @@ _CONVERTED: dict[str, str] = {}
 
 def to_psycopg(sql: str) -> str:
     """``sql`` with its ``?`` and ``:name`` placeholders as psycopg's ``%s`` and
-    ``%(name)s``, and a literal ``%`` doubled; quoted text and ``::`` casts are left as they
-    are."""
+    ``%(name)s``, and every literal ``%`` doubled (in quoted text too); a ``?`` or ``:name``
+    inside quoted text and ``::`` casts are left as they are."""
     done = _CONVERTED.get(sql)
     if done is None:
         done = _TOKENS.sub(_convert, sql)
@@ -84,7 +84,7 @@ def _convert(match: re.Match[str]) -> str:
         return "%%"
     if token.startswith(":") and token != "::":
         return f"%({token[1:]})s"
-    return token
+    return token.replace("%", "%%")  # quoted text: psycopg reads every % of the statement
 
 
 class PgRow(tuple[Any, ...]):
