@@ -211,9 +211,15 @@ def build_archive(folder: Path | str) -> Archive:
 
 
 @pytest.fixture
-def ui_archive(tmp_path: Path) -> Iterator[Archive]:
-    """The small real archive."""
-    archive = build_archive(tmp_path / "archive")
+def ui_archive(
+    tmp_path: Path, archive_engine: str, request: pytest.FixtureRequest
+) -> Iterator[Archive]:
+    """The small real archive, on each engine (a folder, or a fresh database on the tests'
+    PostgreSQL server)."""
+    if archive_engine == "postgresql":
+        archive = build_archive(str(request.getfixturevalue("pg_database")))
+    else:
+        archive = build_archive(tmp_path / "archive")
     yield archive
     archive.close()
 

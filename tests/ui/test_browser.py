@@ -13,7 +13,7 @@ from PySide6.QtGui import QImage
 
 from app.core.archive import Archive
 from app.core.index.embedders import HashingEmbedder
-from app.core.index.service import Index
+from app.core.index.opening import open_index
 from app.ui.browser import records_model
 from app.ui.browser.records_model import RecordsTableModel
 from app.ui.browser.sections_view import COUNT_ROLE, RESTRICTED_ROLE
@@ -57,7 +57,7 @@ def test_record_view_links_open_linked_records(make_window: Any) -> None:
 
 def test_indexing_progress_reaches_the_status_bar(make_window: Any) -> None:
     window = make_window()
-    index = Index(make_window.archive, HashingEmbedder())
+    index = open_index(make_window.archive, HashingEmbedder())
     window.services._index = index
     status = window.index_status
     with emitted(make_window.loop, status.state_shown, check=lambda state: state == "idle"):

@@ -34,6 +34,9 @@ def forget_some_vectors(archive: Archive, texts: int) -> None:
     )
 
 
+@pytest.mark.sqlite_only(
+    "removes vectors from the folder's index tables; a shared archive's figure is the server's"
+)
 def test_the_status_bar_and_the_cli_show_the_same_figure(
     qtbot: Any, ui_archive: Archive, arxiu_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -21,7 +21,7 @@ from tests.ui.test_assistant_panel import PLAN, ask, click_and_wait, of_type
 @pytest.fixture
 def other_window(qtbot: Any, qloop: qasync.QEventLoop, ui_archive: Archive) -> Iterator[Any]:
     """A second window over its own handle on the same archive folder (another process)."""
-    archive = open_archive(ui_archive.folder)
+    archive = open_archive(ui_archive.location)
     factory = WindowFactory(qtbot, qloop, archive)
     yield factory
     factory.close_all()

@@ -122,14 +122,15 @@ def test_the_index_service_is_the_sessions_searcher_and_closes_with_services(
     """Regression: Services typed the index service ``Any`` and handed the session
     ``getattr(index, "searcher", index)``. The index the factory builds is, itself, the
     session's searcher (one the search tool really searches), and ``aclose`` closes it."""
-    from app.core.index import HashingEmbedder, Index
+    from app.core.index import HashingEmbedder
+    from app.core.index.opening import ArchiveIndex, open_index
     from app.ui.services import IndexService
 
-    built: list[Index] = []
+    built: list[ArchiveIndex] = []
     given: list[object] = []
 
-    def index_factory(archive: Archive, _settings: AppSettings) -> Index:
-        built.append(Index(archive, HashingEmbedder()))
+    def index_factory(archive: Archive, _settings: AppSettings) -> ArchiveIndex:
+        built.append(open_index(archive, HashingEmbedder()))
         return built[-1]
 
     def session_factory(

@@ -117,6 +117,7 @@ def _open_shared_dialog(window: MainWindow) -> SharedArchiveDialog:
     return dialog
 
 
+@pytest.mark.sqlite_only("starts on a folder archive and opens a shared one from File")
 def test_file_open_shared_archive_switches_remembers_and_reopens_at_start(
     shared: SharedLogin,
     memory_keyring: MemoryKeyring,
@@ -164,6 +165,7 @@ def test_file_open_shared_archive_switches_remembers_and_reopens_at_start(
         started.archive.close()
 
 
+@pytest.mark.sqlite_only("starts on a folder archive and opens a shared one from File")
 def test_a_refused_login_and_a_refused_sslmode_bring_the_dialog_back_saying_why(
     shared: SharedLogin,
     memory_keyring: MemoryKeyring,
