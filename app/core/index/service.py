@@ -34,11 +34,11 @@ from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
 from app.core.index.indexer import (
     Indexer,
     Progress,
-    ProgressListener,
     as_embedders,
     sync_chunks,
 )
 from app.core.index.progress import IndexProgress, index_progress
+from app.core.index.run_control import IndexRunControl
 from app.core.index.search import SearchEngine
 from app.core.index.storage import WriteResult
 
@@ -92,7 +92,7 @@ def index_stats(counts: changes.IndexCounts, models: tuple[str, ...]) -> IndexSt
     )
 
 
-class Index:
+class Index(IndexRunControl):
     """Search and indexing for one open archive (a folder: SQLite; a shared archive's index is
     :class:`~app.core.index.postgres.service.SharedIndex`, and
     :func:`~app.core.index.opening.open_index` gives the one an archive needs).
@@ -252,31 +252,6 @@ class Index:
     def start(self) -> None:
         """Index in the background now and after every record change."""
         self.indexer.start()
-
-    def pause(self) -> None:
-        """Pause background indexing after the batch in flight."""
-        self.indexer.pause()
-
-    def resume(self) -> None:
-        """Resume paused indexing."""
-        self.indexer.resume()
-
-    @property
-    def paused(self) -> bool:
-        """Whether background indexing is paused."""
-        return self.indexer.paused
-
-    def cancel(self) -> None:
-        """Stop the current indexing run (what is done stays done)."""
-        self.indexer.cancel()
-
-    def progress(self) -> Progress:
-        """The indexer's latest progress."""
-        return self.indexer.progress()
-
-    def add_progress_listener(self, listener: ProgressListener) -> None:
-        """Call ``listener(progress)`` on each indexer progress event (indexer thread)."""
-        self.indexer.add_listener(listener)
 
     def index_now(self) -> Progress:
         """Index everything pending on the calling thread (CLI, scripts, tests)."""

@@ -43,7 +43,6 @@ from app.core.index.indexer import (
     PROGRESS_KEY,
     Indexer,
     Progress,
-    ProgressListener,
     as_embedders,
 )
 from app.core.index.postgres import ann, chunker, worker
@@ -51,6 +50,7 @@ from app.core.index.postgres.counts import index_counts
 from app.core.index.postgres.engine import PgSearchEngine, open_search
 from app.core.index.postgres.reading import raw_reading
 from app.core.index.progress import Phase
+from app.core.index.run_control import IndexRunControl
 from app.core.index.service import MODEL_SETTING, SEARCH_SYNC_MAX, IndexStats, index_stats
 
 log = logging.getLogger(__name__)
@@ -256,7 +256,7 @@ class SharedIndexer(Indexer):
             self._conn = None
 
 
-class SharedIndex:
+class SharedIndex(IndexRunControl):
     """Search and indexing for one open shared archive (see the module).
 
     Args:
@@ -267,6 +267,8 @@ class SharedIndex:
         ann_above: vectors of a model from which its search builds an IVFFlat index
             (:class:`~app.core.index.postgres.engine.PgSearchEngine`).
     """
+
+    indexer: SharedIndexer
 
     def __init__(
         self,
@@ -395,31 +397,6 @@ class SharedIndex:
                     self.indexer.notify()
             except Exception:  # a lost server: the next search or run says so
                 log.debug("looking for index work failed", exc_info=True)
-
-    def pause(self) -> None:
-        """Pause background indexing after the batch in flight."""
-        self.indexer.pause()
-
-    def resume(self) -> None:
-        """Resume paused indexing."""
-        self.indexer.resume()
-
-    @property
-    def paused(self) -> bool:
-        """Whether background indexing is paused."""
-        return self.indexer.paused
-
-    def cancel(self) -> None:
-        """Stop the current indexing run (what is committed stays)."""
-        self.indexer.cancel()
-
-    def progress(self) -> Progress:
-        """The indexer's latest progress."""
-        return self.indexer.progress()
-
-    def add_progress_listener(self, listener: ProgressListener) -> None:
-        """Call ``listener(progress)`` on each indexer progress event (indexer thread)."""
-        self.indexer.add_listener(listener)
 
     def index_now(self) -> Progress:
         """Chunk what changed and embed what waits, on the calling thread."""
