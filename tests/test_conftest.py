@@ -4,6 +4,7 @@ connection off this machine is refused."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -54,6 +55,7 @@ def test_an_undeclared_warning_fails_the_test_and_a_declared_one_does_not(tmp_pa
         text=True,
         cwd=tmp_path,
         timeout=300,
+        env={**os.environ, "PYTHONPATH": str(here.parent)},  # the conftest imports tests.*
     )
     out = done.stdout
     assert "ERROR test_cases.py::test_warns_undeclared" in out, out

@@ -41,7 +41,7 @@ from app.core.archive.plan_seal import plan_key, seal
 from app.core.errors import ArxiuError, ToolError
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Connection, Row
+    from app.core.archive.engine import Connection, Row
     from app.core.archive.store import Archive
 
 psutil: Any = importlib.import_module("psutil")  # no type stubs
@@ -71,7 +71,9 @@ def _process_token() -> str:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    """UTC ISO 8601 to the microsecond: plans proposed in one second keep their order on a
+    server too (SQLite has its ``rowid`` as well)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _owner() -> str:
@@ -198,7 +200,7 @@ class PlanBook:
     async def in_conversation(self, conversation_id: str) -> list[PlanRecord]:
         """The plans proposed in a conversation, oldest first."""
 
-        order = "rowid" if self.archive.db.dialect == "sqlite" else "updated_at, id"
+        order = "rowid" if self.archive.db.dialect == "sqlite" else "id"
 
         def find(conn: Connection) -> list[PlanRecord]:
             rows = conn.execute(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Connection
+    from app.core.archive.engine import Connection
 
 from collections.abc import Iterable
 from dataclasses import dataclass

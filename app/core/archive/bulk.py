@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.core.archive.bulk_plan import Replan, Written, upsert_batch
-from app.core.archive.database import Connection
+from app.core.archive.engine import Connection
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.records import (
     EXTERNAL_ID_UPSERT,
@@ -37,7 +37,7 @@ from app.core.archive.records import (
 from app.core.errors import ArxiuError
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Engine
+    from app.core.archive.engine import Engine
 
 ROW_ERRORS = (
     ValueError,  # UnicodeEncodeError: a lone surrogate; values that are not JSON

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Connection
+    from app.core.archive.engine import Connection
 
 import json
 from collections.abc import Iterator, Sequence

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from app.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Connection, Engine, Row
+    from app.core.archive.engine import Connection, Engine, Row
 
 
 class ConversationStore:

@@ -19,7 +19,7 @@ from app.core.archive.model import AuditInfo, Media, RecordKey
 from app.core.errors import ArchiveError
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Connection, Row
+    from app.core.archive.engine import Connection, Row
     from app.core.archive.store import Archive
 
 THUMBNAIL_SIZE = 256

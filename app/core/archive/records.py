@@ -17,7 +17,7 @@ from app.core.archive.model import NEUTRAL_LANG, AuditInfo, Link, Locator, Recor
 from app.core.errors import ArchiveError
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Connection, Engine, Row
+    from app.core.archive.engine import Connection, Engine, Row
 
 Values = dict[str, list[dict[str, Any]]]
 

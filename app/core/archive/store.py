@@ -16,7 +16,8 @@ from typing import Any
 
 from app.core.archive.bulk import BulkWriter
 from app.core.archive.conversations import ConversationStore
-from app.core.archive.database import Connection, Database, Engine, Row
+from app.core.archive.database import Database
+from app.core.archive.engine import Connection, Engine, Row
 from app.core.archive.hierarchy_shape import TABLE_LAYOUTS, layout_roles, lead_with_code, shape_of
 from app.core.archive.migrations import MIGRATIONS
 from app.core.archive.model import AuditRow, Field, Link, Record, RecordKey, Section
@@ -495,14 +496,20 @@ def is_shared(location: str) -> bool:
 def _open_shared(url: str, *, create: bool, read_only: bool) -> Archive:
     """A shared archive on PostgreSQL (needs the ``postgres`` extra: psycopg, pgvector)."""
     try:
-        from app.core.archive.postgres.shared import open_shared_archive
+        from app.core.archive.postgres.shared import open_shared_engine
     except ImportError as exc:
         raise ArchiveError(
             "archive.pg_driver_missing",
             "Opening a shared archive needs the PostgreSQL driver, which is not installed.",
             hint='Install it with: pip install "arxiu[postgres]"',
         ) from exc
-    return open_shared_archive(url, create=create, read_only=read_only)
+    folder, engine = open_shared_engine(url, create=create, read_only=read_only)
+    try:
+        (folder / MEDIA_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        engine.close()
+        raise
+    return Archive(folder, engine, location=url)
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

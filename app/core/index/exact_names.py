@@ -19,7 +19,8 @@ from app.core.archive.model import Record, RecordKey
 from app.core.archive.store import Archive
 from app.core.index.hits import SearchFilter
 from app.core.index.names import fold
-from app.core.index.record_reads import RecordReads, record_reads
+from app.core.index.record_reading import record_reads
+from app.core.index.record_reads import RecordReads
 
 
 @dataclass(frozen=True)

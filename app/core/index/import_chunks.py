@@ -20,16 +20,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from app.core.archive.bulk_plan import Written
-from app.core.archive.database import Connection
-from app.core.archive.model import Field, Record
+from app.core.archive.engine import Connection
+from app.core.archive.model import Record
 from app.core.archive.store import Archive
 from app.core.index import storage
-from app.core.index.chunking import TEXT_KINDS, chunk_record
+from app.core.index.chunking import chunk_record
 from app.core.index.indexer import chunks_written
+from app.core.index.section_shapes import SectionShape, section_shape
 from app.core.index.storage import RecordWork
-
-SectionShape = tuple[list[Field], str | None, str | None]
-"""A section's fields, label field and reference-code field: what :func:`chunk_record` needs."""
 
 
 @contextlib.contextmanager
@@ -66,12 +64,3 @@ class ChunkHook:
             work.append(RecordWork(item.key, item.version, item.restricted, chunks))
         result = storage.write_records(conn, work, [])
         return lambda: chunks_written(self.archive, result)
-
-
-def section_shape(archive: Archive, tipo: str) -> SectionShape:
-    """What :func:`chunk_record` needs of section ``tipo``; of its fields only those it reads
-    (text kinds, not the label): the same chunks for less work per record. Read once per batch
-    or pass (an import may add fields as it goes), on either engine."""
-    label_field = archive.section(tipo).label_field
-    texts = [f for f in archive.fields(tipo) if f.kind in TEXT_KINDS and f.tipo != label_field]
-    return texts, label_field, archive.code_field(tipo)

@@ -35,7 +35,8 @@ from app.core.archive.store import Archive
 from app.core.index.exact_names import exact_names, titles
 from app.core.index.hit_passages import HitPassage, Span, choose, marks, query_words
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
-from app.core.index.record_reads import RecordReads, record_reads
+from app.core.index.record_reading import record_reads
+from app.core.index.record_reads import RecordReads
 from app.core.index.search import snippet
 from app.core.index.storage import ChunkRow
 from app.core.json_types import JsonObject

@@ -1,23 +1,18 @@
 """What the results by record read of an archive's index, on either engine: records whose chunk
 labels hold a query's words, each record's languages, a record's chunks.
 
-:func:`record_reads` lends the reads of an open archive for a ``with`` block: SQLite's (FTS5
-over the ``label`` column) for a folder, the server's
-(:class:`~app.core.index.postgres.records.PgRecordReads`: the ``tsvector`` and the folded
-label) for a shared archive. :func:`~app.core.index.record_hits.search_records` and
-:func:`~app.core.index.exact_names.exact_names` read through it.
+:class:`SqliteRecordReads` reads a folder's (FTS5 over the ``label`` column);
+:func:`app.core.index.record_reading.record_reads` lends the reads of an open archive, either
+engine's, for a ``with`` block.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Protocol
 
 from app.core.archive.model import RecordKey
-from app.core.archive.store import Archive
 from app.core.index import lexical, ranking
 from app.core.index.hits import SearchFilter
 from app.core.index.storage import ChunkRow
@@ -84,18 +79,3 @@ class SqliteRecordReads:
             (key.section_tipo, key.section_id),
         ).fetchall()
         return [ChunkRow(r[0], key, r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
-
-
-@contextmanager
-def record_reads(archive: Archive) -> Iterator[RecordReads]:
-    """The index reads of ``archive`` for a ``with`` block (a folder's SQLite, a shared
-    archive's server). The archive's own reads inside the block share its connection."""
-    if archive.shared:
-        from app.core.index.postgres.reading import raw_reading
-        from app.core.index.postgres.records import PgRecordReads
-
-        with raw_reading(archive) as conn:
-            yield PgRecordReads(conn)
-        return
-    with archive.sqlite.reading() as sqlite_conn:
-        yield SqliteRecordReads(sqlite_conn)

@@ -18,7 +18,7 @@ from app.core.errors import ToolError
 from app.core.tools.query import Compiled, Filter, compile_filters, matching_ids, run_search
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Connection
+    from app.core.archive.engine import Connection
     from app.core.archive.store import Archive
 
 MAX_MATCHES = 10

@@ -27,7 +27,7 @@ from app.core.errors import ArchiveError, ToolError
 from app.core.tools.resolve import fold, names_section, resolve_field, resolve_tipo_path
 
 if TYPE_CHECKING:
-    from app.core.archive.database import Connection, Engine
+    from app.core.archive.engine import Connection, Engine
     from app.core.archive.store import Archive
 
 Op = Literal[

@@ -15,7 +15,7 @@ import pytest
 from app.core.archive import Archive, Field, RecordKey, Section, open_archive
 from app.core.archive.bulk import NewRecord
 from app.core.archive.bulk_plan import NormalItems, Written, normal_values, to_json
-from app.core.archive.database import Connection
+from app.core.archive.engine import Connection
 from app.core.archive.importers import base, items
 from app.core.archive.importers.collector import collector_paused
 from app.core.archive.records import normalize_values

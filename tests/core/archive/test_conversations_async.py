@@ -11,7 +11,7 @@ import pytest
 
 from app.core.archive import Archive, open_archive
 from app.core.archive import conversations as conversations_mod
-from app.core.archive.database import Connection
+from app.core.archive.engine import Connection
 from app.core.errors import ArchiveError
 from tests.core.archive.test_database_async import engine_error
 

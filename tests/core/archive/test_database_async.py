@@ -9,7 +9,8 @@ import threading
 import pytest
 
 from app.core.archive import Archive, open_archive
-from app.core.archive.database import READ_THREADS, Connection
+from app.core.archive.database import READ_THREADS
+from app.core.archive.engine import Connection
 from app.core.errors import ArchiveError
 
 RELEASE_WAIT = 10.0

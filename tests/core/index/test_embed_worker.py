@@ -228,10 +228,10 @@ GUI_PROCESS = """
 import sys
 from pathlib import Path
 from app.core.archive import open_archive
-from app.core.index.service import Index
+from app.core.index.opening import open_index
 if __name__ == "__main__":
-    with open_archive(Path(sys.argv[1])) as archive:
-        index = Index(archive, isolate=True)
+    with open_archive(sys.argv[1] if "://" in sys.argv[1] else Path(sys.argv[1])) as archive:
+        index = open_index(archive, isolate=True)
         progress = index.index_now()
         hits = index.search("families who left when the reservoir was built", k=3)
         index.close()
@@ -244,7 +244,7 @@ if __name__ == "__main__":
 def test_real_models_index_and_search_without_torch_in_this_process(
     oral_archive: Archive, tmp_path: Path
 ) -> None:
-    folder = oral_archive.folder
+    folder = oral_archive.location
     script = tmp_path / "gui_process.py"
     script.write_text(GUI_PROCESS)
     oral_archive.close()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.core.archive import Archive, Field, Section, open_archive
-from app.core.archive.database import Connection
+from app.core.archive.engine import Connection
 from app.core.archive.postgres.connect import connect, database_name
 from app.core.archive.postgres.roles import grant
 from app.core.archive.postgres.schema import has_fold

@@ -40,7 +40,8 @@ from psycopg.rows import RowMaker
 from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
-from app.core.archive.database import Connection, log_unawaited
+from app.core.archive.database import log_unawaited
+from app.core.archive.engine import Connection
 from app.core.archive.postgres.connect import Conn, open_pool, redact, translate
 from app.core.errors import ArchiveError
 

@@ -24,7 +24,6 @@ from app.core.archive.postgres.schema import (
     owns_archive,
     user_tables,
 )
-from app.core.archive.store import MEDIA_DIR, Archive
 from app.core.errors import ArchiveError
 from app.core.paths import home
 
@@ -39,9 +38,13 @@ def cache_folder(url: str) -> Path:
     return home() / "shared" / f"{host}_{port}" / database_name(url)
 
 
-def open_shared_archive(url: str, *, create: bool = False, read_only: bool = False) -> Archive:
-    """The archive at ``url``; with ``create``, an empty database gets the archive's schema,
-    roles and row-level security first (the owner's right).
+def open_shared_engine(
+    url: str, *, create: bool = False, read_only: bool = False
+) -> tuple[Path, PgDatabase]:
+    """The workstation's cache folder and the PostgreSQL engine of the archive at ``url``
+    (:func:`app.core.archive.store.open_archive` makes the archive of them); with ``create``,
+    an empty database gets the archive's schema, roles, row-level security and plan key first
+    (the owner's right).
 
     Raises:
         ArchiveError: ``archive.not_found`` (the database holds no archive and ``create`` is
@@ -49,9 +52,7 @@ def open_shared_archive(url: str, *, create: bool = False, read_only: bool = Fal
             connection's coded errors (:func:`~.connect.connect`).
     """
     _ensure_schema(url, create=create)
-    folder = cache_folder(url)
-    (folder / MEDIA_DIR).mkdir(parents=True, exist_ok=True)
-    return Archive(folder, PgDatabase(url, read_only=read_only), location=url)
+    return cache_folder(url), PgDatabase(url, read_only=read_only)
 
 
 def _ensure_schema(url: str, *, create: bool) -> None:

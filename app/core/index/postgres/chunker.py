@@ -33,16 +33,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import psycopg
 
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.postgres.connect import Conn, connect, translate
+from app.core.archive.records import Values
 from app.core.archive.store import Archive
 from app.core.index.chunking import Chunk, chunk_record
-from app.core.index.import_chunks import SectionShape, section_shape
 from app.core.index.postgres.values import as_int, as_str
+from app.core.index.section_shapes import SectionShape, section_shape
 
 BATCH = 500
 """Records chunked per transaction (their rows stay locked while they are cut: a fraction of
@@ -114,7 +114,7 @@ class _Claimed:
     key: RecordKey
     version: int
     restricted: bool | None
-    values: dict[str, list[dict[str, Any]]]
+    values: Values
 
 
 def archive_shapes(archive: Archive | Callable[[], Archive]) -> Shapes:
@@ -174,21 +174,21 @@ def _claim(conn: Conn, after: RecordKey | None, size: int) -> list[_Claimed]:
     statement = _CLAIM.format(after=_AFTER if after is not None else "")
     args: list[object] = [after.section_tipo, after.section_id] if after is not None else []
     rows = conn.execute(statement, [*args, size]).fetchall()
-    return [
-        _Claimed(RecordKey(as_str(r[0]), as_int(r[1])), as_int(r[2]), _flag(r[3]), _values(r[4]))
-        for r in rows
-    ]
+    return [_claimed(r) for r in rows]
 
 
 def _flag(value: object) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _values(data: object) -> dict[str, list[dict[str, Any]]]:
-    """A record's ``data`` (psycopg gives ``jsonb`` as a dict, or as its text on a connection
-    set up for the store)."""
+def _claimed(row: tuple[object, ...]) -> _Claimed:
+    """A claimed ``records`` row (key, version, restricted, data); psycopg gives ``jsonb`` as a
+    dict, or as its text on a connection set up for the store."""
+    data = row[4]
     decoded = json.loads(data) if isinstance(data, str | bytes) else data
-    return decoded if isinstance(decoded, dict) else {}
+    values: Values = decoded if isinstance(decoded, dict) else {}
+    key = RecordKey(as_str(row[0]), as_int(row[1]))
+    return _Claimed(key, as_int(row[2]), _flag(row[3]), values)
 
 
 def _key_args(keys: Iterable[RecordKey]) -> tuple[list[str], list[int]]:
