@@ -48,7 +48,9 @@ from app.core.index.embedders import (
     Embedder,
     SentenceTransformerEmbedder,
     Vectors,
+    default_embedders,
 )
+from app.core.index.indexer import as_embedders
 
 log = logging.getLogger(__name__)
 
@@ -430,3 +432,16 @@ def _embed_yielding(embedder: Embedder, texts: list[str], lanes: _Lanes) -> Vect
     if rows is None:
         return np.zeros((0, embedder.dim), dtype=np.float32)
     return np.ascontiguousarray(rows)
+
+
+def index_models(
+    embedder: Embedder | Sequence[Embedder] | None, setting: str | None, *, isolate: bool
+) -> tuple[tuple[Embedder, ...], EmbedWorker | None]:
+    """The models an index embeds with (a folder's or a shared archive's): ``embedder`` (one
+    or several), else those of the archive's ``index.model`` ``setting``, else the default
+    pair; with ``isolate`` each runs in a child process, whose worker is returned to close."""
+    chosen = as_embedders(embedder) if embedder is not None else default_embedders(setting)
+    if not isolate:
+        return chosen, None
+    worker = EmbedWorker(chosen)
+    return worker.wrap(), worker

@@ -27,14 +27,13 @@ import numpy as np
 from app.core.archive.store import Archive
 from app.core.index import changes, storage
 from app.core.index.dense import DenseMatrix, Vectors
-from app.core.index.embed_worker import EmbedWorker
-from app.core.index.embedders import Embedder, default_embedders
+from app.core.index.embed_worker import EmbedWorker, index_models
+from app.core.index.embedders import Embedder
 from app.core.index.foreground import Foreground
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
 from app.core.index.indexer import (
     Indexer,
     Progress,
-    as_embedders,
     sync_chunks,
 )
 from app.core.index.progress import IndexProgress, index_progress
@@ -118,16 +117,11 @@ class Index(IndexRunControl):
         isolate: bool = False,
     ) -> None:
         self.archive = archive
-        chosen = embedder if embedder is not None else None
-        self.embedders = (
-            as_embedders(chosen)
-            if chosen is not None
-            else default_embedders(archive.meta(MODEL_SETTING))
+        self.embedders: Sequence[Embedder]
+        self.worker: EmbedWorker | None
+        self.embedders, self.worker = index_models(
+            embedder, archive.meta(MODEL_SETTING), isolate=isolate
         )
-        self.worker: EmbedWorker | None = None
-        if isolate:
-            self.worker = EmbedWorker(self.embedders)
-            self.embedders = self.worker.wrap()
         self.embedder = self.embedders[0]
         self.compressed = compressed
         self._matrices: dict[str, DenseMatrix] = {}

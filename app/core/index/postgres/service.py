@@ -35,15 +35,14 @@ from app.core.archive.store import Archive
 from app.core.errors import ArchiveError
 from app.core.index import indexer as indexer_module
 from app.core.index.changes import IndexCounts
-from app.core.index.embed_worker import EmbedWorker
-from app.core.index.embedders import Embedder, default_embedders
+from app.core.index.embed_worker import EmbedWorker, index_models
+from app.core.index.embedders import Embedder
 from app.core.index.foreground import Foreground
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
 from app.core.index.indexer import (
     PROGRESS_KEY,
     Indexer,
     Progress,
-    as_embedders,
 )
 from app.core.index.postgres import ann, chunker, worker
 from app.core.index.postgres.counts import index_counts
@@ -285,15 +284,11 @@ class SharedIndex(IndexRunControl):
                 category="internal",
             )
         self.archive = archive
-        self.embedders = (
-            as_embedders(embedder)
-            if embedder is not None
-            else default_embedders(archive.meta(MODEL_SETTING))
+        self.embedders: Sequence[Embedder]
+        self.worker: EmbedWorker | None
+        self.embedders, self.worker = index_models(
+            embedder, archive.meta(MODEL_SETTING), isolate=isolate
         )
-        self.worker: EmbedWorker | None = None
-        if isolate:
-            self.worker = EmbedWorker(self.embedders)
-            self.embedders = self.worker.wrap()
         self.embedder = self.embedders[0]
         self.foreground = Foreground()
         """Held while a person waits on a search or a question: background indexing yields."""
