@@ -17,6 +17,7 @@ built for newer instructions): tests use exact search and IVFFlat, never HNSW.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
 import os
@@ -178,13 +179,20 @@ def pg_database(pg_server: PgServer) -> Iterator[str]:
     test with every role whose name starts with its name and ``_`` (the archive's group roles,
     and the login roles a test makes: name them so). The name starts with ``arxiu_t`` and is
     unique in the session."""
-    name = f"arxiu_t{next(_numbers)}_{secrets.token_hex(3)}"
-    with pg_server.admin() as conn:
+    with fresh_database(pg_server, f"arxiu_t{next(_numbers)}_{secrets.token_hex(3)}") as url:
+        yield url
+
+
+@contextlib.contextmanager
+def fresh_database(server: PgServer, name: str) -> Iterator[str]:
+    """Database ``name``, created empty on ``server`` (its superuser URL), then dropped with
+    every role whose name starts with ``name`` and ``_``."""
+    with server.admin() as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield pg_server.url(name)
+        yield server.url(name)
     finally:
-        with pg_server.admin() as conn:
+        with server.admin() as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             rows = conn.execute(
                 "SELECT rolname FROM pg_roles WHERE starts_with(rolname, %s)", (name + "_",)

@@ -22,7 +22,7 @@ from app.core.index.hit_passages import HitPassage, choose, is_identifiers, mark
 from app.core.index.hits import SearchFilter, SearchMode
 from app.core.index.record_hits import RecordHit, search_records
 from tests.conftest import ENGINES, shared_data
-from tests.postgres_server import PgServer
+from tests.postgres_server import PgServer, fresh_database
 
 NEIGHBOURS = ("barcino", "barcelona", "barkeno", "madinat_barshilunah", "barce", "arssama_xanthus")
 """The nomisma concepts whose labels or definitions say "Barcino" or look like it."""
@@ -38,19 +38,8 @@ def new_location(engine: str, folder: Path, request: pytest.FixtureRequest) -> I
         yield str(folder)
         return
     server: PgServer = request.getfixturevalue("pg_server")
-    name = f"arxiu_r{secrets.token_hex(5)}"
-    with server.admin() as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield server.url(name)
-    finally:
-        with server.admin() as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            rows = conn.execute(
-                "SELECT rolname FROM pg_roles WHERE starts_with(rolname, %s)", (name + "_",)
-            ).fetchall()
-            for (role,) in rows:
-                conn.execute(f'DROP ROLE "{role}"')
+    with fresh_database(server, f"arxiu_r{secrets.token_hex(5)}") as url:
+        yield url
 
 
 @pytest.fixture(scope="module", params=ENGINES)
