@@ -14,12 +14,21 @@ from typing import TYPE_CHECKING
 
 from app.core.json_types import JsonObject, JsonValue
 
+OWN_CONVERSATIONS = "coalesce(owner, arxiu_archive_owner()) = current_user"
+"""On a shared archive, the conversations that are the connected role's own (a row copied from
+a folder archive has no owner and is the archive owner's); row-level security's rule too."""
+
 if TYPE_CHECKING:
     from app.core.archive.engine import Connection, Engine, Row
 
 
 class ConversationStore:
     """Conversation storage; mixed into :class:`~app.core.archive.store.Archive`.
+
+    On a shared archive each archivist has their own conversations: a new row's ``owner`` is
+    the server role, and every read and delete keeps to the role's own rows
+    (:data:`OWN_CONVERSATIONS`; row-level security enforces
+    the same for every role but the archive's owner). A folder archive is one person's.
 
     Every method reads on a read thread or writes on the writer thread (the JSON decoding and
     encoding too), so the event loop that awaits it goes on meanwhile.
@@ -35,9 +44,11 @@ class ConversationStore:
     async def conversations(self) -> list[JsonObject]:
         """Every conversation, most recently updated first."""
 
+        own = _own(self.db)
+
         def fetch(conn: Connection) -> list[JsonObject]:
             rows = conn.execute(
-                "SELECT * FROM conversations ORDER BY updated_at DESC, id"
+                f"SELECT * FROM conversations WHERE {own} ORDER BY updated_at DESC, id"
             ).fetchall()
             return [_row_to_conversation(r) for r in rows]
 
@@ -45,12 +56,16 @@ class ConversationStore:
 
     async def conversation(self, conversation_id: str) -> JsonObject | None:
         """One conversation or ``None``."""
-        return await self.db.aread(lambda conn: _fetch(conn, conversation_id))
+        own = _own(self.db)
+        return await self.db.aread(lambda conn: _fetch(conn, conversation_id, own))
 
     async def delete_conversation(self, conversation_id: str) -> None:
         """Delete a conversation."""
+        own = _own(self.db)
         await self.db.awrite(
-            lambda c: c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+            lambda c: c.execute(
+                f"DELETE FROM conversations WHERE id = ? AND {own}", (conversation_id,)
+            )
         )
 
 
@@ -76,9 +91,16 @@ def _upsert(conn: Connection, conversation: JsonObject) -> None:
     )
 
 
-def _fetch(conn: Connection, conversation_id: str) -> JsonObject | None:
-    row = conn.execute("SELECT * FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+def _fetch(conn: Connection, conversation_id: str, own: str) -> JsonObject | None:
+    row = conn.execute(
+        f"SELECT * FROM conversations WHERE id = ? AND {own}", (conversation_id,)
+    ).fetchone()
     return _row_to_conversation(row) if row else None
+
+
+def _own(db: Engine) -> str:
+    """The SQL condition of the connected archivist's own conversations."""
+    return OWN_CONVERSATIONS if db.dialect == "postgresql" else "1 = 1"
 
 
 def _dumps_or_none(value: JsonValue) -> str | None:

@@ -423,6 +423,13 @@ def _answer_ledger(db: sqlite_utils.Database) -> None:
     _run_sql(db, LEDGER_SQL)
 
 
+def _conversation_owner(db: sqlite_utils.Database) -> None:
+    """Whose each conversation is: the ``owner`` column a shared archive fills with the
+    archivist's server role. A folder archive is one person's, so its rows keep ``NULL``; the
+    column is there so that a copy between engines carries it both ways."""
+    _run_sql(db, "ALTER TABLE conversations ADD COLUMN owner TEXT")
+
+
 MIGRATIONS: list[Migration] = [
     Migration("0001_base", _on_utils(_base)),
     # The index (app/core/index) appends its own named migrations after this line.
@@ -430,4 +437,5 @@ MIGRATIONS: list[Migration] = [
     Migration("0003_plan_book", _on_utils(_plan_book)),
     Migration("0004_plan_binding", _on_utils(_plan_binding)),
     Migration("0005_answer_ledger", _on_utils(_answer_ledger)),
+    Migration("0006_conversation_owner", _on_utils(_conversation_owner)),
 ]

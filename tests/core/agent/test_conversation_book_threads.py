@@ -42,9 +42,9 @@ async def test_a_turn_is_saved_on_the_writer_thread_while_the_loop_goes_on(
         real_upsert(conn, conversation)
         order.append("save committed")
 
-    def fetch(conn: sqlite3.Connection, conversation_id: str) -> dict[str, Any] | None:
+    def fetch(conn: sqlite3.Connection, conversation_id: str, own: str) -> dict[str, Any] | None:
         threads.append(("read", threading.current_thread().name))
-        return real_fetch(conn, conversation_id)
+        return real_fetch(conn, conversation_id, own)
 
     monkeypatch.setattr(conversations_mod, "_upsert", held)
     monkeypatch.setattr(conversations_mod, "_fetch", fetch)

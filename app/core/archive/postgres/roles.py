@@ -11,10 +11,13 @@ A record is restricted as the egress gate (``app/core/agent/egress.py``) reads i
 ``restricted`` flag when set, else its section's. Row-level security hides from a role that is
 not a member of ``D_restricted``, even with a plain SQL client: the restricted records, their
 chunks and media (and the media files' bytes, and the vectors of texts only restricted chunks
-hold), the links that touch a restricted record, the audit rows about one, the plans marked
-``restricted_text``, and every conversation (a transcript may quote a restricted record and a
-conversation has no owner yet). The archive's owner (who created the schema) is not subject to
-it.
+hold), the links that touch a restricted record, the audit rows about one and the plans marked
+``restricted_text``. The archive's owner (who created the schema) is not subject to it.
+
+Conversations are each archivist's own: a role reads and writes only the rows whose ``owner``
+is its name (a row copied from a folder archive has none and is the archive owner's), whatever
+its rights; the store asks for the same rows when the archive's owner, whom row-level security
+does not bind, opens it (:data:`~app.core.archive.conversations.OWN_CONVERSATIONS`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from app.core.archive.conversations import OWN_CONVERSATIONS
 from app.core.archive.postgres.connect import Conn
 from app.core.errors import ArchiveError
 
@@ -69,7 +73,6 @@ _POLICIES = {
     "index_vectors": "EXISTS (SELECT 1 FROM index_chunks c "
     "WHERE c.content_hash = index_vectors.content_hash)",
     "plans": "NOT restricted_text",
-    "conversations": "false",
 }
 """Per table, which rows a role without the restricted right sees (and may write)."""
 
@@ -86,6 +89,22 @@ REVOKE ALL ON FUNCTION arxiu_is_restricted(text, bigint) FROM PUBLIC
 """
 """Whether the current role may read restricted rows; whether a record is restricted (run as
 the owner, so a policy can ask about a record the caller cannot see)."""
+
+
+_CONVERSATION_SQL = f"""
+CREATE OR REPLACE FUNCTION arxiu_archive_owner() RETURNS text LANGUAGE sql STABLE
+    AS $$ SELECT pg_get_userbyid(relowner)::text FROM pg_class
+          WHERE oid = 'public.conversations'::regclass $$;
+ALTER TABLE conversations ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS conversations_restricted_rows ON conversations;
+DROP POLICY IF EXISTS conversations_own_rows ON conversations;
+CREATE POLICY conversations_own_rows ON conversations
+    USING ({OWN_CONVERSATIONS}) WITH CHECK ({OWN_CONVERSATIONS})
+"""
+"""Each archivist's own conversations (idempotent: it also upgrades an archive made when every
+conversation was hidden from the roles without the restricted right)."""
+CONVERSATION_OWNER_STEP = "pg_0004_conversation_owner"
+"""The ``_migrations`` row of the conversations' owner column and policy."""
 
 
 def _execute(conn: Conn, statement: sql.Composed | str) -> None:
@@ -140,6 +159,36 @@ def create_policies(conn: Conn, roles: GroupRoles) -> None:
             ),
         )
     _audit_policies(conn)
+    own_conversations(conn, roles)
+
+
+def own_conversations(conn: Conn, roles: GroupRoles) -> None:
+    """Make conversations each archivist's own (``OWN_CONVERSATIONS``): the ``owner`` column
+    where an older archive lacks it, the policy, the right of every archivist (a reader too)
+    to keep their own, and the step's ``_migrations`` row."""
+    conn.execute(
+        b"ALTER TABLE conversations ADD COLUMN IF NOT EXISTS owner text DEFAULT current_user"
+    )
+    for statement in _CONVERSATION_SQL.split(";\n"):
+        _execute(conn, statement.strip())
+    _execute(
+        conn,
+        sql.SQL("GRANT INSERT, UPDATE, DELETE ON conversations TO {}").format(
+            sql.Identifier(roles.reader)
+        ),
+    )
+    conn.execute(
+        "INSERT INTO _migrations(name) VALUES (%s) ON CONFLICT DO NOTHING",
+        (CONVERSATION_OWNER_STEP,),
+    )
+
+
+def has_own_conversations(conn: Conn) -> bool:
+    """Whether the archive's conversations are already each archivist's own."""
+    row = conn.execute(
+        "SELECT 1 FROM _migrations WHERE name = %s", (CONVERSATION_OWNER_STEP,)
+    ).fetchone()
+    return row is not None
 
 
 def _literal(text: str) -> str:

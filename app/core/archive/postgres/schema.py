@@ -132,7 +132,8 @@ CREATE TABLE conversations (
     updated_at timestamptz NOT NULL,
     history jsonb NOT NULL DEFAULT '[]',
     transcript jsonb NOT NULL DEFAULT '[]',
-    pending_plan jsonb
+    pending_plan jsonb,
+    owner text DEFAULT current_user
 );
 CREATE TABLE external_ids (
     source text NOT NULL,

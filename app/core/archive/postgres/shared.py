@@ -15,7 +15,13 @@ from pathlib import Path
 from app.core.archive.plan_seal import PLAN_SECRET
 from app.core.archive.postgres.connect import connect, database_name, ensure_vector
 from app.core.archive.postgres.database import PgDatabase
-from app.core.archive.postgres.roles import create_policies, create_roles
+from app.core.archive.postgres.roles import (
+    create_policies,
+    create_roles,
+    group_roles,
+    has_own_conversations,
+    own_conversations,
+)
 from app.core.archive.postgres.schema import (
     create_fold,
     create_tables,
@@ -59,13 +65,17 @@ def _ensure_schema(url: str, *, create: bool) -> None:
     """Give ``url`` the archive's schema when it is empty and ``create`` is on, and add
     ``arxiu_fold`` to an archive copied before it existed when this role owns the archive (for
     another role the assistant's field filters then say ``archive.pg_no_fold`` until the owner
-    has opened it once)."""
+    has opened it once), and each archivist's own conversations to an archive made before them
+    (until the owner opens it, the others read none, as before)."""
     conn = connect(url, vector=False, autocommit=True)
     try:
         if has_schema(conn):
             if not has_fold(conn) and owns_archive(conn):
                 with conn.transaction():  # an archive copied before arxiu_fold existed
                     create_fold(conn)
+            if not has_own_conversations(conn) and owns_archive(conn):
+                with conn.transaction():  # made when conversations had no owner
+                    own_conversations(conn, group_roles(database_name(url)))
             return
         if not create:
             raise ArchiveError(

@@ -112,7 +112,8 @@ TABLES: tuple[Table, ...] = (
     ),
     _t(
         "conversations",
-        "id title model created_at:ts updated_at:ts history:json transcript:json pending_plan:json",
+        "id title model created_at:ts updated_at:ts history:json transcript:json pending_plan:json "
+        "owner",
         "id",
     ),
     _t("external_ids", "source external_id section_tipo section_id:int", "source external_id"),

@@ -9,6 +9,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from app.core.archive import open_archive
 from app.core.archive.postgres.checksum import archive_digest
 from app.core.archive.postgres.connect import connect, database_name, translate
 from app.core.archive.postgres.roles import grant, group_roles, revoke, rights
@@ -151,3 +152,33 @@ def test_a_role_that_cannot_see_every_row_cannot_copy_or_checksum(
     with connect(demo_on_postgres, autocommit=True) as conn:
         grant(conn, db, f"{db}_berta", write=True)
     assert archive_digest(people["berta"]).sha256 == archive_digest(demo_on_postgres).sha256
+
+
+async def test_each_archivist_keeps_their_own_conversations(
+    pg_server: PgServer, people: dict[str, str], demo_on_postgres: str
+) -> None:
+    archives = {who: open_archive(url) for who, url in people.items()}
+    archives["owner"] = open_archive(demo_on_postgres)
+    try:
+        for who, archive in archives.items():  # ana only reads: a conversation is hers still
+            await archive.save_conversation({"id": f"c-{who}", "title": who})
+        for who, archive in archives.items():
+            assert [c["id"] for c in await archive.conversations()] == [f"c-{who}"]
+            assert (await archive.conversation("c-berta") is None) is (who != "berta")
+        await archives["ana"].delete_conversation("c-berta")  # not hers: nothing happens
+        assert await archives["berta"].conversation("c-berta") is not None
+        await archives["berta"].save_conversation({"id": "c-berta", "title": "renamed"})
+        assert (await archives["berta"].conversation("c-berta") or {})["title"] == "renamed"
+    finally:
+        for archive in archives.values():
+            archive.close()
+    mine = "SELECT count(*) FROM conversations"
+    assert pg_server.psql(people["ana"], mine).stdout == "1\n"  # a plain SQL client too
+    assert pg_server.psql(people["berta"], mine).stdout == "1\n"  # the restricted right: 1
+    assert pg_server.psql(demo_on_postgres, mine).stdout == "4\n"  # the owner sees them all
+    db = database_name(demo_on_postgres)
+    with connect(people["ana"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute(  # nobody writes a conversation in another archivist's name
+            "INSERT INTO conversations(id, created_at, updated_at, owner) "
+            f"VALUES ('forged', now(), now(), '{db}_berta')"
+        )
