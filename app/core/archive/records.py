@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from app.core.archive.model import NEUTRAL_LANG, AuditInfo, Link, Locator, Record, RecordKey
 from app.core.errors import ArchiveError
 
@@ -20,6 +22,28 @@ if TYPE_CHECKING:
     from app.core.archive.engine import Connection, Engine, Row
 
 Values = dict[str, list[dict[str, Any]]]
+
+_STANDARD_JSON = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+
+
+def to_json(values: Values) -> str:
+    """A record's values as the JSON text of its ``data`` column.
+
+    ``orjson`` writes it (compact, four to five times faster than the standard encoder: 0.82 s
+    against 0.20 s for the values of the 72,736 Tate records), the standard encoder (no
+    escapes, ``json.dumps(values, ensure_ascii=False)``) whatever ``orjson`` refuses or would
+    write otherwise: a lone surrogate (which the database then refuses, a row error as
+    before), an integer past 64 bits, a key that is not a string, and any text holding
+    ``null`` (``orjson`` writes ``NaN`` and infinities as ``null``; the standard encoder keeps
+    them). Either text reads back as equal values.
+    """
+    try:
+        fast = orjson.dumps(values)
+    except TypeError:  # orjson.JSONEncodeError
+        return _STANDARD_JSON(values)
+    if b"null" in fast:
+        return _STANDARD_JSON(values)
+    return fast.decode()
 
 
 def _now() -> str:
@@ -389,7 +413,7 @@ def insert_record(
         (
             key.section_tipo,
             key.section_id,
-            json.dumps(data, ensure_ascii=False),
+            to_json(data),
             restricted,
             stamp,
             stamp,
@@ -411,7 +435,7 @@ def store_values(
             "UPDATE records SET data = ?, version = ?, updated_at = ? "
             "WHERE section_tipo = ? AND section_id = ?",
             (
-                json.dumps(data, ensure_ascii=False),
+                to_json(data),
                 version,
                 _now(),
                 key.section_tipo,
@@ -423,7 +447,7 @@ def store_values(
             "UPDATE records SET data = ?, version = ?, updated_at = ?, restricted = ? "
             "WHERE section_tipo = ? AND section_id = ?",
             (
-                json.dumps(data, ensure_ascii=False),
+                to_json(data),
                 version,
                 _now(),
                 None if restricted is None else bool(restricted),

@@ -7,6 +7,7 @@ both survive a kill, which makes indexing resumable without a separate journal.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -218,13 +219,20 @@ def write_vectors(conn: sqlite3.Connection, model: str, vectors: dict[str, Vecto
 
 
 def write_records(
-    conn: sqlite3.Connection, work: list[RecordWork], deleted: list[RecordKey]
+    conn: sqlite3.Connection,
+    work: list[RecordWork],
+    deleted: list[RecordKey],
+    *,
+    fts_at_once: bool = False,
 ) -> WriteResult:
     """Replace the chunks of ``work`` records, drop those of ``deleted``; mark them done.
 
     Rows get explicit ids (the next free ones: the caller's transaction holds the write lock)
     and go in with a few multi-row ``INSERT`` statements (:func:`insert_chunks`), so a batch
-    costs a few statements, not one per chunk; the FTS5 triggers index every chunk.
+    costs a few statements, not one per chunk; the FTS5 triggers index every chunk. With
+    ``fts_at_once`` (a batch of thousands of records: an import's) the insert trigger is set
+    aside and the new chunks enter FTS5 in one ``INSERT ... SELECT`` instead
+    (:func:`fts_at_once`), in the same transaction: the same index.
     """
     removed = _chunk_ids(conn, [w.key for w in work] + deleted)
     for start in range(0, len(removed), 500):
@@ -236,7 +244,16 @@ def write_records(
     )
     first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM index_chunks").fetchone()[0])
     rows = [(cid, *_chunk_row(c, item.restricted)) for cid, item, c in _numbered(first, work)]
-    insert_chunks(conn, rows)
+    if fts_at_once and rows:
+        with insert_trigger_aside(conn):
+            insert_chunks(conn, rows)
+            conn.execute(
+                "INSERT INTO index_fts(rowid, label, text) "
+                "SELECT id, label, text FROM index_chunks WHERE id >= ?",
+                (first,),
+            )
+    else:
+        insert_chunks(conn, rows)
     conn.executemany(
         "INSERT INTO index_records(section_tipo, section_id, version) VALUES (?, ?, ?) "
         "ON CONFLICT(section_tipo, section_id) DO UPDATE SET version = excluded.version",
@@ -292,17 +309,28 @@ def bulk_write_records(conn: sqlite3.Connection, work: list[RecordWork]) -> Writ
     16 s plus 9 s for the rebuild. The rebuild re-reads every stored chunk, so it pays only
     when the batch is a large share of the index (see ``indexer.sync_chunks``).
     """
+    with insert_trigger_aside(conn):
+        result = write_records(conn, work, [])
+        conn.execute("INSERT INTO index_fts(index_fts) VALUES ('rebuild')")
+    return result
+
+
+@contextlib.contextmanager
+def insert_trigger_aside(conn: sqlite3.Connection) -> Iterator[None]:
+    """Inside the ``with``, ``index_chunks`` has no ``AFTER INSERT`` trigger (the caller fills
+    FTS5 itself); it is created again on the way out, in the caller's transaction, so that
+    the schema is the same once the transaction ends (or is rolled back)."""
     triggers = conn.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'index_chunks' "
         "AND upper(sql) LIKE '%AFTER INSERT%'"
     ).fetchall()
     for name, _ in triggers:
         conn.execute(f'DROP TRIGGER "{name}"')
-    result = write_records(conn, work, [])
-    conn.execute("INSERT INTO index_fts(index_fts) VALUES ('rebuild')")
-    for _, sql in triggers:
-        conn.execute(sql)
-    return result
+    try:
+        yield
+    finally:
+        for _, sql in triggers:
+            conn.execute(sql)
 
 
 def count_indexed_records(conn: sqlite3.Connection) -> int:

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.core.archive import Field, Record
-from app.core.index.chunking import MAX_WORDS, OVERLAP_WORDS, Chunk, chunk_record, split_markers
+from app.core.index.chunking import (
+    MAX_WORDS,
+    OVERLAP_WORDS,
+    SHORT_WORDS,
+    Chunk,
+    _spaced,
+    chunk_record,
+    split_markers,
+)
 
 FIELDS = [
     Field("t0", "s1", {}, "text"),
@@ -92,3 +102,48 @@ def test_tags_are_dropped_and_hashes_follow_the_text() -> None:
     b = body_chunks({"t3": [{"lang": "lg-cat", "value": "same text here"}]})
     c = body_chunks({"t3": [{"lang": "lg-cat", "value": "other text here"}]})
     assert a[0].content_hash == b[0].content_hash != c[0].content_hash
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Oil paint on canvas",
+        "",
+        " leading",
+        "trailing ",
+        "two  spaces",
+        "a\nnew line",
+        "a\ttab",
+        "no\xa0break",
+        "em\u2003space",
+        "line\u2028separator",
+        "zero\u200bwidth",
+        "unit\x1fseparator",
+        "Col·lecció d'Amades ✓",
+    ],
+)
+def test_a_text_taken_as_it_is_is_what_splitting_and_joining_gives(value: str) -> None:
+    if _spaced(value):  # enough, not needed: the others are split and joined
+        assert " ".join(value.split()) == value
+    record = Record("s1", 1, {"f2": [{"id": 1, "lang": "lg-eng", "value": f"{value} x"}]})
+    field = Field("f2", "s1", {"lg-eng": "f2"}, "text")
+    (chunk,) = chunk_record(record, [field], None)
+    assert chunk.text == " ".join(f"{value} x".split())
+
+
+@pytest.mark.parametrize("separator", [" ", "  "])
+def test_a_text_of_more_than_short_words_is_a_passage(separator: str) -> None:
+    short = body_chunks({"t1": [{"lang": "lg-eng", "value": separator.join(["w"] * SHORT_WORDS)}]})
+    long = body_chunks(
+        {"t1": [{"lang": "lg-eng", "value": separator.join(["w"] * (SHORT_WORDS + 1))}]}
+    )
+    assert [c.label for c in short] == ["Title"]  # the metadata chunk of a record without passages
+    assert [c.label for c in long] == ["Title"] and long[0].text.count("w") == SHORT_WORDS + 1
+    both = body_chunks(
+        {
+            "t1": [{"lang": "lg-eng", "value": separator.join(["w"] * SHORT_WORDS)}],
+            "t3": [{"lang": "lg-eng", "value": separator.join(["v"] * (SHORT_WORDS + 1))}],
+        }
+    )
+    assert [c.field_tipo for c in both] == ["t3", "t1"]  # the passage, then the short text
+    assert both[1].label == ""  # the metadata chunk beside a passage has no label

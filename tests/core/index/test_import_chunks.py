@@ -147,10 +147,13 @@ def test_two_imports_at_once_chunk_each_batch_once(
     original = storage.write_records
 
     def counted(
-        conn: sqlite3.Connection, work: list[storage.RecordWork], deleted: list[RecordKey]
+        conn: sqlite3.Connection,
+        work: list[storage.RecordWork],
+        deleted: list[RecordKey],
+        **options: bool,
     ) -> storage.WriteResult:
         writes.append(len(work))
-        return original(conn, work, deleted)
+        return original(conn, work, deleted, **options)
 
     monkeypatch.setattr(storage, "write_records", counted)
     with chunking_imports(oral_archive), chunking_imports(oral_archive):

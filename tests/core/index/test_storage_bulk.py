@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import pytest
 
 from app.core.archive import Archive, RecordKey
@@ -112,3 +115,46 @@ def test_missing_vectors_are_read_on_from_the_last_hash(oral_archive: Archive) -
     hashes = [h for h, _ in everything]
     assert hashes == sorted(hashes) and len(hashes) == len(set(hashes)) > 3
     assert [h for h, _ in first + rest] == hashes
+
+
+def fts_vocabulary(archive: Archive) -> list[tuple[object, ...]]:
+    """Every term FTS5 holds, with its documents and hits (the index itself, not a query)."""
+    with archive.db.reading() as conn:
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms "
+            "USING fts5vocab(main, index_fts, row)"
+        )
+        return [tuple(r) for r in conn.execute("SELECT * FROM temp.fts_terms ORDER BY term")]
+
+
+@pytest.mark.sqlite_only("the SQLite chunk write: FTS5 filled in one statement, its trigger")
+def test_chunks_written_with_full_text_at_once_index_as_the_trigger_does(
+    oral_archive: Archive, tmp_path: Path
+) -> None:
+    triggers = insert_triggers(oral_archive)
+    work = indexer.chunk_work(oral_archive, [RecordKey("oh1", 1), RecordKey("oh1", 2)])
+    oral_archive.db.write(lambda conn: storage.write_records(conn, work, []))
+    by_trigger = fts_vocabulary(oral_archive)
+    assert by_trigger and fts_ids(oral_archive, "reservoir") == chunk_ids(oral_archive, "reservoir")
+    oral_archive.db.write(lambda conn: storage.clear(conn, vectors=False))
+    assert fts_vocabulary(oral_archive) == []
+
+    def at_once(conn: sqlite3.Connection) -> storage.WriteResult:
+        result = storage.write_records(conn, work, [], fts_at_once=True)
+        assert insert_triggers(oral_archive) == triggers  # back before the commit
+        return result
+
+    result = oral_archive.db.write(at_once)
+    assert len(result.added) == sum(len(w.chunks) for w in work) > 2
+    assert fts_vocabulary(oral_archive) == by_trigger
+    assert fts_ids(oral_archive, "reservoir") == chunk_ids(oral_archive, "reservoir") != set()
+    assert insert_triggers(oral_archive) == triggers
+
+    def failing(conn: sqlite3.Connection) -> None:
+        storage.write_records(conn, work, [], fts_at_once=True)
+        raise RuntimeError("the batch fails after its chunks")
+
+    with pytest.raises(RuntimeError):
+        oral_archive.db.write(failing)
+    assert insert_triggers(oral_archive) == triggers  # rolled back: the trigger kept
+    assert fts_vocabulary(oral_archive) == by_trigger
