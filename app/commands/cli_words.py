@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 
 from app.core import paths
+from app.core.i18n_tables import load_table
 
 UI_LANGS = {"ca": "lg-cat", "es": "lg-spa", "en": "lg-eng"}
 """The languages the CLI speaks, and the archive language of each (labels, titles)."""
@@ -56,6 +57,23 @@ class CliWords:
     """The progress label of ``arxiu index --worker``."""
     worker_embedded: str
     """``{vectors}`` texts embedded in ``{seconds}`` s (``{rate}`` a second), ``{batches}``."""
+    thousands: str
+    """The thousands separator of the numbers in the import summary."""
+    decimal: str
+    """The decimal mark of the seconds in the import summary."""
+    imported: str
+    """The import summary's first line: ``{kind}`` from ``{path}``."""
+    import_into: str
+    import_records: str
+    import_deleted: str
+    import_sections: str
+    import_links: str
+    import_unresolved: str
+    import_media: str
+    import_skipped: str
+    import_line: str
+    """Where a skip is when it names no file: ``line {line}``."""
+    import_more: str
 
 
 ENGLISH = CliWords(
@@ -91,6 +109,22 @@ ENGLISH = CliWords(
         "{vectors} texts embedded in {seconds:.1f} s ({rate:.1f} a second), {batches} batches; "
         "per model:"
     ),
+    thousands=",",
+    decimal=".",
+    imported="Imported {kind} from {path}",
+    import_into="  into      {archive} in {seconds} s",
+    import_records=(
+        "  records   {records} ({created} created, {updated} updated, {unchanged} unchanged) "
+        "from {read} lines"
+    ),
+    import_deleted="  deleted   {deleted} (withdrawn at the source)",
+    import_sections="  sections  {sections}",
+    import_links="  links     {links}{unresolved}",
+    import_unresolved=" ({count} unresolved: {top}{more})",
+    import_media="  media     {media} attached, {missing} not found",
+    import_skipped="  skipped   {count}",
+    import_line="line {line}",
+    import_more="    ... and {count} more (see --json)",
 )
 
 CLI_WORDS: dict[str, CliWords] = {
@@ -128,6 +162,22 @@ CLI_WORDS: dict[str, CliWords] = {
             "{vectors} textos incrustats en {seconds:.1f} s ({rate:.1f} per segon), "
             "{batches} lots; per model:"
         ),
+        thousands=".",
+        decimal=",",
+        imported="S'ha importat {kind} des de {path}",
+        import_into="  arxiu       {archive} en {seconds} s",
+        import_records=(
+            "  registres   {records} ({created} nous, {updated} actualitzats, "
+            "{unchanged} sense canvis) de {read} línies"
+        ),
+        import_deleted="  suprimits   {deleted} (retirats a l'origen)",
+        import_sections="  seccions    {sections}",
+        import_links="  enllaços    {links}{unresolved}",
+        import_unresolved=" ({count} sense resoldre: {top}{more})",
+        import_media="  multimèdia  {media} adjuntats, {missing} no trobats",
+        import_skipped="  omesos      {count}",
+        import_line="línia {line}",
+        import_more="    … i {count} més (vegeu --json)",
     ),
     "es": CliWords(
         records_for="{count} registros para «{query}»",
@@ -164,6 +214,22 @@ CLI_WORDS: dict[str, CliWords] = {
             "{vectors} textos incrustados en {seconds:.1f} s ({rate:.1f} por segundo), "
             "{batches} lotes; por modelo:"
         ),
+        thousands=".",
+        decimal=",",
+        imported="Se ha importado {kind} desde {path}",
+        import_into="  archivo     {archive} en {seconds} s",
+        import_records=(
+            "  registros   {records} ({created} nuevos, {updated} actualizados, "
+            "{unchanged} sin cambios) de {read} líneas"
+        ),
+        import_deleted="  eliminados  {deleted} (retirados en el origen)",
+        import_sections="  secciones   {sections}",
+        import_links="  enlaces     {links}{unresolved}",
+        import_unresolved=" ({count} sin resolver: {top}{more})",
+        import_media="  multimedia  {media} adjuntos, {missing} no encontrados",
+        import_skipped="  omitidos    {count}",
+        import_line="línea {line}",
+        import_more="    … y {count} más (véase --json)",
     ),
 }
 """The CLI's words by language (``ca``, ``es``, ``en``)."""
@@ -198,6 +264,22 @@ def _setting_language() -> str | None:
 def words() -> CliWords:
     """The CLI's words in the chosen language (:func:`cli_language`)."""
     return CLI_WORDS[cli_language()]
+
+
+def number(value: int) -> str:
+    """``value`` with the chosen language's thousands separator (``72,736``, ``72.736``)."""
+    return f"{value:,}".replace(",", words().thousands)
+
+
+def seconds(value: float) -> str:
+    """``value`` seconds to a tenth, with the chosen language's decimal mark (``1.5``, ``1,5``)."""
+    return f"{value:.1f}".replace(".", words().decimal)
+
+
+def table() -> dict[str, str]:
+    """The translation table of the chosen language (:mod:`app.core.i18n_tables`; empty for
+    English): what the CLI says an import's skips and the labels of error codes with."""
+    return load_table(cli_language())
 
 
 def label_language() -> str:

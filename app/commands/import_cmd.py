@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from app.commands import cli_words
 from app.commands.common import (
     ProgressBar,
     add_archive_argument,
@@ -18,6 +19,7 @@ from app.commands.common import (
     shown_archive,
 )
 from app.core.archive.importers import KINDS, ImportOptions, ImportSummary
+from app.core.import_report import skip_reason
 from app.core.importing import import_dataset
 
 EXIT_OK = 0
@@ -84,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(summary_lines(summary, shown_archive(archive))))
     if summary.error is None:
         return EXIT_OK
-    print(f"error [{summary.error.code}]: {summary.error.message}", file=sys.stderr)
+    label = cli_words.table().get(summary.error.label_key)  # the code's label, in ca or es
+    said = f"{label}: {summary.error.message}" if label else summary.error.message
+    print(f"error [{summary.error.code}]: {said}", file=sys.stderr)
     if summary.error.hint:
         print(f"hint: {summary.error.hint}", file=sys.stderr)
     return EXIT_TRUNCATED
@@ -118,28 +122,36 @@ def _preview(args: argparse.Namespace) -> int:
 
 
 def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
-    """The summary as lines for a person."""
+    """The summary as lines for a person, in the CLI's language (``ARXIU_LANG``...): the
+    counts, then each skip's file and line with its reason (:func:`skip_reason`)."""
+    w, n, table = cli_words.words(), cli_words.number, cli_words.table()
     lines = [
-        f"Imported {summary.kind} from {summary.path}",
-        f"  into      {archive} in {summary.seconds:.1f} s",
-        f"  records   {summary.records:,} ({summary.created:,} created, "
-        f"{summary.updated:,} updated, {summary.unchanged:,} unchanged) "
-        f"from {summary.read:,} lines",
+        w.imported.format(kind=summary.kind, path=summary.path),
+        w.import_into.format(archive=archive, seconds=cli_words.seconds(summary.seconds)),
+        w.import_records.format(
+            records=n(summary.records),
+            created=n(summary.created),
+            updated=n(summary.updated),
+            unchanged=n(summary.unchanged),
+            read=n(summary.read),
+        ),
     ]
     if summary.deleted:
-        lines.append(f"  deleted   {summary.deleted:,} (withdrawn at the source)")
+        lines.append(w.import_deleted.format(deleted=n(summary.deleted)))
     if summary.sections:
-        parts = ", ".join(f"{tipo} {n:,}" for tipo, n in sorted(summary.sections.items()))
-        lines.append(f"  sections  {parts}")
-    lines.append(f"  links     {summary.links:,}" + _unresolved(summary))
+        parts = ", ".join(f"{tipo} {n(count)}" for tipo, count in sorted(summary.sections.items()))
+        lines.append(w.import_sections.format(sections=parts))
+    lines.append(w.import_links.format(links=n(summary.links), unresolved=_unresolved(summary)))
     if summary.media or summary.media_missing:
-        lines.append(f"  media     {summary.media:,} attached, {summary.media_missing:,} not found")
-    lines.append(f"  skipped   {len(summary.skipped):,}")
+        lines.append(
+            w.import_media.format(media=n(summary.media), missing=n(summary.media_missing))
+        )
+    lines.append(w.import_skipped.format(count=n(len(summary.skipped))))
     for skip in summary.skipped[:SKIPS_SHOWN]:
-        where = f"{skip.file}:{skip.line}" if skip.file else f"line {skip.line}"
-        lines.append(f"    {where}: {skip.reason}")
+        where = f"{skip.file}:{skip.line}" if skip.file else w.import_line.format(line=skip.line)
+        lines.append(f"    {where}: {skip_reason(skip, table)}")
     if len(summary.skipped) > SKIPS_SHOWN:
-        lines.append(f"    ... and {len(summary.skipped) - SKIPS_SHOWN:,} more (see --json)")
+        lines.append(w.import_more.format(count=n(len(summary.skipped) - SKIPS_SHOWN)))
     return lines
 
 
@@ -148,5 +160,7 @@ def _unresolved(summary: ImportSummary) -> str:
         return ""
     shown = summary.unresolved_targets.most_common(5)
     more = ", ..." if len(summary.unresolved_targets) > len(shown) else ""
-    top = ", ".join(f"{target} x{n}" for target, n in shown)
-    return f" ({summary.unresolved:,} unresolved: {top}{more})"
+    top = ", ".join(f"{target} x{count}" for target, count in shown)
+    return cli_words.words().import_unresolved.format(
+        count=cli_words.number(summary.unresolved), top=top, more=more
+    )

@@ -36,6 +36,7 @@ from app.core.models import discovery
 from app.core.models.discovery_roots import SETTINGS_KEY, check_folder
 from app.core.models.discovery_servers import KNOWN_SERVERS, ServerSpec
 from app.ui.gui_thread import run_released
+from app.ui.i18n import error_text
 from app.ui.services import Services
 from app.ui.style import DANGER_COLOR, EXTERNAL_COLOR, LOCAL_COLOR
 from app.ui.tasks import TaskGroup
@@ -244,7 +245,7 @@ class DiscoveredModelsBox(QGroupBox):
             )
             catalog_mod.add_entry(entry)
         except ArxiuError as error:
-            self.status.setText(f"{error.code}: {error.message}")
+            self.status.setText(f"{error.code}: {error_text(error)}")
             return None
         forget_catalog(self.services)
         button = self.table.cellWidget(number, ADD_COLUMN)
@@ -265,7 +266,7 @@ class DiscoveredModelsBox(QGroupBox):
         try:
             check_folder(folder)
         except ArxiuError as error:
-            self.status.setText(f"{error.code}: {error.message}")
+            self.status.setText(f"{error.code}: {error_text(error)}")
             return False
         saved = [str(path) for path in saved_folders(self.services)]
         if str(folder) not in saved:

@@ -15,13 +15,13 @@ files there).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
-from app.core import paths
+from app.core import i18n_tables, paths
+from app.core.errors import ArxiuError
 
 LANGUAGES = {"en": "English", "ca": "Català", "es": "Español"}
 ARCHIVE_LANGS = {"en": "lg-eng", "ca": "lg-cat", "es": "lg-spa"}
@@ -43,16 +43,12 @@ LANGUAGE_NAMES = {
 
 def i18n_dir() -> Path:
     """The folder with the translation tables."""
-    return paths.resources_dir() / "i18n"
+    return i18n_tables.i18n_dir()
 
 
 def load_table(lang: str) -> dict[str, str]:
     """The translation table for ``lang`` (empty for English or a missing table)."""
-    path = i18n_dir() / f"{lang}.json"
-    if lang == "en" or not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {str(k): str(v) for k, v in data.items() if v}
+    return i18n_tables.load_table(lang)
 
 
 class TableTranslator(QTranslator):
@@ -138,3 +134,26 @@ def language_name(code: str) -> str:
 def tr(text: str, context: str = "Arxiu") -> str:
     """Translate ``text`` outside a QObject."""
     return QCoreApplication.translate(context, text)
+
+
+class InstalledTranslations:
+    """The translations installed on the application, as the core's phrases look them up
+    (:class:`~app.core.phrases.Translations`): an import's skip reasons, error labels."""
+
+    def get(self, key: str, /) -> str | None:
+        """The translation of ``key`` in the UI's language, or ``None`` when there is none."""
+        shown = tr(key)
+        return shown if shown != key else None
+
+
+def error_text(error: ArxiuError, *, paragraphs: bool = False) -> str:
+    """What went wrong, for a banner or a message box: the label of the error's code in the UI's
+    language (Catalan and Spanish; :mod:`app.core.error_labels`), then the message and the hint
+    as the core wrote them: on one line, or (``paragraphs``) each in a paragraph of its own.
+    In English the message says it all and stands alone."""
+    separator = "\n\n" if paragraphs else " "
+    said = separator.join(part for part in (error.message, error.hint) if part)
+    label = InstalledTranslations().get(error.label_key)
+    if not label:
+        return said
+    return f"{label}{separator if paragraphs else ': '}{said}" if said else label

@@ -47,6 +47,7 @@ from app.core.archive.importers import ImportSummary
 from app.core.archive.importers.base import ImportOptions
 from app.core.errors import ArxiuError
 from app.core.importing import import_dataset
+from app.ui.i18n import error_text
 from app.ui.importing import formats
 from app.ui.importing.formats import ImportFormat
 from app.ui.importing.mapping_page import MappingPage
@@ -253,7 +254,7 @@ class ImportChoiceDialog(QDialog):
         try:
             self.mapping.load(self.archive, Path(text).expanduser())
         except ArxiuError as failure:
-            self.error.setText(f"{failure.message} {failure.hint or ''}".strip())
+            self.error.setText(error_text(failure))
             return False
         self.error.clear()
         self._show_page(1)
@@ -379,7 +380,7 @@ async def import_with_progress(
             choice.kind, choice.target, choice.options
         )
     except ArxiuError as error:
-        return f"{error.message} {error.hint or ''}".strip(), None
+        return error_text(error), None
     finally:
         dialog.close()
         dialog.deleteLater()

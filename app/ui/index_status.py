@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QW
 
 from app.core.errors import ArxiuError
 from app.core.index.progress import progress_text
+from app.ui.i18n import error_text
 from app.ui.services import Services
 from app.ui.tasks import TaskGroup
 
@@ -72,7 +73,7 @@ class IndexStatusWidget(QWidget):
         try:
             index = await self.services.index()
         except ArxiuError as error:
-            self.notice.emit(self.tr("Search is off: {message}").format(message=error.message))
+            self.notice.emit(self.tr("Search is off: {message}").format(message=error_text(error)))
             return
         if index is None:
             return

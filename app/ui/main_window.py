@@ -36,6 +36,7 @@ from app.ui.browser.record_view import RecordView
 from app.ui.browser.records_model import RecordsTableModel
 from app.ui.browser.search_results import SearchResultsView
 from app.ui.browser.sections_view import SectionsView
+from app.ui.i18n import error_text
 from app.ui.index_status import IndexStatusWidget
 from app.ui.services import Services
 from app.ui.shared_changes import SharedChanges
@@ -374,7 +375,7 @@ class MainWindow(QMainWindow):
         try:
             archive = open_chosen(folder, create=create)
         except ArxiuError as error:
-            self.show_warning(f"{error.message}\n\n{error.hint or ''}".strip())
+            self.show_warning(error_text(error, paragraphs=True))
             return False
         self.archive_chosen.emit(archive, "")
         return True
@@ -398,8 +399,7 @@ class MainWindow(QMainWindow):
                 if at_start
                 else self.tr("The shared archive did not open.")
             )
-            said = (lead, problem.message, problem.hint)
-            dialog.show_problem("\n\n".join(part for part in said if part))
+            dialog.show_problem(f"{lead}\n\n{error_text(problem, paragraphs=True)}")
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._shared_chosen(dialog.choice()))
         dialog.open()  # not exec(): the loop keeps running
@@ -424,9 +424,7 @@ class MainWindow(QMainWindow):
         notice = ""
         if keyring_error is not None:  # said by the new window: this one closes
             said = self.tr("The password could not be remembered: it is used until Arxiu closes.")
-            notice = "\n\n".join(
-                part for part in (said, keyring_error.message, keyring_error.hint) if part
-            )
+            notice = f"{said}\n\n{error_text(keyring_error, paragraphs=True)}"
         self.archive_chosen.emit(archive, notice)
         return True
 
@@ -523,7 +521,7 @@ class MainWindow(QMainWindow):
             summary = await export_records(self.services, choice)
             text = export_text(summary)
         except ArxiuError as error:
-            text = f"{error.message} {error.hint or ''}".strip()
+            text = error_text(error)
         self.show_notice(text)
         box = QMessageBox(QMessageBox.Icon.Information, self.tr("Export"), text, parent=self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -557,7 +555,7 @@ class MainWindow(QMainWindow):
                 lambda: search_records(index, archive, query, k=SEARCH_RESULTS, lang=lang)
             )
         except ArxiuError as error:
-            self.results.show_message(f"{error.message} {error.hint or ''}".strip())
+            self.results.show_message(error_text(error))
             return
         self.results.show_hits(query, hits)
 

@@ -21,7 +21,7 @@ from typing import Any
 from app.core.agent.run_thread import RUNS
 from app.core.errors import ArxiuError
 from app.core.models.base import Message, StreamOptions
-from app.ui.i18n import tr
+from app.ui.i18n import error_text, tr
 from app.ui.services import Services
 
 PROMPT = "Reply with one short sentence: what is an archive?"
@@ -57,7 +57,7 @@ async def check_model(services: Services, model_id: str) -> tuple[bool, str]:
         model = session.model(catalog.get(model_id))
         reply = await RUNS.call(_reply(model))
     except ArxiuError as error:
-        return False, f"{error.code}: {error.message} {error.hint or ''}".strip()
+        return False, f"{error.code}: {error_text(error)}"
     return report(reply)
 
 

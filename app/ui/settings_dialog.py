@@ -30,7 +30,7 @@ from app.core.archive.write_switch import set_writes_allowed, writes_allowed
 from app.core.errors import ArxiuError
 from app.core.models import catalog as catalog_mod
 from app.core.models.model_languages import entry_languages
-from app.ui.i18n import LANGUAGES
+from app.ui.i18n import LANGUAGES, error_text
 from app.ui.services import Services
 from app.ui.tasks import TaskGroup
 
@@ -115,7 +115,7 @@ class SettingsDialog(QDialog):
         try:
             entries = list(catalog_mod.load_catalog())
         except ArxiuError as error:
-            self.models_list.addItem(f"{error.code}: {error.message}")
+            self.models_list.addItem(f"{error.code}: {error_text(error)}")
             return
         for entry in entries:
             badge = self.tr("local / private") if entry.egress == "local" else self.tr("external")
@@ -159,7 +159,7 @@ class SettingsDialog(QDialog):
             catalog_mod.set_languages(entry.id, codes)
         except ArxiuError as error:
             QMessageBox.warning(
-                self, self.tr("Languages not set"), f"{error.message}\n{error.hint or ''}"
+                self, self.tr("Languages not set"), error_text(error, paragraphs=True)
             )
             return
         from app.ui.discovered_models import forget_catalog
@@ -237,7 +237,7 @@ class SettingsDialog(QDialog):
             catalog_mod.add_entry(entry)
         except ArxiuError as error:
             QMessageBox.warning(
-                self, self.tr("Model not added"), f"{error.message}\n{error.hint or ''}"
+                self, self.tr("Model not added"), error_text(error, paragraphs=True)
             )
             return False
         from app.ui.discovered_models import forget_catalog

@@ -104,3 +104,63 @@ def test_an_unknown_kind_is_refused_by_the_parser(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as caught:
         main(["import", "marc21", str(tmp_path)])
     assert caught.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        (
+            "ca",
+            (
+                "  registres   1 (1 nous, 0 actualitzats, 0 sense canvis) de 3 línies",
+                "  omesos      2",
+                "    fons.csv:3: la fila té 5 cel·les i la capçalera, 3",
+                "    fons.csv:4: identificador duplicat «r1» (apareix primer a la línia 2)",
+            ),
+        ),
+        (
+            "es",
+            (
+                "  registros   1 (1 nuevos, 0 actualizados, 0 sin cambios) de 3 líneas",
+                "  omitidos    2",
+                "    fons.csv:3: la fila tiene 5 celdas y la cabecera, 3",
+                "    fons.csv:4: identificador duplicado «r1» (aparece primero en la línea 2)",
+            ),
+        ),
+        (
+            "en",
+            (
+                "  records   1 (1 created, 0 updated, 0 unchanged) from 3 lines",
+                "  skipped   2",
+                "    fons.csv:3: the row has 5 cells, the header 3",
+                "    fons.csv:4: duplicate id 'r1' (first on line 2)",
+            ),
+        ),
+    ],
+)
+def test_the_summary_and_the_skip_reasons_follow_the_language(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lang: str,
+    said: tuple[str, ...],
+) -> None:
+    path = tmp_path / "fons.csv"
+    path.write_text(
+        "Identifier,Title,Date\nr1,Carta del batlle,1912\nr2,Plànol del pantà,1950,extra,cells\n"
+        "r1,Carta repetida,1913\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("ARXIU_LANG", lang)
+
+    assert main(["import", "csv", str(path), "--archive", str(tmp_path / "a")]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line in lines for line in said), lines
+    printed = main(["import", "csv", str(path), "--archive", str(tmp_path / "a"), "--json"])
+    skipped = json.loads(capsys.readouterr().out)["skipped"]
+    assert printed == 0 and [s["reason"] for s in skipped] == [  # JSON stays English
+        "the row has 5 cells, the header 3",
+        "duplicate id 'r1' (first on line 2)",
+    ]
+    assert skipped[0]["params"] == {"cells": 5, "width": 3}

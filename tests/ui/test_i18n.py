@@ -12,6 +12,7 @@ from PySide6.QtGui import QImage, QTextCursor, QTextDocument
 
 from app.core.archive import RecordKey
 from app.core.archive.demo import ensure_demo_archive
+from app.core.errors import ArchiveError
 from app.ui import i18n
 from app.ui.browser.record_view import RecordView
 
@@ -94,3 +95,25 @@ def test_a_missing_translation_keeps_qt_s_own_strings(qapp: Any) -> None:
 
 def test_thumbnails_live_in_the_archive_media_folder(demo: Any) -> None:
     assert any(Path(demo.media_dir, "thumbs").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("lang", "label"), [("en", ""), ("ca", "Arxiu malmès"), ("es", "Archivo dañado")]
+)
+def test_an_error_is_labelled_in_the_ui_language(qapp: Any, lang: str, label: str) -> None:
+    error = ArchiveError(
+        "archive.corrupt", "The archive database x is damaged.", hint="Restore it from a backup."
+    )
+    translator = i18n.install_translator(qapp, lang)
+    try:
+        line, box = i18n.error_text(error), i18n.error_text(error, paragraphs=True)
+    finally:
+        if translator is not None:
+            qapp.removeTranslator(translator)
+    said = "The archive database x is damaged."
+    if not label:  # English: the message says it all
+        assert line == f"{said} Restore it from a backup."
+        assert box == f"{said}\n\nRestore it from a backup."
+    else:
+        assert line == f"{label}: {said} Restore it from a backup."
+        assert box == f"{label}\n\n{said}\n\nRestore it from a backup."

@@ -23,6 +23,7 @@ from app.ui.assistant.request_builder import build_request
 from app.ui.assistant.run_outcome import RunOutcome
 from app.ui.assistant.turns import Turns
 from app.ui.bridge import RunBridge
+from app.ui.i18n import error_text
 from app.ui.services import Services
 from app.ui.tasks import TaskGroup
 
@@ -158,7 +159,7 @@ class AssistantPanel(QWidget):
             session = await self.cards.session()
             conversation = await session.conversations.get(conversation_id)
         except ArxiuError as error:
-            self.notice.emit(error.message)
+            self.notice.emit(error_text(error))
             return
         self.new_conversation()
         self.turns.conversation_id = conversation_id

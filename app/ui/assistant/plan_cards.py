@@ -20,6 +20,7 @@ from app.core.agent.plan_types import PendingPlan, PlanState
 from app.core.errors import ArxiuError
 from app.ui.assistant.confirm_card import ConfirmCardWidget
 from app.ui.assistant.conversation_view import ConversationView
+from app.ui.i18n import error_text
 from app.ui.services import Services
 from app.ui.tasks import TaskGroup
 
@@ -94,7 +95,7 @@ class PlanCards(QObject):
                 card.pending_id, approved, confirm_restricted=card.confirm_restricted
             )
         except ArxiuError as error:  # the desk announces any status it changed; say why here
-            card.show_refusal(f"{error.message} {error.hint or ''}".strip())
+            card.show_refusal(error_text(error))
 
     def _on_status(self, state: PlanState) -> None:
         for card in self.view.cards:

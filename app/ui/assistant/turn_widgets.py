@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.agent.events import ErrorEvent
+from app.ui.i18n import InstalledTranslations
 
 
 class UserTurnWidget(QFrame):
@@ -120,12 +121,18 @@ class ErrorBanner(QFrame):
         super().__init__(parent)
         self.error = error
         self.setObjectName("errorBanner")
-        title = QLabel(self.tr(error.message), self)  # the core's words, in the UI's language
+        said = self.tr(error.message)  # the core's words, in the UI's language if in the table
+        label = InstalledTranslations().get(error.label_key) if said == error.message else None
+        title = QLabel(label or said, self)  # else the code's label, in the UI's language
         title.setObjectName("errorTitle")
         title.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
         layout.addWidget(title)
+        if label:
+            message = QLabel(said, self)  # the message as the core wrote it (English)
+            message.setWordWrap(True)
+            layout.addWidget(message)
         if error.hint:
             self.hint = QLabel(self.tr(error.hint), self)
             self.hint.setWordWrap(True)

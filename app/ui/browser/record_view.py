@@ -30,6 +30,7 @@ from app.core.errors import ArxiuError
 from app.ui.browser.elided import ElidedButton
 from app.ui.browser.media_player import MediaPlayer, timecode_seconds
 from app.ui.browser.record_html import Palette, parse_record_link, record_html
+from app.ui.i18n import error_text
 
 
 def palette_colors(palette: QPalette) -> Palette:
@@ -73,7 +74,7 @@ def read_record_page(archive: Archive, key: RecordKey, lang: str, style: PageSty
     try:
         record = archive.get_record(key)
     except ArxiuError as error:
-        return RecordPage(key, f"<p>{html.escape(error.message)}</p>", [], style.narrow)
+        return RecordPage(key, f"<p>{html.escape(error_text(error))}</p>", [], style.narrow)
     media = media_of(archive, key)
     text = record_html(
         archive,

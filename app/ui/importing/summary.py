@@ -1,4 +1,5 @@
-"""What an import did, in words: counts from the real :class:`ImportSummary`, the first skips."""
+"""What an import did, in words: counts from the real :class:`ImportSummary`, the first skips
+with their reasons in the UI's language (:func:`~app.core.import_report.skip_reason`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Mapping
 from PySide6.QtCore import QCoreApplication
 
 from app.core.archive.importers import ImportSummary
+from app.core.import_report import skip_reason
+from app.ui.i18n import InstalledTranslations, error_text
 
 SKIPS_LISTED = 10
 """Skips listed one by one (file:line and code); the rest are counted."""
@@ -50,7 +53,7 @@ def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None
         lines.append(_t("Sections: {list}").format(list=", ".join(parts)))
     lines += _skip_lines(summary)
     if summary.error is not None:
-        lines.append(f"{summary.error.message} {summary.error.hint or ''}".strip())
+        lines.append(error_text(summary.error))
     return "\n".join(lines)
 
 
@@ -68,9 +71,10 @@ def _skip_lines(summary: ImportSummary) -> list[str]:
     if not summary.skipped:
         return []
     lines = [_t("Skipped:")]
+    translations = InstalledTranslations()
     for skip in summary.skipped[:SKIPS_LISTED]:
         where = f"{skip.file}:{skip.line}" if skip.file else str(skip.line)
-        lines.append(f"  {where} [{skip.code}] {skip.reason}")
+        lines.append(f"  {where} [{skip.code}] {skip_reason(skip, translations)}")
     more = len(summary.skipped) - SKIPS_LISTED
     if more > 0:
         lines.append(_t("  … and {n} more skipped.").format(n=more))

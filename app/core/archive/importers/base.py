@@ -22,6 +22,7 @@ from app.core.archive.importers.reading import BadRow, JsonlReader, count_lines
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
 from app.core.errors import ImportFailed
 from app.core.json_types import JsonObject
+from app.core.phrases import Phrase, PhraseParam
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -73,12 +74,38 @@ ROW_FAILED = "import.row_failed"
 
 @dataclass(frozen=True)
 class Skip:
-    """A line that was not imported, why, and the code of the reason."""
+    """A line that was not imported, why, and the code of the reason.
+
+    ``reason`` is English. ``phrase``, when the importer made the skip with :meth:`said`, is the
+    same reason as a template and its parameters, which the app and the CLI say in their
+    language (:func:`app.core.import_report.skip_reason`).
+    """
 
     line: int
     reason: str
     file: str = ""
     code: str = BAD_LINE
+    phrase: Phrase | None = None
+
+    @classmethod
+    def said(cls, line: int, file: str, code: str, template: str, /, **params: PhraseParam) -> Skip:
+        """A skip of ``file``'s ``line`` whose reason is ``template`` filled with ``params``."""
+        phrase = Phrase.of(template, **params)
+        return cls(line, phrase.english(), file, code, phrase)
+
+    def to_dict(self) -> JsonObject:
+        """The skip as JSON: line, reason, file and code, and the reason's template and
+        parameters when it has them (so that a client can translate it)."""
+        out: JsonObject = {
+            "line": self.line,
+            "reason": self.reason,
+            "file": self.file,
+            "code": self.code,
+        }
+        if self.phrase is not None:
+            out["template"] = self.phrase.template
+            out["params"] = self.phrase.params_json()
+        return out
 
 
 @dataclass
@@ -125,7 +152,7 @@ class ImportSummary:
             "unresolved_targets": dict(self.unresolved_targets.most_common(MAX_UNRESOLVED_SHOWN)),
             "media": self.media,
             "media_missing": self.media_missing,
-            "skipped": [s.__dict__ for s in self.skipped],
+            "skipped": [s.to_dict() for s in self.skipped],
             "error": self.error.to_dict() if self.error else None,
             "seconds": round(self.seconds, 3),
         }
@@ -239,7 +266,7 @@ class ImportRun:
         for position in sorted(reasons):
             line, file, built = origins[position]
             self.summary.skipped.append(
-                Skip(line, f"not stored: {reasons[position]}", file, ROW_FAILED)
+                Skip.said(line, file, ROW_FAILED, "not stored: {why}", why=reasons[position])
             )
             self.summary.links -= built.links
             self.summary.unresolved -= len(built.unresolved)
@@ -277,8 +304,16 @@ def import_rows(
         if isinstance(built, tuple):
             summary.skipped.append(Skip(number, built[1], path.name, built[0]))
         elif (first := seen.get(built.record.external_id or "")) is not None:
-            reason = f"duplicate id {built.record.external_id!r} (first on line {first})"
-            summary.skipped.append(Skip(number, reason, path.name, DUPLICATE))
+            summary.skipped.append(
+                Skip.said(
+                    number,
+                    path.name,
+                    DUPLICATE,
+                    "duplicate id {id!r} (first on line {first})",
+                    id=built.record.external_id or "",
+                    first=first,
+                )
+            )
         else:
             seen[built.record.external_id or ""] = number
             run.add(built, number, path.name)

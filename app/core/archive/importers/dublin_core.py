@@ -263,19 +263,20 @@ def _import_root(
     """Every record of one parsed file, through :func:`dc_page`."""
     elements = record_elements(root)
     if not elements:
-        reason = f"no oai:record or oai_dc:dc element (the root is <{local(root)}>)"
-        run.summary.skipped.append(Skip(line_of(root), reason, file, NOT_DC))
+        reason = "no oai:record or oai_dc:dc element (the root is <{root}>)"
+        run.summary.skipped.append(Skip.said(line_of(root), file, NOT_DC, reason, root=local(root)))
         return
     for element, built in zip(elements, dc_page(archive, elements, run.summary), strict=True):
         line = line_of(element)
         run.summary.read += 1
         if isinstance(built, Skip):
-            run.summary.skipped.append(Skip(line, built.reason, file, built.code))
+            run.summary.skipped.append(Skip(line, built.reason, file, built.code, built.phrase))
             continue
         external_id = built.record.external_id or ""
         if external_id in seen:
-            reason = f"duplicate identifier {external_id!r} (first in {seen[external_id]})"
-            run.summary.skipped.append(Skip(line, reason, file, DUPLICATE))
+            reason = "duplicate identifier {id!r} (first in {first})"
+            skip = Skip.said(line, file, DUPLICATE, reason, id=external_id, first=seen[external_id])
+            run.summary.skipped.append(skip)
             continue
         seen[external_id] = file
         run.add(built, line, file)

@@ -162,17 +162,20 @@ def _read_all(files: list[Path], summary: ImportSummary) -> list[Found]:
             continue
         records = [root] if local(root) == "eac-cpf" else list(descendants(root, "eac-cpf"))
         if not records:
-            reason = f"no <eac-cpf> record (the root is <{local(root)}>)"
-            summary.skipped.append(Skip(line_of(root), reason, file.name, NOT_EAC_CPF))
+            reason = "no <eac-cpf> record (the root is <{root}>)"
+            skip = Skip.said(line_of(root), file.name, NOT_EAC_CPF, reason, root=local(root))
+            summary.skipped.append(skip)
         for element in records:
             summary.read += 1
             record_id = text_of(sub(sub(element, "control"), "recordId"))
             line = line_of(element)
             if not record_id:
-                summary.skipped.append(Skip(line, "no control/recordId", file.name, MISSING_ID))
+                skip = Skip.said(line, file.name, MISSING_ID, "no control/recordId")
+                summary.skipped.append(skip)
             elif record_id in seen:
-                reason = f"duplicate recordId {record_id!r} (first in {seen[record_id]})"
-                summary.skipped.append(Skip(line, reason, file.name, DUPLICATE))
+                reason = "duplicate recordId {id!r} (first in {first})"
+                said = {"id": record_id, "first": seen[record_id]}
+                summary.skipped.append(Skip.said(line, file.name, DUPLICATE, reason, **said))
             else:
                 seen[record_id] = file.name
                 found.append(Found(element, file.name, record_id))

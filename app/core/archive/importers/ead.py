@@ -215,8 +215,8 @@ def _documents(file: Path, summary: ImportSummary) -> list[Element]:
         return []
     found = [root] if local(root) == "ead" else list(safe_xml.descendants(root, "ead"))
     if not found:
-        reason = f"no <ead> element (the root is <{local(root)}>)"
-        summary.skipped.append(Skip(_line(root), reason, file.name, NOT_EAD))
+        reason = "no <ead> element (the root is <{root}>)"
+        summary.skipped.append(Skip.said(_line(root), file.name, NOT_EAD, reason, root=local(root)))
     return found
 
 
@@ -245,14 +245,17 @@ def _import_document(
     summary = run.summary
     doc = read_header(ead, file)
     if doc.eadid in seen:
-        reason = f"finding aid {doc.eadid!r} already imported from {seen[doc.eadid]}"
-        summary.skipped.append(Skip(_line(ead), reason, doc.file, DUPLICATE))
+        reason = "finding aid {id!r} already imported from {first}"
+        skip = Skip.said(
+            _line(ead), doc.file, DUPLICATE, reason, id=doc.eadid, first=seen[doc.eadid]
+        )
+        summary.skipped.append(skip)
         return []
     seen[doc.eadid] = doc.file
     archdesc = child(ead, "archdesc")
     if archdesc is None:
         reason = "no <archdesc> in the finding aid"
-        summary.skipped.append(Skip(_line(ead), reason, doc.file, NOT_EAD))
+        summary.skipped.append(Skip.said(_line(ead), doc.file, NOT_EAD, reason))
         return []
     units = list(hierarchy(archdesc, doc))
     if doc.lang.code == NEUTRAL_LANG:
@@ -370,10 +373,11 @@ def _component_id(node: Element, position: str, doc: Doc, used: dict[str, int]) 
     own = (node.get("id") or "").strip()
     line = _line(node)
     if own and own in used:
-        reason = (
-            f"duplicate component id {own!r} (first on line {used[own]}): imported as c{position}"
+        reason = "duplicate component id {id!r} (first on line {first}): imported as c{position}"
+        skip = Skip.said(
+            line, doc.file, DUPLICATE, reason, id=own, first=used[own], position=position
         )
-        doc.skipped.append(Skip(line, reason, doc.file, DUPLICATE))
+        doc.skipped.append(skip)
         own = ""
     if own:
         used[own] = line

@@ -282,8 +282,9 @@ def _unitdate(item: Element, values: Values, ranges: list[tuple[str, str]], doc:
         return
     parsed = iso_range(normal)
     if parsed is None:
-        reason = f"unitdate/@normal {normal!r} is not an ISO 8601 date or range"
-        doc.skipped.append(Skip(line_of(item), reason, doc.file, DATE_UNREADABLE))
+        reason = "unitdate/@normal {normal!r} is not an ISO 8601 date or range"
+        skip = Skip.said(line_of(item), doc.file, DATE_UNREADABLE, reason, normal=normal)
+        doc.skipped.append(skip)
     else:
         ranges.append(parsed)
 

@@ -216,8 +216,13 @@ def scan_folder(root: Path) -> FolderScan:
         elif path.suffix.lower() in TRANSCRIPTS:
             loose.append((rel, path))
         else:
-            reason = f"not a kind of file Arxiu imports ({path.suffix or 'no extension'})"
-            scan.skipped.append(Skip(0, reason, rel, "import.file_kind_unknown"))
+            if path.suffix:
+                reason = "not a kind of file Arxiu imports ({suffix})"
+                skip = Skip.said(0, rel, "import.file_kind_unknown", reason, suffix=path.suffix)
+            else:
+                reason = "not a kind of file Arxiu imports (no extension)"
+                skip = Skip.said(0, rel, "import.file_kind_unknown", reason)
+            scan.skipped.append(skip)
     _pair_transcripts(scan, loose)
     scan.files.sort(key=lambda f: f.rel)
     return scan
@@ -233,18 +238,21 @@ def _walk(root: Path, scan: FolderScan) -> Iterator[tuple[str, Path]]:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             rel = folder.relative_to(root).as_posix()
-            scan.skipped.append(Skip(0, f"folder not readable: {exc}", rel, "import.unreadable"))
+            reason = "folder not readable: {why}"
+            scan.skipped.append(Skip.said(0, rel, "import.unreadable", reason, why=str(exc)))
             continue
         for entry in entries:
             rel = Path(entry.path).relative_to(root).as_posix()
             if is_junk(entry.name):
                 continue
             if entry.is_symlink():
-                scan.skipped.append(Skip(0, "symbolic link not followed", rel, "import.symlink"))
+                reason = "symbolic link not followed"
+                scan.skipped.append(Skip.said(0, rel, "import.symlink", reason))
             elif entry.is_dir(follow_symlinks=False):
                 if depth + 1 >= MAX_DEPTH:
-                    reason = f"folder more than {MAX_DEPTH} levels deep not read"
-                    scan.skipped.append(Skip(0, reason, rel, "import.too_deep"))
+                    reason = "folder more than {depth} levels deep not read"
+                    skip = Skip.said(0, rel, "import.too_deep", reason, depth=MAX_DEPTH)
+                    scan.skipped.append(skip)
                 else:
                     stack.append((Path(entry.path), depth + 1))
             elif entry.is_file(follow_symlinks=False):
@@ -475,7 +483,7 @@ def import_folder(
     else:
         for rel in sorted(set(ctx.known) - {f.rel for f in scan.files}):
             reason = "no longer in the folder: its record is kept"
-            summary.skipped.append(Skip(0, reason, rel, "import.file_removed"))
+            summary.skipped.append(Skip.said(0, rel, "import.file_removed", reason))
     archive.set_meta(STATE_KEY + str(root), json.dumps(ctx.new_state, sort_keys=True))
     return summary
 
@@ -496,7 +504,8 @@ def _import_one(ctx: _Context, run: ImportRun, found: FoundFile) -> None:
             return
         digest = found.digest()
     except OSError as exc:
-        ctx.summary.skipped.append(Skip(0, f"not readable: {exc}", found.rel, "import.unreadable"))
+        skip = Skip.said(0, found.rel, "import.unreadable", "not readable: {why}", why=str(exc))
+        ctx.summary.skipped.append(skip)
         return
     entry: JsonObject = {"stamp": stamp, "sha": list(digest)}
     if prior is not None and not prior.get("skip") and prior.get("sha") == digest:
@@ -522,8 +531,8 @@ def _import_one(ctx: _Context, run: ImportRun, found: FoundFile) -> None:
 def _refused_again(ctx: _Context, rel: str, entry: JsonObject) -> None:
     """Report again, without reading it, a file refused last time and unchanged since."""
     code, message = as_list(entry["skip"], "'skip'")
-    reason = f"unchanged since it was refused: {message}"
-    ctx.summary.skipped.append(Skip(0, reason, rel, str(code)))
+    reason = "unchanged since it was refused: {why}"
+    ctx.summary.skipped.append(Skip.said(0, rel, str(code), reason, why=str(message)))
     ctx.new_state[rel] = entry
 
 

@@ -103,8 +103,9 @@ class EadReader:
         ead = finding_aid(record)
         if ead is None:
             run.summary.read += 1
-            reason = f"{identifier}: the record's metadata holds no <ead>"
-            run.summary.skipped.append(Skip(line_of(record), reason, where, NOT_EAD))
+            reason = "{identifier}: the record's metadata holds no <ead>"
+            skip = Skip.said(line_of(record), where, NOT_EAD, reason, identifier=identifier)
+            run.summary.skipped.append(skip)
             return None
         eadid = read_header(ead, identifier).eadid
         root = self.keys.known.get(eadid)

@@ -86,6 +86,7 @@ from app.core.archive.importers.safe_xml import (
 )
 from app.core.archive.model import RecordKey
 from app.core.errors import ArchiveError, ImportFailed
+from app.core.phrases import Phrase, PhraseParam
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -355,12 +356,12 @@ def _usable(state: _Harvest, record: Element, where: str) -> bool:
         return True
     summary.read += 1
     if not identifier:
-        summary.skipped.append(Skip(line, "a record without an identifier", where, BAD_RECORD))
+        summary.skipped.append(Skip.said(line, where, BAD_RECORD, "a record without an identifier"))
     elif deleted:
         state.deleted.append((identifier, line, where))
     else:
-        reason = f"{identifier}: a record without metadata"
-        summary.skipped.append(Skip(line, reason, where, BAD_RECORD))
+        reason = "{identifier}: a record without metadata"
+        summary.skipped.append(Skip.said(line, where, BAD_RECORD, reason, identifier=identifier))
     return False
 
 
@@ -380,18 +381,25 @@ def _withdraw(state: _Harvest, withdrawal: Withdrawal, key: RecordKey) -> bool:
     archive, summary = state.archive, state.run.summary
     if archive.find_record(key) is None:
         return False  # already gone
-    kept = f"{withdrawal.identifier}: {withdrawal.why}, kept because"
+    why = Phrase.of(withdrawal.why)  # "deleted upstream", "left out of its finding aid upstream"
+    said: dict[str, PhraseParam] = {
+        "identifier": withdrawal.identifier,
+        "why": why,
+        "key": str(key),
+    }
     if _edited_locally(archive, key):
-        reason = f"{kept} it was edited here ({key})"
-        summary.skipped.append(Skip(withdrawal.line, reason, withdrawal.where, DELETED_KEPT))
+        reason = "{identifier}: {why}, kept because it was edited here ({key})"
+        skip = Skip.said(withdrawal.line, withdrawal.where, DELETED_KEPT, reason, **said)
+        summary.skipped.append(skip)
         return False
     try:
         archive.delete_record(key, audit={"actor": AUDIT_ACTOR, "op_id": withdrawal.identifier})
     except ArchiveError as exc:
         if exc.code != "archive.record_linked":
             raise
-        reason = f"{kept} other records link to {key}"
-        summary.skipped.append(Skip(withdrawal.line, reason, withdrawal.where, DELETED_KEPT))
+        reason = "{identifier}: {why}, kept because other records link to {key}"
+        skip = Skip.said(withdrawal.line, withdrawal.where, DELETED_KEPT, reason, **said)
+        summary.skipped.append(skip)
         return False
     _forget_external(archive, state.source, key)
     summary.deleted += 1

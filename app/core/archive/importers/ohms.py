@@ -611,8 +611,10 @@ def import_ohms(archive: Archive, path: Path, progress: ProgressFn | None = None
         summary.read += 1
         first = seen.get(interview.external_id)
         if first is not None:
-            reason = f"duplicate accession {interview.external_id!r} (first in {first})"
-            summary.skipped.append(Skip(interview.line, reason, interview.file, DUPLICATE))
+            reason = "duplicate accession {id!r} (first in {first})"
+            said = {"id": interview.external_id, "first": first}
+            skip = Skip.said(interview.line, interview.file, DUPLICATE, reason, **said)
+            summary.skipped.append(skip)
             continue
         seen[interview.external_id] = interview.file
         run.add(build_interview(interview, keys), interview.line, interview.file)
@@ -635,12 +637,13 @@ def _read_all(
             continue
         found = read_interviews(root, file.name)
         if not found:
-            reason = f"no OHMS record element (the root is <{local(root)}>)"
-            summary.skipped.append(Skip(line_of(root), reason, file.name, NO_RECORD))
+            reason = "no OHMS record element (the root is <{root}>)"
+            skip = Skip.said(line_of(root), file.name, NO_RECORD, reason, root=local(root))
+            summary.skipped.append(skip)
         for interview in found:
             for line in interview.bad_points:
                 reason = "index point without a usable <time>: left out"
-                summary.skipped.append(Skip(line, reason, file.name, BAD_POINT))
+                summary.skipped.append(Skip.said(line, file.name, BAD_POINT, reason))
         interviews.extend(found)
         if progress is not None:
             progress(number, len(files))

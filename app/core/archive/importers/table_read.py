@@ -233,7 +233,8 @@ def _parsed(
             if "unexpected end of data" in str(exc):
                 _truncated(table, line)
                 return
-            table.skipped.append(Skip(line, f"not a CSV row: {exc}", table.file, BAD_ROW))
+            skip = Skip.said(line, table.file, BAD_ROW, "not a CSV row: {why}", why=str(exc))
+            table.skipped.append(skip)
             continue
         line = offset + consumed + 1
         consumed = getattr(reader, "line_num", consumed)
@@ -242,8 +243,15 @@ def _parsed(
 
 def _truncated(table: Table, line: int) -> None:
     """The file ends inside a quoted cell: the rows before it are kept, the error says where."""
-    reason = f"the file ends inside a quoted cell of the row on line {line}"
-    table.skipped.append(Skip(line, reason, table.file, TRUNCATED))
+    skip = Skip.said(
+        line,
+        table.file,
+        TRUNCATED,
+        "the file ends inside a quoted cell of the row on line {line}",
+        line=line,
+    )
+    reason = skip.reason
+    table.skipped.append(skip)
     table.error = ImportFailed(
         TRUNCATED,
         f"{table.file} ends early: {reason}; the rows before it were read.",
@@ -274,7 +282,9 @@ def fill(table: Table, rows: Iterator[tuple[int, list[str]]], *, unescape: bool 
             return
         checked = _check(cells, len(table.header), table.encoding)
         if isinstance(checked, Skip):
-            table.skipped.append(Skip(line, checked.reason, table.file, checked.code))
+            table.skipped.append(
+                Skip(line, checked.reason, table.file, checked.code, checked.phrase)
+            )
             continue
         if unescape:
             checked = tuple(unescape_cell(c) for c in checked)
@@ -303,16 +313,17 @@ def _check(cells: list[str], width: int, encoding: str) -> tuple[str, ...] | Ski
     """The row's cells padded to the header's width, or why the row is skipped."""
     if len(cells) > width:
         if any(c.strip() for c in cells[width:]):
-            return Skip(0, f"the row has {len(cells)} cells, the header {width}", code=BAD_ROW)
+            reason = "the row has {cells} cells, the header {width}"
+            return Skip.said(0, "", BAD_ROW, reason, cells=len(cells), width=width)
         cells = cells[:width]
     for number, cell in enumerate(cells, start=1):
         if _MARK in cell:
-            return Skip(
-                0, f"cell {number} holds bytes that are not valid {encoding}", code=ENCODING
-            )
+            reason = "cell {number} holds bytes that are not valid {encoding}"
+            return Skip.said(0, "", ENCODING, reason, number=number, encoding=encoding)
         if "\x00" in cell:
-            return Skip(0, f"cell {number} holds a NUL byte", code=BAD_ROW)
+            return Skip.said(0, "", BAD_ROW, "cell {number} holds a NUL byte", number=number)
         if len(cell) > MAX_CELL_CHARS:
-            reason = f"cell {number} holds {len(cell):,} characters (at most {MAX_CELL_CHARS:,})"
-            return Skip(0, reason, code=CELL_TOO_LARGE)
+            reason = "cell {number} holds {chars:,} characters (at most {most:,})"
+            said = {"number": number, "chars": len(cell), "most": MAX_CELL_CHARS}
+            return Skip.said(0, "", CELL_TOO_LARGE, reason, **said)
     return tuple(cells) + ("",) * (width - len(cells))

@@ -162,7 +162,7 @@ class TablePreview:
                 }
                 for r in self.rows
             ],
-            "skipped": [s.__dict__ for s in self.skipped],
+            "skipped": [s.to_dict() for s in self.skipped],
         }
 
 
@@ -286,8 +286,9 @@ def _unique_rows(
         external_id = row_id(row, mapping)
         first = seen.get(external_id)
         if first is not None:
-            reason = f"duplicate id {external_id!r} (first on line {first})"
-            summary.skipped.append(Skip(row.line, reason, table.file, DUPLICATE))
+            reason = "duplicate id {id!r} (first on line {first})"
+            skip = Skip.said(row.line, table.file, DUPLICATE, reason, id=external_id, first=first)
+            summary.skipped.append(skip)
             continue
         seen[external_id] = row.line
         rows.append((external_id, row))

@@ -1,0 +1,67 @@
+"""Words the core writes for a person, kept so that a front end can say them in its language.
+
+A :class:`Phrase` is an English template with named parameters (``duplicate id {id!r} (first
+on line {first})`` with ``id`` and ``first``). The core keeps its English text for logs, JSON
+and tests; the app and the CLI look the template up in a translation table
+(:mod:`app.core.i18n_tables`) and fill the translation with the same parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from app.core.json_types import JsonObject
+
+
+class Translations(Protocol):
+    """Where a phrase's translation is looked up: a table read from ``resources/i18n``
+    (:func:`app.core.i18n_tables.load_table`, an empty one for English) or the app's installed
+    translators."""
+
+    def get(self, key: str, /) -> str | None:
+        """The translation of ``key`` (an English template, or a label key), if there is one."""
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """An English template and the values of its ``{name}`` parameters."""
+
+    template: str
+    params: tuple[tuple[str, PhraseParam], ...] = ()
+
+    @classmethod
+    def of(cls, template: str, /, **params: PhraseParam) -> Phrase:
+        """The phrase ``template`` with ``params``."""
+        return cls(template, tuple(params.items()))
+
+    def english(self) -> str:
+        """The phrase in English: the template filled in."""
+        return self.said_in({})
+
+    def said_in(self, table: Translations) -> str:
+        """The phrase in the language of ``table`` (English when the table has no translation
+        of the template, or a translation that does not fit the parameters)."""
+        values = {
+            name: value.said_in(table) if isinstance(value, Phrase) else value
+            for name, value in self.params
+        }
+        translated = table.get(self.template)
+        if translated:
+            try:
+                return translated.format(**values)
+            except (KeyError, IndexError, ValueError):
+                pass  # a translation that names another parameter: the English is still right
+        return self.template.format(**values)
+
+    def params_json(self) -> JsonObject:
+        """The parameters by name, as JSON (a phrase among them as its English)."""
+        return {
+            name: value.english() if isinstance(value, Phrase) else value
+            for name, value in self.params
+        }
+
+
+PhraseParam = str | int | float | Phrase
+"""A parameter of a phrase: text, a number (formatted by the template, ``{n:,}``) or a phrase
+of its own (said in the same language as the phrase that holds it)."""

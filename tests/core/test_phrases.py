@@ -1,0 +1,39 @@
+"""A phrase is English with its parameters kept apart, said in the language of a table."""
+
+from __future__ import annotations
+
+from app.core.i18n_tables import load_table
+from app.core.phrases import Phrase
+
+DUPLICATE = "duplicate id {id!r} (first on line {first})"
+
+
+def test_a_phrase_is_its_template_filled_in_english_and_translated_by_a_table() -> None:
+    phrase = Phrase.of(DUPLICATE, id="hoard-7", first=3)
+    assert phrase.english() == "duplicate id 'hoard-7' (first on line 3)"
+    assert phrase.said_in({}) == phrase.english()
+    assert phrase.said_in(load_table("ca")) == (
+        "identificador duplicat «hoard-7» (apareix primer a la línia 3)"
+    )
+    assert phrase.said_in(load_table("es")) == (
+        "identificador duplicado «hoard-7» (aparece primero en la línea 3)"
+    )
+    assert phrase.params_json() == {"id": "hoard-7", "first": 3}
+
+
+def test_a_phrase_among_the_parameters_is_said_in_the_same_language() -> None:
+    template = "{identifier}: {why}, kept because it was edited here ({key})"
+    phrase = Phrase.of(
+        template, identifier="oai:x:1", why=Phrase.of("deleted upstream"), key="dc1/4"
+    )
+    assert phrase.english() == "oai:x:1: deleted upstream, kept because it was edited here (dc1/4)"
+    assert phrase.said_in(load_table("ca")) == (
+        "oai:x:1: suprimit a l'origen; es conserva perquè s'ha editat aquí (dc1/4)"
+    )
+    assert phrase.params_json()["why"] == "deleted upstream"
+
+
+def test_a_translation_that_does_not_fit_the_parameters_leaves_the_english() -> None:
+    phrase = Phrase.of("cell {number} holds a NUL byte", number=4)
+    assert phrase.said_in({phrase.template: "la cel·la {numero} té un NUL"}) == phrase.english()
+    assert phrase.said_in({phrase.template: ""}) == phrase.english()
