@@ -24,6 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from app.core.archive import lexical_table
 from app.core.archive.engine import Connection
 from app.core.archive.migrations import MIGRATIONS, Migration
 from app.core.errors import ArchiveError
@@ -121,6 +122,7 @@ class Database:
         else:
             conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         conn.row_factory = sqlite3.Row
+        lexical_table.register(conn)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         if not self.read_only:
@@ -304,6 +306,8 @@ class Database:
 
             self.write(step)
             applied.append(migration.name)
+        if not self.read_only and self.write(lexical_table.ensure_current):
+            applied.append("lexemes")
         return applied
 
     def enable_wal(self) -> None:

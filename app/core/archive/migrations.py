@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive import lexical_table
 from app.core.archive.answer_ledger import LEDGER_SQL
 from app.core.archive.plan_seal import PLAN_SECRET, seal
 from app.core.errors import ArchiveError
@@ -438,4 +439,5 @@ MIGRATIONS: list[Migration] = [
     Migration("0004_plan_binding", _on_utils(_plan_binding)),
     Migration("0005_answer_ledger", _on_utils(_answer_ledger)),
     Migration("0006_conversation_owner", _on_utils(_conversation_owner)),
+    Migration("0007_lexemes", lexical_table.recreate),
 ]

@@ -12,6 +12,7 @@ import re
 import sqlite3
 from typing import Protocol
 
+from app.core.archive import lexemes
 from app.core.archive.model import RecordKey
 from app.core.index import lexical, ranking
 from app.core.index.hits import SearchFilter
@@ -47,12 +48,18 @@ class SqliteRecordReads:
         self.conn = conn
 
     def label_candidates(self, query: str, flt: SearchFilter) -> list[RecordKey]:
-        """Records with a chunk label holding every word of ``query`` (FTS5's ``label``
-        column), under ``flt``."""
-        words = WORD.findall(query.lower())
+        """Records with a chunk label holding every word of ``query`` as a whole word of the
+        accent-folded label, under ``flt``: the chunks found first in FTS5's ``label`` column
+        (every word's lexemes), then their labels read, as a shared archive does."""
+        words = lexemes.words(query)
         if not words:
             return []
-        quoted = " AND ".join('"' + w.replace('"', '""') + '"' for w in words)
+        every = " AND ".join(
+            "("
+            + " OR ".join('"' + t.replace('"', '""') + '"' for t in lexemes.query_lexemes(w))
+            + ")"
+            for w in words
+        )
         where = lexical.SqlFilter(
             flt.sections,
             tuple((r.section_tipo, r.section_id) for r in flt.records),
@@ -60,12 +67,18 @@ class SqliteRecordReads:
         )
         clause, args = where.clause()
         rows = self.conn.execute(
-            "SELECT DISTINCT c.section_tipo, c.section_id FROM index_fts "
+            "SELECT c.section_tipo, c.section_id, c.label FROM index_fts "
             "JOIN index_chunks c ON c.id = index_fts.rowid "
             f"WHERE index_fts MATCH ?{clause} LIMIT ?",
-            [f"label : ({quoted})", *args, LOOKUP_LIMIT],
+            [f"label : ({every})", *args, LOOKUP_LIMIT],
         ).fetchall()
-        return [RecordKey(str(r[0]), int(r[1])) for r in rows]
+        wanted = [re.compile(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])") for w in words]
+        found: dict[RecordKey, None] = {}
+        for tipo, sid, label in rows:
+            held = " ".join(lexemes.words(str(label or "")))
+            if all(p.search(held) for p in wanted):
+                found[RecordKey(str(tipo), int(sid))] = None
+        return list(found)
 
     def languages(self, keys: list[RecordKey]) -> dict[RecordKey, frozenset[str]]:
         """As :func:`app.core.index.ranking.record_languages`."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from app.core.archive import lexical_table
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.records import row_to_record
 from app.core.index.chunking import Chunk
@@ -231,8 +232,8 @@ def write_records(
     and go in with a few multi-row ``INSERT`` statements (:func:`insert_chunks`), so a batch
     costs a few statements, not one per chunk; the FTS5 triggers index every chunk. With
     ``fts_at_once`` (a batch of thousands of records: an import's) the insert trigger is set
-    aside and the new chunks enter FTS5 in one ``INSERT ... SELECT`` instead
-    (:func:`fts_at_once`), in the same transaction: the same index.
+    aside and the new chunks' lexemes enter FTS5 in one ``INSERT ... SELECT`` instead
+    (:func:`~app.core.archive.lexical_table.fill`), in the same transaction: the same index.
     """
     removed = _chunk_ids(conn, [w.key for w in work] + deleted)
     for start in range(0, len(removed), 500):
@@ -247,11 +248,7 @@ def write_records(
     if fts_at_once and rows:
         with insert_trigger_aside(conn):
             insert_chunks(conn, rows)
-            conn.execute(
-                "INSERT INTO index_fts(rowid, label, text) "
-                "SELECT id, label, text FROM index_chunks WHERE id >= ?",
-                (first,),
-            )
+            lexical_table.fill(conn, after_id=first - 1)
     else:
         insert_chunks(conn, rows)
     conn.executemany(
@@ -303,16 +300,13 @@ def _numbered(first: int, work: list[RecordWork]) -> Iterator[tuple[int, RecordW
 
 def bulk_write_records(conn: sqlite3.Connection, work: list[RecordWork]) -> WriteResult:
     """:func:`write_records` for a large batch: the FTS5 insert triggers are set aside and the
-    full-text index is rebuilt once at the end, all in the caller's one transaction.
+    new chunks' lexemes go to the full-text table in one statement at the end, all in the
+    caller's one transaction.
 
-    Measured on the 146,711 Tate chunks: the insert with the triggers took 69 s, without them
-    16 s plus 9 s for the rebuild. The rebuild re-reads every stored chunk, so it pays only
-    when the batch is a large share of the index (see ``indexer.sync_chunks``).
+    Measured on the 146,711 Tate chunks (when the table was rebuilt whole): the insert with
+    the triggers took 69 s, without them 16 s plus 9 s for the rebuild.
     """
-    with insert_trigger_aside(conn):
-        result = write_records(conn, work, [])
-        conn.execute("INSERT INTO index_fts(index_fts) VALUES ('rebuild')")
-    return result
+    return write_records(conn, work, [], fts_at_once=True)
 
 
 @contextlib.contextmanager
@@ -368,9 +362,17 @@ def _chunk_row(c: Chunk, restricted: bool | None) -> tuple[object, ...]:
 
 def clear(conn: sqlite3.Connection, *, vectors: bool) -> None:
     """Forget every chunk (and, with ``vectors``, every stored vector)."""
+    lexical_table.empty(conn)
+    triggers = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'index_chunks' "
+        "AND upper(sql) LIKE '%AFTER DELETE%'"
+    ).fetchall()
+    for name, _ in triggers:  # the table is empty already: no chunk's lexemes to take out
+        conn.execute(f'DROP TRIGGER "{name}"')
     conn.execute("DELETE FROM index_chunks")
+    for _, sql in triggers:
+        conn.execute(sql)
     conn.execute("DELETE FROM index_records")
-    conn.execute("INSERT INTO index_fts(index_fts) VALUES ('rebuild')")
     if vectors:
         conn.execute("DELETE FROM index_vectors")
 

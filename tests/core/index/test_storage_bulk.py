@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.archive import Archive, RecordKey
-from app.core.index import indexer, storage
+from app.core.index import indexer, lexical, storage
 from app.core.index.indexer import chunk_batch, sync_chunks
 
 from .conftest import text
@@ -16,7 +16,9 @@ from .conftest import text
 
 def fts_ids(archive: Archive, word: str) -> set[int]:
     with archive.db.reading() as conn:
-        rows = conn.execute("SELECT rowid FROM index_fts WHERE index_fts MATCH ?", (word,))
+        rows = conn.execute(  # the word's lexemes: the table holds them, stemmed
+            "SELECT rowid FROM index_fts WHERE index_fts MATCH ?", (lexical.any_lexeme(word),)
+        )
         return {int(r[0]) for r in rows.fetchall()}
 
 

@@ -1,35 +1,34 @@
 """Full-text search over the chunks' ``lexical`` column (``tsvector``, GIN index), ranked by
-BM25 as SQLite's FTS5 ranks.
+BM25 as SQLite's FTS5 ranks its lexemes.
 
 The column (:func:`app.core.archive.postgres.schema.lexical_sql`) holds each chunk's
 accent-folded label (weight ``A``) and text (weight ``B``) in its language's configuration:
-``catalan``, ``spanish`` or ``english`` (stemmed), ``simple`` for the others. A query keeps the
-words SQLite's search keeps (:func:`app.core.index.lexical.terms`: lower-cased, function words
-dropped), folded the same way; each word is parsed by all four configurations, so it meets a
-chunk in whichever language the chunk was indexed, and any word may match (``OR``, as on
-SQLite). For a query of a known language other than English a long word also matches any
-lexeme sharing its first letters (``desallo:*``), as the SQLite search's truncation stems do.
+``catalan``, ``spanish`` or ``english`` (stemmed), ``simple`` for the others; a folder
+archive's FTS5 table holds the same lexemes (:mod:`app.core.archive.lexemes`). A query keeps
+the words SQLite's search keeps (:func:`app.core.index.lexical.query_words`: lower-cased,
+function words dropped, folded); the server parses each word in all four configurations, and
+each distinct lexeme they give is one BM25 term, matched exactly, as each is one FTS5 phrase on
+SQLite. For a query of a known language other than English a long word also matches any
+lexeme sharing its first letters (``desall:*``), as SQLite's truncation stems do.
 Chunks are ranked by FTS5's BM25 (k1 1.2, b 0.75, the label's hits twice the text's),
-computed from the ``tsvector``'s positions: a term's frequency is its lexemes' positions in the
+computed from the ``tsvector``'s positions: a term's frequency is its lexeme's positions in the
 chunk, its document frequency a GIN count, a chunk's length its number of words as FTS5 counts
-them (the last position of the ``tsvector``: function words keep their positions though they
-have no lexeme), so that a short Catalan passage and a label-only chunk weigh as on SQLite
-(``ts_rank`` instead measured 0.0073 nDCG@10 away from SQLite's hybrid on DBpedia,
-``docs/shared-archive.md``; counting distinct lexemes instead put an English label chunk above
-the Catalan passage a Catalan query asked for). The mean length is measured over every chunk up
-to :data:`EXACT_MEAN_UP_TO` of them, over a fixed sample of the table's pages above.
+them (the last position of the ``tsvector``: stop words keep their positions though they have
+no lexeme, as they keep a place in SQLite's table), so that a short Catalan passage and a
+label-only chunk weigh as on SQLite (``ts_rank`` instead measured 0.0073 nDCG@10 away from
+SQLite's hybrid on DBpedia, ``docs/shared-archive.md``). The mean length is measured over every
+chunk up to :data:`EXACT_MEAN_UP_TO` of them, over a fixed sample of the table's pages above.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from app.core.archive.postgres.connect import Conn
-from app.core.archive.postgres.schema import SIMPLE_CONFIG, TEXT_CONFIGS, fold_words
+from app.core.archive.postgres.schema import SIMPLE_CONFIG, TEXT_CONFIGS
 from app.core.index.hits import SearchFilter
-from app.core.index.lexical import EXACT_LANGUAGES, stem, terms
+from app.core.index.lexical import query_prefixes, query_words
 from app.core.index.postgres.filters import clause
 from app.core.index.postgres.values import as_float, as_int
 
@@ -39,7 +38,6 @@ LABEL_WEIGHT = 2
 K1 = 1.2
 B = 0.75
 """BM25's parameters, those of SQLite's FTS5 ``bm25()``."""
-_PLAIN = re.compile(r"[^\W_]+")
 EXACT_MEAN_UP_TO = 10_000
 """Chunks up to which the mean chunk length is measured on every chunk (measured: 2.1 s for
 150,000 chunks of 80 words; a sample of the table's pages gives it within a fraction of a
@@ -50,8 +48,8 @@ _LENGTH = "(SELECT coalesce(max(p), 0) FROM unnest({v}) y, unnest(y.positions) p
 
 @dataclass(frozen=True)
 class Term:
-    """One BM25 term of a query: a word (matching the lexemes it gives in any configuration)
-    or a truncation stem (matching the lexemes that start with it)."""
+    """One BM25 term of a query: a lexeme (matched exactly) or a truncation stem (matching the
+    lexemes that start with it)."""
 
     text: str
     prefix: bool = False
@@ -60,18 +58,30 @@ class Term:
         """The ``tsquery`` SQL of the chunks holding this term, and its arguments."""
         if self.prefix:
             return "to_tsquery('simple', %s)", [self.text + ":*"]
-        parts = " || ".join("plainto_tsquery(%s::regconfig, %s)" for _ in CONFIGS)
-        return f"({parts})", [a for config in CONFIGS for a in (config, self.text)]
+        return "%s::tsquery", ["'" + self.text.replace("\\", "\\\\").replace("'", "''") + "'"]
 
 
-def query_terms(query: str, lang: str | None) -> list[Term]:
-    """The terms SQLite's search makes of ``query`` (:func:`app.core.index.lexical.terms`,
-    with stems for a known language other than English), accent-folded."""
-    words = [w for word in terms(query, lang) for w in fold_words(word).split()]
-    found = [Term(w) for w in words]
-    if lang is not None and lang not in EXACT_LANGUAGES:
-        found += [Term(s, True) for w in words if (s := stem(w)) and _PLAIN.fullmatch(s)]
-    return found
+def word_tsquery(word: str) -> tuple[str, list[object]]:
+    """The ``tsquery`` SQL of the chunks holding any lexeme of ``word`` (in any configuration),
+    and its arguments."""
+    parts = " || ".join("plainto_tsquery(%s::regconfig, %s)" for _ in CONFIGS)
+    return f"({parts})", [a for config in CONFIGS for a in (config, word)]
+
+
+def query_terms(conn: Conn, query: str, lang: str | None) -> list[Term]:
+    """The BM25 terms of ``query``: the distinct lexemes the server makes of its words
+    (:func:`app.core.index.lexical.query_words`) in every configuration, then the truncation
+    stems SQLite's search asks for (:func:`app.core.index.lexical.query_prefixes`)."""
+    words = query_words(query, lang)
+    if not words:
+        return []
+    rows = conn.execute(
+        f"SELECT DISTINCT x.lexeme FROM unnest(%s::text[]) AS w(word), unnest({_LEXEMES}) x "
+        "ORDER BY x.lexeme",
+        [words],
+    ).fetchall()
+    found = [Term(str(r[0])) for r in rows]
+    return found + [Term(p, True) for p in query_prefixes(words, lang)]
 
 
 @dataclass(frozen=True)
@@ -99,15 +109,20 @@ def corpus(conn: Conn) -> Corpus:
     return Corpus(chunks, as_float(found[0]) if found else 0.0)
 
 
-def idf(conn: Conn, term: Term, size: Corpus) -> float:
-    """FTS5's inverse document frequency of ``term`` (``1e-6`` for a term in most chunks)."""
-    expression, args = term.tsquery()
+def idfs(conn: Conn, terms: list[Term], size: Corpus) -> list[float]:
+    """FTS5's inverse document frequency of each term (``1e-6`` for a term in most chunks),
+    the chunks holding each counted in one statement."""
+    parts = [term.tsquery() for term in terms]
+    counts = ", ".join(f"count(*) FILTER (WHERE lexical @@ {sql})" for sql, _ in parts)
     row = conn.execute(
-        f"SELECT count(*) FROM index_chunks WHERE lexical @@ {expression}", args
+        f"SELECT {counts} FROM index_chunks WHERE lexical @@ ({' || '.join(s for s, _ in parts)})",
+        [*(a for _, args in parts for a in args), *(a for _, args in parts for a in args)],
     ).fetchone()
-    held = as_int(row[0]) if row else 0
-    value = math.log((size.chunks - held + 0.5) / (held + 0.5))
-    return value if value > 0 else 1e-6
+    found = []
+    for held in (as_int(v) for v in (row or [0] * len(parts))):
+        value = math.log((size.chunks - held + 0.5) / (held + 0.5))
+        found.append(value if value > 0 else 1e-6)
+    return found
 
 
 def search(
@@ -125,7 +140,7 @@ def search(
     Args:
         size: the index's :class:`Corpus` (default: measured now).
     """
-    found = query_terms(query, lang)
+    found = query_terms(conn, query, lang)
     if not found:
         return []
     size = size or corpus(conn)
@@ -135,7 +150,7 @@ def search(
         list(range(len(found))),
         [t.text for t in found],
         [t.prefix for t in found],
-        [idf(conn, t, size) for t in found],
+        idfs(conn, found, size),
     )
     rows = conn.execute(
         f"{_TERMS}, m AS (SELECT c.id, c.lexical FROM index_chunks c "
@@ -148,19 +163,19 @@ def search(
     return [(as_int(r[0]), as_float(r[1])) for r in rows]
 
 
-_LEXEMES = " || ".join(f"to_tsvector('{config}', t.word)" for config in CONFIGS)
+_LEXEMES = " || ".join(f"to_tsvector('{config}', w.word)" for config in CONFIGS)
+"""A query word's lexemes in every configuration."""
 _TERMS = (
-    "WITH t AS (SELECT t.i, t.prefix, t.idf, t.word, "
-    f"(SELECT array_agg(DISTINCT x.lexeme) FROM unnest({_LEXEMES}) x) AS lexemes "
-    "FROM unnest(%s::int[], %s::text[], %s::bool[], %s::float8[]) AS t(i, word, prefix, idf))"
+    "WITH t AS (SELECT * FROM unnest(%s::int[], %s::text[], %s::bool[], %s::float8[]) "
+    "AS t(i, word, prefix, idf))"
 )
-"""Each term with its lexemes in every configuration."""
+"""Each term with its inverse document frequency."""
 _HITS = (
     f"h AS (SELECT m.id, t.i, t.idf, {_LENGTH.format(v='m.lexical')} AS dl, "
     f"sum({LABEL_WEIGHT} * cardinality(array_positions(x.weights, 'A'::text)) "
     "+ cardinality(array_positions(x.weights, 'B'::text)))::float8 AS f "
     "FROM m CROSS JOIN LATERAL unnest(m.lexical) x JOIN t ON CASE WHEN t.prefix "
-    "THEN starts_with(x.lexeme, t.word) ELSE x.lexeme = ANY(t.lexemes) END "
+    "THEN starts_with(x.lexeme, t.word) ELSE x.lexeme = t.word END "
     "GROUP BY m.id, t.i, t.idf, m.lexical)"
 )
 """Each matched chunk's weighted hits of each term (label hits count twice) and its length."""

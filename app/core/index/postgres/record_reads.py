@@ -4,13 +4,13 @@ as on SQLite, from the ``tsvector`` and the folded label."""
 
 from __future__ import annotations
 
+from app.core.archive.lexemes import ACCENTED, UNACCENTED, fold_accents
 from app.core.archive.model import RecordKey
 from app.core.archive.postgres.connect import Conn
-from app.core.archive.postgres.schema import ACCENTED, UNACCENTED, fold_accents
 from app.core.index.hits import SearchFilter
 from app.core.index.postgres.chunks import record_languages
 from app.core.index.postgres.filters import clause
-from app.core.index.postgres.lexical import Term
+from app.core.index.postgres.lexical import word_tsquery
 from app.core.index.postgres.values import as_int, as_str
 from app.core.index.record_reads import LOOKUP_LIMIT, WORD
 from app.core.index.storage import ChunkRow
@@ -32,7 +32,7 @@ class PgRecordReads:
         words = WORD.findall(folded)
         if not words:
             return []
-        parts = [Term(w).tsquery() for w in words]
+        parts = [word_tsquery(w) for w in words]
         every = " AND ".join(f"c.lexical @@ {sql}" for sql, _ in parts)
         whole = "c.lexical @@ plainto_tsquery('simple', %s)"
         label = "translate(lower(c.label), %s, %s) ~ %s"

@@ -1,0 +1,90 @@
+"""A folder archive's full-text table: the chunks' lexemes in FTS5, kept in step by triggers.
+
+``index_fts`` is a contentless FTS5 table (``content=''``): its rowid is the chunk's id, its
+``label`` and ``text`` columns the chunk's lexemes (:func:`app.core.archive.lexemes.
+chunk_lexemes`: folded, stemmed in the chunk's language), made by the SQL function
+``arxiu_lexemes(text, lang)`` that every connection of the archive registers
+(:func:`register`). The triggers give a new chunk's lexemes to the table and take a deleted
+chunk's away (FTS5's ``'delete'`` command, with the same lexemes made again). When the lexemes
+change (another stemmer version), the table is filled again on the next writable open
+(:func:`ensure_current`), so a delete never names lexemes the table did not get.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from app.core.archive.lexemes import LEXEMES_VERSION, chunk_lexemes
+
+FUNCTION = "arxiu_lexemes"
+_STEP_PREFIX = "lexemes "
+"""``_migrations`` rows named ``lexemes <version>`` say which lexemes the table holds."""
+
+_TABLE = """
+CREATE VIRTUAL TABLE index_fts USING fts5(
+    label, text, content='', tokenize="unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER index_chunks_ai AFTER INSERT ON index_chunks BEGIN
+    INSERT INTO index_fts(rowid, label, text)
+    VALUES (new.id, arxiu_lexemes(new.label, new.lang), arxiu_lexemes(new.text, new.lang)); END;
+CREATE TRIGGER index_chunks_ad AFTER DELETE ON index_chunks BEGIN
+    INSERT INTO index_fts(index_fts, rowid, label, text)
+    VALUES ('delete', old.id, arxiu_lexemes(old.label, old.lang),
+            arxiu_lexemes(old.text, old.lang)); END
+"""
+"""The table and its triggers. Chunks are only inserted and deleted, never updated."""
+
+
+def register(conn: sqlite3.Connection) -> None:
+    """Give ``conn`` the ``arxiu_lexemes`` function the triggers call."""
+    conn.create_function(FUNCTION, 2, chunk_lexemes, deterministic=True)
+
+
+def recreate(conn: sqlite3.Connection) -> None:
+    """Replace the full-text table (and its triggers) with the lexemes' one and fill it."""
+    for trigger in ("index_chunks_ai", "index_chunks_ad", "index_chunks_au"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.execute("DROP TABLE IF EXISTS index_fts")
+    for statement in _TABLE.split(";\n"):
+        conn.execute(statement.strip())
+    fill(conn)
+    _mark(conn)
+
+
+def fill(conn: sqlite3.Connection, after_id: int = 0) -> int:
+    """Give the table the lexemes of the chunks whose id is above ``after_id``; returns how
+    many chunks."""
+    cursor = conn.execute(
+        "INSERT INTO index_fts(rowid, label, text) SELECT id, arxiu_lexemes(label, lang), "
+        "arxiu_lexemes(text, lang) FROM index_chunks WHERE id > ? ORDER BY id",
+        (after_id,),
+    )
+    return cursor.rowcount
+
+
+def empty(conn: sqlite3.Connection) -> None:
+    """Take every chunk out of the table (the chunks themselves stay)."""
+    conn.execute("INSERT INTO index_fts(index_fts) VALUES ('delete-all')")
+
+
+def is_current(conn: sqlite3.Connection) -> bool:
+    """Whether the table holds this version's lexemes."""
+    row = conn.execute(
+        "SELECT 1 FROM _migrations WHERE name = ?", (_STEP_PREFIX + LEXEMES_VERSION,)
+    ).fetchone()
+    return row is not None
+
+
+def ensure_current(conn: sqlite3.Connection) -> bool:
+    """Fill the table again when it holds another version's lexemes; ``True`` when it did."""
+    if is_current(conn):
+        return False
+    empty(conn)
+    fill(conn)
+    _mark(conn)
+    return True
+
+
+def _mark(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM _migrations WHERE name LIKE ?", (_STEP_PREFIX + "%",))
+    conn.execute("INSERT INTO _migrations(name) VALUES (?)", (_STEP_PREFIX + LEXEMES_VERSION,))
