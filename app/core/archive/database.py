@@ -306,8 +306,11 @@ class Database:
 
             self.write(step)
             applied.append(migration.name)
-        if not self.read_only and self.write(lexical_table.ensure_current):
-            applied.append("lexemes")
+        if not self.read_only:
+            with self.reading() as conn:  # the writer is not opened when there is nothing to do
+                current = lexical_table.is_current(conn)
+            if not current and self.write(lexical_table.ensure_current):
+                applied.append("lexemes")
         return applied
 
     def enable_wal(self) -> None:

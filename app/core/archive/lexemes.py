@@ -15,8 +15,10 @@ configuration, so that a folder archive (SQLite's FTS5) and a shared archive (Po
   PostgreSQL), so a chunk's length counts the same words on both; any other word as it is
   (PostgreSQL's ``simple``).
 
-A query word asks for each lexeme it gives in any of the configurations (a Catalan query word
-meets an English chunk's stem and a Spanish one's), each lexeme one BM25 term.
+A query word asks for its stem in the query language's configuration (in all three when the
+language is another or not known: a name then meets an English chunk's stem and a Spanish
+one's) and for itself (the chunks of other languages keep their words), each lexeme one BM25
+term.
 """
 
 from __future__ import annotations
@@ -184,11 +186,18 @@ def chunk_lexemes(text: str | None, lang: str | None) -> str:
     return " ".join([lexeme(w) for w in _tokens(text)])
 
 
-def query_lexemes(word: str) -> list[str]:
-    """The lexemes a query word asks for: its stem in each stemmed configuration that does
+def query_configs(lang: str | None) -> tuple[str, ...]:
+    """The stemmed configurations a query's words are stemmed in: the query language's alone
+    when it is one of them, all three when it is another or not known."""
+    config = STEMMED.get(lang or "")
+    return (config,) if config is not None else tuple(STEMMED.values())
+
+
+def query_lexemes(word: str, lang: str | None = None) -> list[str]:
+    """The lexemes a query word asks for: its stem in each of :func:`query_configs` that does
     not drop it, and the word itself (``simple``), each once, in that order."""
     found: list[str] = []
-    for config in STEMMED.values():
+    for config in query_configs(lang):
         lexeme = _lexer(config).lexeme(word)
         if lexeme != STOP_MARK and lexeme not in found:
             found.append(lexeme)
@@ -197,12 +206,12 @@ def query_lexemes(word: str) -> list[str]:
     return found
 
 
-def query_terms(query_words: list[str]) -> Iterator[str]:
-    """The distinct lexemes of ``query_words`` (each already folded and lower-cased), in the
-    order the words give them."""
+def query_terms(query_words: list[str], lang: str | None = None) -> Iterator[str]:
+    """The distinct lexemes of ``query_words`` (each already folded and lower-cased) in a query
+    of ``lang``, in the order the words give them."""
     seen: set[str] = set()
     for word in query_words:
-        for lexeme in query_lexemes(word):
+        for lexeme in query_lexemes(word, lang):
             if lexeme not in seen:
                 seen.add(lexeme)
                 yield lexeme

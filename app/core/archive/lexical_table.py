@@ -7,7 +7,9 @@ chunk_lexemes`: folded, stemmed in the chunk's language), made by the SQL functi
 (:func:`register`). The triggers give a new chunk's lexemes to the table and take a deleted
 chunk's away (FTS5's ``'delete'`` command, with the same lexemes made again). When the lexemes
 change (another stemmer version), the table is filled again on the next writable open
-(:func:`ensure_current`), so a delete never names lexemes the table did not get.
+(:func:`ensure_current`), so a delete never names lexemes the table did not get; the version
+the table holds is the one row of ``index_fts_lexemes`` (named like FTS5's own tables, so a
+copy between engines leaves it, as it leaves them).
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ import sqlite3
 from app.core.archive.lexemes import LEXEMES_VERSION, chunk_lexemes
 
 FUNCTION = "arxiu_lexemes"
-_STEP_PREFIX = "lexemes "
-"""``_migrations`` rows named ``lexemes <version>`` say which lexemes the table holds."""
+VERSION_TABLE = "index_fts_lexemes"
 
 _TABLE = """
 CREATE VIRTUAL TABLE index_fts USING fts5(
@@ -47,6 +48,7 @@ def recreate(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS index_fts")
     for statement in _TABLE.split(";\n"):
         conn.execute(statement.strip())
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version TEXT NOT NULL)")
     fill(conn)
     _mark(conn)
 
@@ -68,11 +70,15 @@ def empty(conn: sqlite3.Connection) -> None:
 
 
 def is_current(conn: sqlite3.Connection) -> bool:
-    """Whether the table holds this version's lexemes."""
-    row = conn.execute(
-        "SELECT 1 FROM _migrations WHERE name = ?", (_STEP_PREFIX + LEXEMES_VERSION,)
+    """Whether the table holds this version's lexemes (``True`` too for a schema from before
+    the lexemes: its migration makes the table)."""
+    made = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (VERSION_TABLE,)
     ).fetchone()
-    return row is not None
+    if made is None:
+        return True
+    row = conn.execute(f"SELECT version FROM {VERSION_TABLE}").fetchone()
+    return row is not None and str(row[0]) == LEXEMES_VERSION
 
 
 def ensure_current(conn: sqlite3.Connection) -> bool:
@@ -86,5 +92,5 @@ def ensure_current(conn: sqlite3.Connection) -> bool:
 
 
 def _mark(conn: sqlite3.Connection) -> None:
-    conn.execute("DELETE FROM _migrations WHERE name LIKE ?", (_STEP_PREFIX + "%",))
-    conn.execute("INSERT INTO _migrations(name) VALUES (?)", (_STEP_PREFIX + LEXEMES_VERSION,))
+    conn.execute(f"DELETE FROM {VERSION_TABLE}")
+    conn.execute(f"INSERT INTO {VERSION_TABLE}(version) VALUES (?)", (LEXEMES_VERSION,))

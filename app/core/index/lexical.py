@@ -4,7 +4,8 @@ queries.
 The table holds each chunk's lexemes (:mod:`app.core.archive.lexemes`: stemmed in the chunk's
 language, as PostgreSQL's text search makes them, so a shared archive ranks the same). Common
 Catalan, Spanish and English function words are dropped from the query; each remaining word
-asks for its lexemes in every stemmed language and itself, each lexeme one quoted FTS5 phrase
+asks for its stem in the query's language (in all three stemmed ones when the language is not
+known) and itself, each lexeme one quoted FTS5 phrase
 (no FTS5 syntax reaches SQLite from a person's text). The label column weighs twice the text
 column, a cheap BM25F that helps entity-style queries ("Hugh Downs"). An any-term (OR) query
 ranked by BM25 already puts chunks matching more words first; requiring every word first
@@ -172,11 +173,11 @@ def _quoted(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def match_expression(words: list[str], prefixes: list[str]) -> str:
+def match_expression(words: list[str], prefixes: list[str], lang: str | None = None) -> str:
     """The FTS5 MATCH expression of a query: every lexeme of ``words``
     (:func:`~app.core.archive.lexemes.query_terms`) and every prefix, quoted, joined by
     ``OR``."""
-    quoted = [_quoted(t) for t in lexemes.query_terms(words)]
+    quoted = [_quoted(t) for t in lexemes.query_terms(words, lang)]
     quoted += [f'"{p}"*' for p in prefixes if '"' not in p]
     return " OR ".join(quoted)
 
@@ -201,7 +202,7 @@ def search(
     words = query_words(query, lang)
     if not words:
         return []
-    return _run(conn, match_expression(words, query_prefixes(words, lang)), k, where)
+    return _run(conn, match_expression(words, query_prefixes(words, lang), lang), k, where)
 
 
 def _run(

@@ -37,9 +37,9 @@ async def test_a_save_then_a_read_round_trips_on_the_archive_threads(
         threads.append(("save", threading.current_thread().name))
         real_upsert(conn, conversation)
 
-    def fetch(conn: Connection, conversation_id: str) -> dict[str, Any] | None:
+    def fetch(conn: Connection, conversation_id: str, own: str) -> dict[str, Any] | None:
         threads.append(("read", threading.current_thread().name))
-        return real_fetch(conn, conversation_id)
+        return real_fetch(conn, conversation_id, own)
 
     monkeypatch.setattr(conversations_mod, "_upsert", upsert)
     monkeypatch.setattr(conversations_mod, "_fetch", fetch)

@@ -44,7 +44,8 @@ def test_ascii_and_other_text_are_cut_the_same() -> None:
 
 
 def test_a_query_word_asks_for_its_stem_in_every_language_and_itself() -> None:
-    assert query_lexemes("families") == ["famil", "famili", "families"]
+    assert query_lexemes("families") == ["famil", "famili", "families"]  # language unknown
+    assert query_lexemes("families", "lg-eng") == ["famili", "families"]
     assert query_lexemes("the") == ["the"]  # an English and Spanish stop word: only itself
     assert list(query_terms(["families", "family"])) == ["famil", "famili", "families", "family"]
 

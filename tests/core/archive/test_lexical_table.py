@@ -52,7 +52,7 @@ def test_another_version_of_the_lexemes_is_replaced_on_the_next_writable_open(
 
     def made_by_another_version(conn: sqlite3.Connection) -> None:
         lexical_table.empty(conn)
-        conn.execute("UPDATE _migrations SET name = 'lexemes 0' WHERE name LIKE 'lexemes %'")
+        conn.execute(f"UPDATE {lexical_table.VERSION_TABLE} SET version = '0 another stemmer'")
 
     archive.sqlite.write(made_by_another_version)
     assert matching(archive, '"famil"') == []

@@ -6,10 +6,12 @@ accent-folded label (weight ``A``) and text (weight ``B``) in its language's con
 ``catalan``, ``spanish`` or ``english`` (stemmed), ``simple`` for the others; a folder
 archive's FTS5 table holds the same lexemes (:mod:`app.core.archive.lexemes`). A query keeps
 the words SQLite's search keeps (:func:`app.core.index.lexical.query_words`: lower-cased,
-function words dropped, folded); the server parses each word in all four configurations, and
-each distinct lexeme they give is one BM25 term, matched exactly, as each is one FTS5 phrase on
-SQLite. For a query of a known language other than English a long word also matches any
-lexeme sharing its first letters (``desall:*``), as SQLite's truncation stems do.
+function words dropped, folded); the server parses each word in the query language's
+configuration (all three stemmed ones when it is not known:
+:func:`app.core.archive.lexemes.query_configs`) and ``simple``, and each distinct lexeme they
+give is one BM25 term, matched exactly, as each is one FTS5 phrase on SQLite. For a query of a
+known language other than English a long word also matches any lexeme sharing its first
+letters (``desall:*``), as SQLite's truncation stems do.
 Chunks are ranked by FTS5's BM25 (k1 1.2, b 0.75, the label's hits twice the text's),
 computed from the ``tsvector``'s positions: a term's frequency is its lexeme's positions in the
 chunk, its document frequency a GIN count, a chunk's length its number of words as FTS5 counts
@@ -25,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from app.core.archive.lexemes import query_configs
 from app.core.archive.postgres.connect import Conn
 from app.core.archive.postgres.schema import SIMPLE_CONFIG, TEXT_CONFIGS
 from app.core.index.hits import SearchFilter
@@ -70,15 +73,18 @@ def word_tsquery(word: str) -> tuple[str, list[object]]:
 
 def query_terms(conn: Conn, query: str, lang: str | None) -> list[Term]:
     """The BM25 terms of ``query``: the distinct lexemes the server makes of its words
-    (:func:`app.core.index.lexical.query_words`) in every configuration, then the truncation
+    (:func:`app.core.index.lexical.query_words`) in :func:`~app.core.archive.lexemes.
+    query_configs` and ``simple``, then the truncation
     stems SQLite's search asks for (:func:`app.core.index.lexical.query_prefixes`)."""
     words = query_words(query, lang)
     if not words:
         return []
+    configs = (*query_configs(lang), SIMPLE_CONFIG)
+    made = " || ".join("to_tsvector(%s::regconfig, w.word)" for _ in configs)
     rows = conn.execute(
-        f"SELECT DISTINCT x.lexeme FROM unnest(%s::text[]) AS w(word), unnest({_LEXEMES}) x "
+        f"SELECT DISTINCT x.lexeme FROM unnest(%s::text[]) AS w(word), unnest({made}) x "
         "ORDER BY x.lexeme",
-        [words],
+        [words, *configs],
     ).fetchall()
     found = [Term(str(r[0])) for r in rows]
     return found + [Term(p, True) for p in query_prefixes(words, lang)]
@@ -163,8 +169,6 @@ def search(
     return [(as_int(r[0]), as_float(r[1])) for r in rows]
 
 
-_LEXEMES = " || ".join(f"to_tsvector('{config}', w.word)" for config in CONFIGS)
-"""A query word's lexemes in every configuration."""
 _TERMS = (
     "WITH t AS (SELECT * FROM unnest(%s::int[], %s::text[], %s::bool[], %s::float8[]) "
     "AS t(i, word, prefix, idf))"

@@ -456,6 +456,13 @@ def test_the_same_finding_aid_twice_in_one_import_is_reported(
     assert summary.sections["ead1"] == len(units) and summary.created == len(units) + len(stubs)
 
 
+STEMMED_LOWER = pytest.mark.xfail(
+    strict=True,
+    reason="with stemmed lexemes, BM25 alone puts each set's accession and file records whose "
+    "labels repeat the collection's title above the collection (record 26 and 43 of the lexical "
+    "list; the app's lexical search by record, search_records, ranks it 4th and 6th): measured "
+    "when a folder archive's lexemes became PostgreSQL's (docs/shared-archive.md)",
+)
 QUESTIONS = [
     ("anf", "Where are the copies of Ludovic Vitet's 157 letters?", "lg-eng",
      "FRAN_IR_003500#d_1_2_1"),
@@ -467,16 +474,16 @@ QUESTIONS = [
      "FRAN_IR_003500"),
     ("anf", "¿Qué minutas notariales hay de agosto de 1887?", "lg-spa",
      "FRAN_IR_041661#c1p6whohk3b7--mtg00detfkhe"),
-    ("uw-labor-archives", "What are the dates and extent of the Carlos Bulosan papers?", "lg-eng",
-     "BulosanCarlos0581.xml"),
+    pytest.param("uw-labor-archives", "What are the dates and extent of the Carlos Bulosan "
+                 "papers?", "lg-eng", "BulosanCarlos0581.xml", marks=STEMMED_LOWER),
     ("uw-labor-archives", "Which collection documents the Mixteco and Triqui farmworker union?",
      "lg-eng", "FamiliasUnidasporlaJusticia6251.xml"),
     ("uw-labor-archives", "Hi ha entrevistes en vídeo de l'Oral History Project dels "
      "pensionistes de la costa del Pacífic?", "lg-cat", "ILWU_PCPAOralHistoryProject6194.xml"),
     ("uw-labor-archives", "¿Qué documentos hay del sindicato Familias Unidas por la Justicia?",
      "lg-spa", "FamiliasUnidasporlaJusticia6251.xml"),
-    ("caltech-aspace-oai", "How big are the Paul B. MacCready Papers and what dates do they "
-     "cover?", "lg-eng", "maccready.xml"),
+    pytest.param("caltech-aspace-oai", "How big are the Paul B. MacCready Papers and what dates "
+                 "do they cover?", "lg-eng", "maccready.xml", marks=STEMMED_LOWER),
     ("caltech-aspace-oai", "Is there anything about the Gossamer Condor reunion?", "lg-eng",
      "maccready.xml#aspace_id267181"),
     ("caltech-aspace-oai", "Hi ha documents de la «20th year reunion» del Gossamer Condor?",

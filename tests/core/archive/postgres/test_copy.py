@@ -159,5 +159,5 @@ def test_every_table_the_sqlite_schema_holds_is_copied_or_derived(indexed_demo_d
     assert copied <= names
     assert names - copied == {
         "_migrations", "sqlite_sequence", "index_generations", "index_fts", "index_fts_config",
-        "index_fts_data", "index_fts_docsize", "index_fts_idx",
+        "index_fts_data", "index_fts_docsize", "index_fts_idx", "index_fts_lexemes",
     }  # fmt: skip

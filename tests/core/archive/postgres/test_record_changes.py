@@ -20,7 +20,7 @@ from app.core.archive.postgres.record_changes import (
     parse_change,
 )
 from app.core.archive.postgres.record_versions import update_record_if_version
-from app.core.archive.postgres.roles import grant
+from app.core.archive.postgres.roles import CONVERSATION_OWNER_STEP, grant
 from app.core.archive.postgres.schema import LEXICAL_NAME
 from app.core.errors import ArchiveError
 from tests.core.archive.postgres import pg_children
@@ -194,7 +194,12 @@ def test_an_archive_made_before_the_triggers_gets_them_and_again_is_harmless(
             conn.commit()
             assert [c.payload() for c in heard(listener)] == ["rsc197:1:update"]
         names = conn.execute("SELECT name FROM _migrations ORDER BY name").fetchall()
-    assert names == [("pg_0001_base",), (MIGRATION_NAME,), (LEXICAL_NAME,)]
+    assert names == [
+        ("pg_0001_base",),
+        (MIGRATION_NAME,),
+        (CONVERSATION_OWNER_STEP,),
+        (LEXICAL_NAME,),
+    ]
 
 
 def test_a_lost_connection_is_a_coded_error(pg_server: PgServer, people: dict[str, str]) -> None:
