@@ -25,6 +25,8 @@ from app.core.errors import ArxiuError
 
 LANGUAGES = {"en": "English", "ca": "Català", "es": "Español"}
 ARCHIVE_LANGS = {"en": "lg-eng", "ca": "lg-cat", "es": "lg-spa"}
+LOCALES = {"en": "en_US", "ca": "ca_ES", "es": "es_ES"}
+"""The locale whose number formats each UI language uses."""
 LANGUAGE_NAMES = {
     "lg-cat": "Catalan",
     "lg-spa": "Spanish",
@@ -89,7 +91,9 @@ def choose_language(setting: str | None = None) -> str:
 
 
 def install_translator(app: QCoreApplication, lang: str) -> TableTranslator | None:
-    """Install the table for ``lang`` on ``app``; returns it (``None`` for English)."""
+    """Install the table for ``lang`` on ``app`` and make ``lang``'s locale the default one
+    (numbers written as ``0,5`` in Catalan and Spanish); returns it (``None`` for English)."""
+    QLocale.setDefault(QLocale(LOCALES.get(lang, "en_US")))
     table = load_table(lang)
     if not table:
         return None

@@ -17,7 +17,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 import qasync
-from PySide6.QtCore import QTimer, QtMsgType
+from PySide6.QtCore import QLocale, QTimer, QtMsgType
 from PySide6.QtWidgets import QApplication
 
 from app.core.archive import Archive, Field, RecordKey, Section, open_archive
@@ -55,6 +55,15 @@ EXTERNAL: dict[str, Any] = {
     "egress": "external",
     "efforts": ["low", "high"],
 }
+
+
+@pytest.fixture(autouse=True)
+def default_locale() -> Iterator[None]:
+    """A test that installs a language's translator (which sets the default locale) leaves the
+    default locale as it found it."""
+    before = QLocale()
+    yield
+    QLocale.setDefault(before)
 
 
 @pytest.fixture(scope="session", autouse=True)

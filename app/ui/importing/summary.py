@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QLocale
 
 from app.core.archive.importers import ImportSummary
 from app.core.import_report import skip_reason
@@ -39,7 +39,7 @@ def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None
             links=summary.links,
             media=summary.media,
             skipped=len(summary.skipped),
-            seconds=f"{summary.seconds:.1f}",
+            seconds=QLocale().toString(summary.seconds, "f", 1),
         )
     ]
     if summary.deleted:

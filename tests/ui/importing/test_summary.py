@@ -72,3 +72,12 @@ def test_an_import_that_stopped_names_its_error_in_the_ui_language(
     stopped.error = ImportFailed("import.truncated", message)
     label = {"ca": "El fitxer s'acaba abans d'hora", "es": "El archivo termina antes de tiempo"}
     assert summary_text(stopped).splitlines()[-1] == f"{label[ui_lang]}: {message}"
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_the_seconds_are_written_as_the_ui_language_writes_numbers(
+    imported: ImportSummary, ui_lang: str
+) -> None:
+    timed = ImportSummary(kind="csv", path="fons.csv", seconds=2.34)
+    first = summary_text(timed).splitlines()[0]
+    assert first.endswith({"en": "in 2.3 s.", "ca": "en 2,3 s.", "es": "en 2,3 s."}[ui_lang])
