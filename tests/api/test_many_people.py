@@ -146,6 +146,11 @@ async def test_two_apps_and_a_server_apply_a_plan_once_and_see_its_change(
     heard_at = heard.get(timeout=30)
     window.join(timeout=30)
     assert heard_at is not None and heard_at - applied_at < SHOWN_WITHIN_S
+    print(
+        f"\none plan resolved by two apps: applied {len(applied)} time(s), refused {refused}; "
+        f"the other app heard the change {heard_at - applied_at:+.3f} s from the end of the "
+        "applying call (negative: before that call had returned)"
+    )
     deadline = time.monotonic() + SHOWN_WITHIN_S
     new: set[str] = set()
     while not new and time.monotonic() < deadline:
