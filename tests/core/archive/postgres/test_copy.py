@@ -10,11 +10,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from app.core.agent.plan_book import NewPlan, PlanBook
+from app.core.agent.plans import validate_plan
 from app.core.archive import open_archive
 from app.core.archive.postgres.checksum import archive_digest
 from app.core.archive.postgres.tables import TABLES
 from app.core.archive.postgres.transfer import copy_archive
 from app.core.errors import ArchiveError
+from app.core.tools.registry import build_registry
 from tests.postgres_server import PgServer
 
 
@@ -161,3 +164,35 @@ def test_every_table_the_sqlite_schema_holds_is_copied_or_derived(indexed_demo_d
         "_migrations", "sqlite_sequence", "index_generations", "index_fts", "index_fts_config",
         "index_fts_data", "index_fts_docsize", "index_fts_idx", "index_fts_lexemes",
     }  # fmt: skip
+
+
+async def test_a_persons_work_round_trips_too(
+    indexed_demo_dir: Path, pg_database: str, tmp_path: Path
+) -> None:
+    """Audit rows, plans and conversations, which the indexed demo has none of, copied both
+    ways with equal digests."""
+    source = tmp_path / "worked"
+    shutil.copytree(indexed_demo_dir, source)
+    with open_archive(source) as archive:
+        key = next(archive.iter_records("rsc197")).key
+        name = [{"lang": "lg-cat", "value": "Anna Puig"}]
+        archive.update_record(key, {"rsc85": name}, audit={"actor": "anna", "op_id": "u1"})
+        plan = validate_plan(
+            {"summary": "a person", "ops": [{"op_id": "c1", "tool": "dedalo_create_record",
+             "args": {"section_tipo": "rsc197", "values": {"rsc85": "Pere Vila"}},
+             "summary": "create Pere Vila"}]},
+            archive,
+            build_registry(),
+        )  # fmt: skip
+        await PlanBook(archive).add(NewPlan(plan, conversation_id="c-1", model_id="local",
+                                            egress="local"))  # fmt: skip
+        await archive.save_conversation({"id": "c-1", "title": "Qui és l'Anna?"})
+    on_sqlite = archive_digest(str(source))
+    copy_archive(str(source), pg_database)
+    back = tmp_path / "back"
+    copy_archive(pg_database, str(back))
+    rows = {t.table: t.rows for t in on_sqlite.tables}
+    assert rows["audit"] == 1 and rows["plans"] == 1 and rows["conversations"] == 1
+    assert (
+        on_sqlite.sha256 == archive_digest(pg_database).sha256 == archive_digest(str(back)).sha256
+    )
