@@ -15,10 +15,10 @@ configuration, so that a folder archive (SQLite's FTS5) and a shared archive (Po
   PostgreSQL), so a chunk's length counts the same words on both; any other word as it is
   (PostgreSQL's ``simple``).
 
-A query word asks for its stem in the query language's configuration (in all three when the
-language is another or not known: a name then meets an English chunk's stem and a Spanish
-one's) and for itself (the chunks of other languages keep their words), each lexeme one BM25
-term.
+A query word asks for its stem in the configurations of :func:`query_configs` (the query's
+language, and English for a Catalan or Spanish query; all three when the language is another
+or not known: a name then meets an English chunk's stem and a Spanish one's) and for itself
+(the chunks of other languages keep their words), each lexeme one BM25 term.
 """
 
 from __future__ import annotations
@@ -187,10 +187,14 @@ def chunk_lexemes(text: str | None, lang: str | None) -> str:
 
 
 def query_configs(lang: str | None) -> tuple[str, ...]:
-    """The stemmed configurations a query's words are stemmed in: the query language's alone
-    when it is one of them, all three when it is another or not known."""
+    """The stemmed configurations a query's words are stemmed in: an English query's in
+    English; a Catalan or Spanish query's in its language and in English (a question in
+    Catalan about English sources names their terms: "Chemical Warfare Service"); a query of
+    another or no known language's in all three."""
     config = STEMMED.get(lang or "")
-    return (config,) if config is not None else tuple(STEMMED.values())
+    if config is None:
+        return tuple(STEMMED.values())
+    return tuple(dict.fromkeys((config, "english")))
 
 
 def query_lexemes(word: str, lang: str | None = None) -> list[str]:

@@ -182,13 +182,7 @@ def chunk_record(
                 if not isinstance(value, str):
                     continue
                 value = str(value)
-            if "<" in value or "[" in value:
-                cleaned, is_short = clean(value), _is_short(field, value)
-            elif _spaced(value):  # no tag, no marker, no whitespace to collapse
-                cleaned, is_short = value, plain and value.count(" ") < SHORT_WORDS
-            else:  # clean() and _is_short() from one split
-                words = value.split()
-                cleaned, is_short = " ".join(words), plain and len(words) <= SHORT_WORDS
+            cleaned, is_short = _cleaned(field, value, plain)
             if not cleaned:
                 continue
             lang = item.get("lang")
@@ -210,6 +204,18 @@ def chunk_record(
     if label_field:
         _label_chunks(record, label_field, chunks, label)
     return chunks
+
+
+def _cleaned(field: Field, value: str, plain: bool) -> tuple[str, bool]:
+    """A value's text as it is chunked, and whether it is short (gathered into the metadata
+    chunk): :func:`clean` and :func:`_is_short`, from one split where no tag or marker needs
+    them."""
+    if "<" in value or "[" in value:
+        return clean(value), _is_short(field, value)
+    if _spaced(value):  # no tag, no marker, no whitespace to collapse
+        return value, plain and value.count(" ") < SHORT_WORDS
+    words = value.split()
+    return " ".join(words), plain and len(words) <= SHORT_WORDS
 
 
 def _labeller(

@@ -4,12 +4,13 @@ queries.
 The table holds each chunk's lexemes (:mod:`app.core.archive.lexemes`: stemmed in the chunk's
 language, as PostgreSQL's text search makes them, so a shared archive ranks the same). Common
 Catalan, Spanish and English function words are dropped from the query; each remaining word
-asks for its stem in the query's language (in all three stemmed ones when the language is not
-known) and itself, each lexeme one quoted FTS5 phrase
-(no FTS5 syntax reaches SQLite from a person's text). The label column weighs twice the text
-column, a cheap BM25F that helps entity-style queries ("Hugh Downs"). An any-term (OR) query
-ranked by BM25 already puts chunks matching more words first; requiring every word first
-(AND, then OR) measured worse on DBpedia-Entity (nDCG@10 0.339 against 0.349).
+asks for its stem in the query's language (and English; all three stemmed ones when the
+language is not known: :func:`~app.core.archive.lexemes.query_configs`) and itself, each
+lexeme one quoted FTS5 phrase (no FTS5 syntax reaches SQLite from a person's text). The label
+column weighs twice the text column, a cheap BM25F that helps entity-style queries ("Hugh
+Downs"). An any-term (OR) query ranked by BM25 already puts chunks matching more words first;
+requiring every word first (AND, then OR) measured worse on DBpedia-Entity (nDCG@10 0.339
+against 0.349).
 """
 
 from __future__ import annotations

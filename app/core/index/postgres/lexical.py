@@ -6,9 +6,9 @@ accent-folded label (weight ``A``) and text (weight ``B``) in its language's con
 ``catalan``, ``spanish`` or ``english`` (stemmed), ``simple`` for the others; a folder
 archive's FTS5 table holds the same lexemes (:mod:`app.core.archive.lexemes`). A query keeps
 the words SQLite's search keeps (:func:`app.core.index.lexical.query_words`: lower-cased,
-function words dropped, folded); the server parses each word in the query language's
-configuration (all three stemmed ones when it is not known:
-:func:`app.core.archive.lexemes.query_configs`) and ``simple``, and each distinct lexeme they
+function words dropped, folded); the server parses each word in the configurations of
+:func:`app.core.archive.lexemes.query_configs` (the query's language and English; all three
+stemmed ones when it is not known) and ``simple``, and each distinct lexeme they
 give is one BM25 term, matched exactly, as each is one FTS5 phrase on SQLite. For a query of a
 known language other than English a long word also matches any lexeme sharing its first
 letters (``desall:*``), as SQLite's truncation stems do.
