@@ -21,6 +21,13 @@ from app.core.tools.registry import build_registry
 from tests.postgres_server import PgServer
 
 
+def copy_folder(folder: Path, to: Path) -> None:
+    """A copy of the shared indexed demo folder, without the ``-wal``/``-shm`` files a reader
+    still holding it open may be making or removing meanwhile (they hold nothing: the folder
+    was closed after indexing)."""
+    shutil.copytree(folder, to, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+
+
 class Interrupted(Exception):
     """Raised from the batch hook: the copy stops as if killed after a committed batch."""
 
@@ -127,7 +134,7 @@ def test_a_folder_with_an_archive_or_other_files_is_refused(
     with pytest.raises(ArchiveError) as refused:
         copy_archive(demo_on_postgres, str(tmp_path / "notes"))
     assert refused.value.code == "archive.copy_destination_not_empty"
-    shutil.copytree(indexed_demo_dir, tmp_path / "full")
+    copy_folder(indexed_demo_dir, tmp_path / "full")
     with pytest.raises(ArchiveError) as refused:
         copy_archive(demo_on_postgres, str(tmp_path / "full"))
     assert refused.value.code == "archive.copy_destination_not_empty"
@@ -137,7 +144,7 @@ def test_a_table_the_copy_does_not_know_is_refused(
     indexed_demo_dir: Path, pg_database: str, tmp_path: Path
 ) -> None:
     source = tmp_path / "source"
-    shutil.copytree(indexed_demo_dir, source)
+    copy_folder(indexed_demo_dir, source)
     with sqlite3.connect(source / "archive.db") as conn:
         conn.execute("CREATE TABLE loans (id INTEGER PRIMARY KEY, who TEXT)")
     with pytest.raises(ArchiveError) as refused:
@@ -172,7 +179,7 @@ async def test_a_persons_work_round_trips_too(
     """Audit rows, plans and conversations, which the indexed demo has none of, copied both
     ways with equal digests."""
     source = tmp_path / "worked"
-    shutil.copytree(indexed_demo_dir, source)
+    copy_folder(indexed_demo_dir, source)
     with open_archive(source) as archive:
         key = next(archive.iter_records("rsc197")).key
         name = [{"lang": "lg-cat", "value": "Anna Puig"}]
