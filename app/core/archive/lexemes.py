@@ -45,13 +45,6 @@ inside one token (a URL, a path, an e-mail, ``572AP/14``, ``nomisma.org/id/barci
 engines read them as spaces, so both index the same words."""
 
 
-def _stemmer_version() -> str:
-    try:
-        return importlib.metadata.version("PyStemmer")
-    except importlib.metadata.PackageNotFoundError:  # a bundle without the package's metadata
-        return "unknown"
-
-
 SPACE_LIKE = "".join(
     chr(code)
     for first, last in (
@@ -67,6 +60,15 @@ SPACE_LIKE = "".join(
 """Punctuation and symbols beyond ASCII (``·«»“”—…€``) that both engines read as spaces: a
 PostgreSQL server in the C locale would take each for a letter (``col·lecció`` one word, ``·``
 another), SQLite's FTS5 and Python split words at them."""
+
+
+def _stemmer_version() -> str:
+    try:
+        return importlib.metadata.version("PyStemmer")
+    except importlib.metadata.PackageNotFoundError:  # a bundle without the package's metadata
+        return "unknown"
+
+
 LEXEMES_VERSION = f"1 pystemmer {_stemmer_version()}"
 """The version of the lexemes a folder archive's full-text table holds: when it changes, the
 table is filled again (:mod:`app.core.archive.lexical_table`)."""
@@ -91,19 +93,11 @@ def _accent_pairs() -> tuple[str, str]:
 
 ACCENTED, UNACCENTED = _accent_pairs()
 _FOLD_ACCENTS = str.maketrans(ACCENTED, UNACCENTED)
-_SPACES = WORD_SEPARATORS + SPACE_LIKE
-_FOLD_WORDS = str.maketrans(ACCENTED + _SPACES, UNACCENTED + " " * len(_SPACES))
 
 
 def fold_accents(text: str) -> str:
     """``text`` with the accents the lexical search folds removed."""
     return text.translate(_FOLD_ACCENTS)
-
-
-def fold_words(text: str) -> str:
-    """``text`` as the lexical search reads it: accents folded, :data:`WORD_SEPARATORS` and
-    :data:`SPACE_LIKE` as spaces."""
-    return text.translate(_FOLD_WORDS)
 
 
 @functools.cache

@@ -54,12 +54,7 @@ class SqliteRecordReads:
         words = lexemes.words(query)
         if not words:
             return []
-        every = " AND ".join(
-            "("
-            + " OR ".join('"' + t.replace('"', '""') + '"' for t in lexemes.query_lexemes(w))
-            + ")"
-            for w in words
-        )
+        every = " AND ".join(f"({lexical.any_lexeme(w)})" for w in words)
         where = lexical.SqlFilter(
             flt.sections,
             tuple((r.section_tipo, r.section_id) for r in flt.records),
@@ -72,11 +67,9 @@ class SqliteRecordReads:
             f"WHERE index_fts MATCH ?{clause} LIMIT ?",
             [f"label : ({every})", *args, LOOKUP_LIMIT],
         ).fetchall()
-        wanted = [re.compile(rf"(?<![^\W_]){re.escape(w)}(?![^\W_])") for w in words]
         found: dict[RecordKey, None] = {}
         for tipo, sid, label in rows:
-            held = " ".join(lexemes.words(str(label or "")))
-            if all(p.search(held) for p in wanted):
+            if set(words) <= set(lexemes.words(str(label or ""))):
                 found[RecordKey(str(tipo), int(sid))] = None
         return list(found)
 

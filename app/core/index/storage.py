@@ -11,6 +11,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -246,7 +247,7 @@ def write_records(
     first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM index_chunks").fetchone()[0])
     rows = [(cid, *_chunk_row(c, item.restricted)) for cid, item, c in _numbered(first, work)]
     if fts_at_once and rows:
-        with insert_trigger_aside(conn):
+        with triggers_aside(conn, "INSERT"):
             insert_chunks(conn, rows)
             lexical_table.fill(conn, after_id=first - 1)
     else:
@@ -310,13 +311,15 @@ def bulk_write_records(conn: sqlite3.Connection, work: list[RecordWork]) -> Writ
 
 
 @contextlib.contextmanager
-def insert_trigger_aside(conn: sqlite3.Connection) -> Iterator[None]:
-    """Inside the ``with``, ``index_chunks`` has no ``AFTER INSERT`` trigger (the caller fills
-    FTS5 itself); it is created again on the way out, in the caller's transaction, so that
-    the schema is the same once the transaction ends (or is rolled back)."""
+def triggers_aside(conn: sqlite3.Connection, event: Literal["INSERT", "DELETE"]) -> Iterator[None]:
+    """Inside the ``with``, ``index_chunks`` has no ``AFTER`` ``event`` trigger (the caller
+    keeps FTS5 in step itself); it is created again on the way out, in the caller's
+    transaction, so that the schema is the same once the transaction ends (or is rolled
+    back)."""
     triggers = conn.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'index_chunks' "
-        "AND upper(sql) LIKE '%AFTER INSERT%'"
+        "AND upper(sql) LIKE ?",
+        (f"%AFTER {event}%",),
     ).fetchall()
     for name, _ in triggers:
         conn.execute(f'DROP TRIGGER "{name}"')
@@ -363,15 +366,8 @@ def _chunk_row(c: Chunk, restricted: bool | None) -> tuple[object, ...]:
 def clear(conn: sqlite3.Connection, *, vectors: bool) -> None:
     """Forget every chunk (and, with ``vectors``, every stored vector)."""
     lexical_table.empty(conn)
-    triggers = conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'index_chunks' "
-        "AND upper(sql) LIKE '%AFTER DELETE%'"
-    ).fetchall()
-    for name, _ in triggers:  # the table is empty already: no chunk's lexemes to take out
-        conn.execute(f'DROP TRIGGER "{name}"')
-    conn.execute("DELETE FROM index_chunks")
-    for _, sql in triggers:
-        conn.execute(sql)
+    with triggers_aside(conn, "DELETE"):  # the table is empty already: no lexemes to take out
+        conn.execute("DELETE FROM index_chunks")
     conn.execute("DELETE FROM index_records")
     if vectors:
         conn.execute("DELETE FROM index_vectors")

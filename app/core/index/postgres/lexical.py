@@ -73,9 +73,9 @@ def word_tsquery(word: str) -> tuple[str, list[object]]:
 
 def query_terms(conn: Conn, query: str, lang: str | None) -> list[Term]:
     """The BM25 terms of ``query``: the distinct lexemes the server makes of its words
-    (:func:`app.core.index.lexical.query_words`) in :func:`~app.core.archive.lexemes.
-    query_configs` and ``simple``, then the truncation
-    stems SQLite's search asks for (:func:`app.core.index.lexical.query_prefixes`)."""
+    (:func:`app.core.index.lexical.query_words`) in the configurations of
+    :func:`~app.core.archive.lexemes.query_configs` and ``simple``, then the truncation stems
+    SQLite's search asks for (:func:`app.core.index.lexical.query_prefixes`)."""
     words = query_words(query, lang)
     if not words:
         return []
