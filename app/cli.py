@@ -1,10 +1,10 @@
 """The terminal front end: ``arxiu`` opens the app; ``arxiu COMMAND`` works headless.
 
 Subcommands live in :mod:`app.commands`, one module per family; each registers itself on the
-parser. Known errors (:class:`~app.core.errors.ArxiuError`) print their code, message and hint
-and exit with 2 (input) or 3 (anything else); anything else is a bug: its traceback is logged
-(once: :func:`~app.core.errors.log_bug`) and the exit code is 1. The table is
-:mod:`app.commands.exits`.
+parser. Known errors (:class:`~app.core.errors.ArxiuError`) print their code, the code's label
+in the CLI's language, their message and hint, and exit with 2 (input) or 3 (anything else);
+anything else is a bug: its traceback is logged (once: :func:`~app.core.errors.log_bug`) and the
+exit code is 1. The table is :mod:`app.commands.exits`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from app import __version__
 from app.commands import COMMAND_MODULES
+from app.commands.cli_words import error_lines
 from app.commands.common import ARCHIVE_HELP, ARCHIVE_METAVAR
 from app.commands.exits import EXIT_BUG, EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, exit_code
 from app.core.errors import ArxiuError, log_bug
@@ -59,10 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def print_error(error: ArxiuError) -> None:
-    """Print a coded error for a person on stderr."""
-    print(f"error [{error.code}]: {error.message}", file=sys.stderr)
-    if error.hint:
-        print(f"hint: {error.hint}", file=sys.stderr)
+    """Print a coded error for a person on stderr: its code, its label in the CLI's language
+    (:func:`~app.commands.cli_words.error_lines`), its message and its hint."""
+    print("\n".join(error_lines(error)), file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,7 +37,13 @@ def citation_lines(citations: Sequence[Citation]) -> list[str]:
             lines.append(f"  {WARNING} {shown} — {w.unverified_citation}")
     bad = sum(1 for item in citations if not item.verified)
     if bad:
-        lines.append(f"{WARNING} " + w.unverified_count.format(bad=bad, total=len(citations)))
+        total = len(citations)
+        said = (
+            w.unverified_only
+            if total == 1
+            else w.unverified_count.template(bad).format(n=bad, total=total)
+        )
+        lines.append(f"{WARNING} {said}")
     if bad < len(citations):
         lines.append(f"  {w.vouches}")
     return lines
@@ -54,7 +60,9 @@ def claim_lines(answer: str, claims: Sequence[Claim]) -> list[str]:
     bad = marked(claims)
     if not bad:
         return []
-    heading = words().claims.format(checked=len(claims), bad=len(bad), mark=MARK)
+    w = words()
+    checked, missing = w.claims_checked.said(len(claims)), w.claims_missing.said(len(bad))
+    heading = w.claims.format(checked=checked, bad=missing, mark=MARK)
     lines = [heading]
     for claim in bad:
         lines.append(f"  {MARK} {_in_sentence(answer, claim)}")

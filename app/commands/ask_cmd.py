@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.commands.ask_events import print_events
 from app.commands.ask_plans import apply_summary, confirm_card, confirmed
+from app.commands.cli_words import counted, words
 from app.commands.common import add_archive_argument, open_current
 from app.commands.exits import EXIT_ENVIRONMENT, EXIT_OK, exit_code
 from app.core import paths
@@ -143,7 +144,7 @@ def open_index(archive: Archive, *, quiet: bool) -> ArchiveIndex:
     pending = index.pending()
     if pending:
         if not quiet:
-            print(f"Indexing {pending} records first…", file=sys.stderr, flush=True)
+            print(counted(words().indexing_first, pending), file=sys.stderr, flush=True)
         index.index_now()
     return index
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import TextIO, assert_never
 
 from app.commands.ask_citations import citation_lines, claim_lines
-from app.commands.cli_words import ENGLISH, words
+from app.commands.cli_words import ENGLISH, error_lines, words
 from app.commands.exits import EXIT_OK, exit_code
 from app.core.agent.events import (
     ErrorEvent,
@@ -79,9 +79,7 @@ def render(event: Event, out: TextIO, err: TextIO) -> None:
                 *claim_lines(event.answer, event.claims),
             ]:
                 print(line, file=err, flush=True)
-        case ErrorEvent():
-            print(f"\nerror [{event.code}]: {event.message}", file=err, flush=True)
-            if event.hint:
-                print(f"hint: {event.hint}", file=err, flush=True)
+        case ErrorEvent():  # its code's label in the CLI's language, as a raised error's
+            print("\n" + "\n".join(error_lines(event)), file=err, flush=True)
         case _:
             assert_never(event)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import Protocol
 
 from app.core import paths
+from app.core.counted import Counted
 from app.core.i18n_tables import load_table
 
 UI_LANGS = {"ca": "lg-cat", "es": "lg-spa", "en": "lg-eng"}
@@ -32,10 +34,16 @@ class CliWords:
     no_hits: str
     citations: str
     unverified_citation: str
-    unverified_count: str
+    unverified_count: Counted
+    """``{n}`` of ``{total}`` citations unverified (more than one citation)."""
+    unverified_only: str
+    """The one citation of an answer is unverified."""
     vouches: str
     claims: str
-    """``{checked}`` claims checked, ``{bad}`` not in the cited records (``{mark}``)."""
+    """The claims line: ``{checked}`` and ``{bad}`` said by the two counts below (``{mark}``)."""
+    claims_checked: Counted
+    claims_missing: Counted
+    """The claims not in the cited records."""
     composed: str
     archive: str
     schema: str
@@ -48,15 +56,24 @@ class CliWords:
     off: str
     restricted: str
     writable: str
-    section_records: str
+    section_records: Counted
+    """A section's heading in ``records list``: ``{label} ({tipo})`` and its records."""
     more: str
     linked_from: str
     via: str
     indexed: str
+    """What ``arxiu index`` did: ``{chunks}`` and ``{done}`` said by the two counts below, and
+    the ``{figures}`` embedded."""
+    indexed_chunks: Counted
+    indexed_items: Counted
+    indexing_first: Counted
+    """``arxiu ask`` first indexes what waits (records to chunk, texts to embed)."""
     worker_bar: str
     """The progress label of ``arxiu index --worker``."""
     worker_embedded: str
-    """``{vectors}`` texts embedded in ``{seconds}`` s (``{rate}`` a second), ``{batches}``."""
+    """``{vectors}`` in ``{seconds}`` s (``{rate}`` a second), ``{batches}``: the counts below."""
+    worker_texts: Counted
+    worker_batches: Counted
     thousands: str
     """The thousands separator of the numbers in the import summary."""
     decimal: str
@@ -65,15 +82,29 @@ class CliWords:
     """The import summary's first line: ``{kind}`` from ``{path}``."""
     import_into: str
     import_records: str
-    import_deleted: str
+    """The records line: ``{records}``, then ``{created}``, ``{updated}``, ``{unchanged}`` and
+    ``{read}`` said by the counts below."""
+    import_created: Counted
+    import_updated: Counted
+    import_unchanged: Counted
+    import_read: Counted
+    """The lines read, with the preposition that leads to them (``from 3 lines``)."""
+    import_deleted: Counted
     import_sections: str
     import_links: str
     import_unresolved: str
     import_media: str
+    """The media line: ``{media}`` and ``{missing}`` said by the two counts below."""
+    import_attached: Counted
+    import_missing: Counted
     import_skipped: str
     import_line: str
     """Where a skip is when it names no file: ``line {line}``."""
     import_more: str
+    exported: Counted
+    """``arxiu export``'s first line: the records, as ``{format}`` to ``{path}``."""
+    export_left_out: Counted
+    export_included: Counted
 
 
 ENGLISH = CliWords(
@@ -84,9 +115,14 @@ ENGLISH = CliWords(
     no_hits="no hits",
     citations="Citations:",
     unverified_citation="unverified: no tool in this run returned it",
-    unverified_count="{bad} of {total} citations are unverified.",
+    unverified_count=Counted(
+        "1 of {total} citations is unverified.", "{n} of {total} citations are unverified."
+    ),
+    unverified_only="The citation is unverified.",
     vouches="(✓ vouches for the record, not for the sentence that cites it.)",
-    claims="Claims: {checked} checked, {bad} not in the cited records ({mark}):",
+    claims="Claims: {checked}, {bad} ({mark}):",
+    claims_checked=Counted("1 checked", "{n} checked"),
+    claims_missing=Counted("1 not in the cited records", "{n} not in the cited records"),
     composed="(composed from the records: the answer holds no model prose)",
     archive="Archive",
     schema="Schema",
@@ -99,32 +135,47 @@ ENGLISH = CliWords(
     off="off",
     restricted="restricted",
     writable="writable",
-    section_records="{label} ({tipo}): {total} records",
+    section_records=Counted("{label} ({tipo}): 1 record", "{label} ({tipo}): {n} records"),
     more="… {count} more (use --offset)",
     linked_from="Linked from",
     via="via",
-    indexed="{chunks} chunks (embedded: {figures}); {done} items indexed now.",
+    indexed="{chunks} (embedded: {figures}); {done}.",
+    indexed_chunks=Counted("1 chunk", "{n} chunks"),
+    indexed_items=Counted("1 item indexed now", "{n} items indexed now"),
+    indexing_first=Counted("Indexing 1 item first…", "Indexing {n} items first…"),
     worker_bar="embedding",
-    worker_embedded=(
-        "{vectors} texts embedded in {seconds:.1f} s ({rate:.1f} a second), {batches} batches; "
-        "per model:"
-    ),
+    worker_embedded="{vectors} in {seconds:.1f} s ({rate:.1f} a second), {batches}; per model:",
+    worker_texts=Counted("1 text embedded", "{n} texts embedded"),
+    worker_batches=Counted("1 batch", "{n} batches"),
     thousands=",",
     decimal=".",
     imported="Imported {kind} from {path}",
     import_into="  into      {archive} in {seconds} s",
-    import_records=(
-        "  records   {records} ({created} created, {updated} updated, {unchanged} unchanged) "
-        "from {read} lines"
+    import_records="  records   {records} ({created}, {updated}, {unchanged}) {read}",
+    import_created=Counted("1 created", "{n} created"),
+    import_updated=Counted("1 updated", "{n} updated"),
+    import_unchanged=Counted("1 unchanged", "{n} unchanged"),
+    import_read=Counted("from 1 line", "from {n} lines"),
+    import_deleted=Counted(
+        "  deleted   1 (withdrawn at the source)", "  deleted   {n} (withdrawn at the source)"
     ),
-    import_deleted="  deleted   {deleted} (withdrawn at the source)",
     import_sections="  sections  {sections}",
     import_links="  links     {links}{unresolved}",
     import_unresolved=" ({count} unresolved: {top}{more})",
-    import_media="  media     {media} attached, {missing} not found",
+    import_media="  media     {media}, {missing}",
+    import_attached=Counted("1 attached", "{n} attached"),
+    import_missing=Counted("1 not found", "{n} not found"),
     import_skipped="  skipped   {count}",
     import_line="line {line}",
     import_more="    ... and {count} more (see --json)",
+    exported=Counted(
+        "Exported 1 record as {format} to {path}", "Exported {n} records as {format} to {path}"
+    ),
+    export_left_out=Counted("  1 restricted record left out", "  {n} restricted records left out"),
+    export_included=Counted(
+        "  1 restricted record included (said at the top)",
+        "  {n} restricted records included (said at the top)",
+    ),
 )
 
 CLI_WORDS: dict[str, CliWords] = {
@@ -137,9 +188,14 @@ CLI_WORDS: dict[str, CliWords] = {
         no_hits="cap resultat",
         citations="Cites:",
         unverified_citation="sense verificar: cap eina d'aquesta execució no l'ha retornat",
-        unverified_count="{bad} de {total} cites no estan verificades.",
+        unverified_count=Counted(
+            "1 de {total} cites no està verificada.", "{n} de {total} cites no estan verificades."
+        ),
+        unverified_only="La cita no està verificada.",
         vouches="(✓ respon del registre, no pas de la frase que el cita.)",
-        claims="Afirmacions: {checked} comprovades, {bad} no són als registres citats ({mark}):",
+        claims="Afirmacions: {checked}, {bad} ({mark}):",
+        claims_checked=Counted("1 comprovada", "{n} comprovades"),
+        claims_missing=Counted("1 no és als registres citats", "{n} no són als registres citats"),
         composed="(compost a partir dels registres: la resposta no conté prosa del model)",
         archive="Arxiu",
         schema="Esquema",
@@ -152,32 +208,52 @@ CLI_WORDS: dict[str, CliWords] = {
         off="desactivada",
         restricted="restringida",
         writable="editable",
-        section_records="{label} ({tipo}): {total} registres",
+        section_records=Counted("{label} ({tipo}): 1 registre", "{label} ({tipo}): {n} registres"),
         more="… {count} més (useu --offset)",
         linked_from="Enllaçat des de",
         via="mitjançant",
-        indexed="{chunks} fragments (incrustats: {figures}); {done} elements indexats ara.",
+        indexed="{chunks} (incrustats: {figures}); {done}.",
+        indexed_chunks=Counted("1 fragment", "{n} fragments"),
+        indexed_items=Counted("1 element indexat ara", "{n} elements indexats ara"),
+        indexing_first=Counted("Primer s'indexa 1 element…", "Primer s'indexen {n} elements…"),
         worker_bar="incrustant",
         worker_embedded=(
-            "{vectors} textos incrustats en {seconds:.1f} s ({rate:.1f} per segon), "
-            "{batches} lots; per model:"
+            "{vectors} en {seconds:.1f} s ({rate:.1f} per segon), {batches}; per model:"
         ),
+        worker_texts=Counted("1 text incrustat", "{n} textos incrustats"),
+        worker_batches=Counted("1 lot", "{n} lots"),
         thousands=".",
         decimal=",",
         imported="S'ha importat {kind} des de {path}",
         import_into="  arxiu       {archive} en {seconds} s",
-        import_records=(
-            "  registres   {records} ({created} nous, {updated} actualitzats, "
-            "{unchanged} sense canvis) de {read} línies"
+        import_records="  registres   {records} ({created}, {updated}, {unchanged}) {read}",
+        import_created=Counted("1 nou", "{n} nous"),
+        import_updated=Counted("1 actualitzat", "{n} actualitzats"),
+        import_unchanged=Counted("1 sense canvis", "{n} sense canvis"),
+        import_read=Counted("d'1 línia", "de {n} línies"),
+        import_deleted=Counted(
+            "  suprimits   1 (retirat a l'origen)", "  suprimits   {n} (retirats a l'origen)"
         ),
-        import_deleted="  suprimits   {deleted} (retirats a l'origen)",
         import_sections="  seccions    {sections}",
         import_links="  enllaços    {links}{unresolved}",
         import_unresolved=" ({count} sense resoldre: {top}{more})",
-        import_media="  multimèdia  {media} adjuntats, {missing} no trobats",
+        import_media="  multimèdia  {media}, {missing}",
+        import_attached=Counted("1 adjuntat", "{n} adjuntats"),
+        import_missing=Counted("1 no trobat", "{n} no trobats"),
         import_skipped="  omesos      {count}",
         import_line="línia {line}",
         import_more="    … i {count} més (vegeu --json)",
+        exported=Counted(
+            "S'ha exportat 1 registre com a {format} a {path}",
+            "S'han exportat {n} registres com a {format} a {path}",
+        ),
+        export_left_out=Counted(
+            "  1 registre restringit exclòs", "  {n} registres restringits exclosos"
+        ),
+        export_included=Counted(
+            "  1 registre restringit inclòs (ho diu al començament)",
+            "  {n} registres restringits inclosos (ho diu al començament)",
+        ),
     ),
     "es": CliWords(
         records_for="{count} registros para «{query}»",
@@ -187,10 +263,15 @@ CLI_WORDS: dict[str, CliWords] = {
         no_hits="ningún resultado",
         citations="Citas:",
         unverified_citation="sin verificar: ninguna herramienta de esta ejecución lo devolvió",
-        unverified_count="{bad} de {total} citas no están verificadas.",
+        unverified_count=Counted(
+            "1 de {total} citas no está verificada.", "{n} de {total} citas no están verificadas."
+        ),
+        unverified_only="La cita no está verificada.",
         vouches="(✓ responde del registro, no de la frase que lo cita.)",
-        claims=(
-            "Afirmaciones: {checked} comprobadas, {bad} no están en los registros citados ({mark}):"
+        claims="Afirmaciones: {checked}, {bad} ({mark}):",
+        claims_checked=Counted("1 comprobada", "{n} comprobadas"),
+        claims_missing=Counted(
+            "1 no está en los registros citados", "{n} no están en los registros citados"
         ),
         composed="(compuesto a partir de los registros: la respuesta no contiene prosa del modelo)",
         archive="Archivo",
@@ -204,32 +285,54 @@ CLI_WORDS: dict[str, CliWords] = {
         off="desactivada",
         restricted="restringida",
         writable="editable",
-        section_records="{label} ({tipo}): {total} registros",
+        section_records=Counted("{label} ({tipo}): 1 registro", "{label} ({tipo}): {n} registros"),
         more="… {count} más (use --offset)",
         linked_from="Enlazado desde",
         via="mediante",
-        indexed="{chunks} fragmentos (incrustados: {figures}); {done} elementos indexados ahora.",
+        indexed="{chunks} (incrustados: {figures}); {done}.",
+        indexed_chunks=Counted("1 fragmento", "{n} fragmentos"),
+        indexed_items=Counted("1 elemento indexado ahora", "{n} elementos indexados ahora"),
+        indexing_first=Counted(
+            "Primero se indexa 1 elemento…", "Primero se indexan {n} elementos…"
+        ),
         worker_bar="incrustando",
         worker_embedded=(
-            "{vectors} textos incrustados en {seconds:.1f} s ({rate:.1f} por segundo), "
-            "{batches} lotes; por modelo:"
+            "{vectors} en {seconds:.1f} s ({rate:.1f} por segundo), {batches}; por modelo:"
         ),
+        worker_texts=Counted("1 texto incrustado", "{n} textos incrustados"),
+        worker_batches=Counted("1 lote", "{n} lotes"),
         thousands=".",
         decimal=",",
         imported="Se ha importado {kind} desde {path}",
         import_into="  archivo     {archive} en {seconds} s",
-        import_records=(
-            "  registros   {records} ({created} nuevos, {updated} actualizados, "
-            "{unchanged} sin cambios) de {read} líneas"
+        import_records="  registros   {records} ({created}, {updated}, {unchanged}) {read}",
+        import_created=Counted("1 nuevo", "{n} nuevos"),
+        import_updated=Counted("1 actualizado", "{n} actualizados"),
+        import_unchanged=Counted("1 sin cambios", "{n} sin cambios"),
+        import_read=Counted("de 1 línea", "de {n} líneas"),
+        import_deleted=Counted(
+            "  eliminados  1 (retirado en el origen)", "  eliminados  {n} (retirados en el origen)"
         ),
-        import_deleted="  eliminados  {deleted} (retirados en el origen)",
         import_sections="  secciones   {sections}",
         import_links="  enlaces     {links}{unresolved}",
         import_unresolved=" ({count} sin resolver: {top}{more})",
-        import_media="  multimedia  {media} adjuntos, {missing} no encontrados",
+        import_media="  multimedia  {media}, {missing}",
+        import_attached=Counted("1 adjunto", "{n} adjuntos"),
+        import_missing=Counted("1 no encontrado", "{n} no encontrados"),
         import_skipped="  omitidos    {count}",
         import_line="línea {line}",
         import_more="    … y {count} más (véase --json)",
+        exported=Counted(
+            "Se ha exportado 1 registro como {format} en {path}",
+            "Se han exportado {n} registros como {format} en {path}",
+        ),
+        export_left_out=Counted(
+            "  1 registro restringido excluido", "  {n} registros restringidos excluidos"
+        ),
+        export_included=Counted(
+            "  1 registro restringido incluido (lo dice al principio)",
+            "  {n} registros restringidos incluidos (lo dice al principio)",
+        ),
     ),
 }
 """The CLI's words by language (``ca``, ``es``, ``en``)."""
@@ -280,6 +383,39 @@ def table() -> dict[str, str]:
     """The translation table of the chosen language (:mod:`app.core.i18n_tables`; empty for
     English): what the CLI says an import's skips and the labels of error codes with."""
     return load_table(cli_language())
+
+
+class CodedError(Protocol):
+    """What :func:`error_lines` says of an error: an :class:`~app.core.errors.ArxiuError`
+    raised here, or the :class:`~app.core.agent.events.ErrorEvent` a run streamed."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def label_key(self) -> str: ...
+    @property
+    def hint(self) -> str | None: ...
+
+
+def error_lines(error: CodedError) -> list[str]:
+    """A coded error for a person, as the CLI prints it on stderr: ``error [code]:``, the
+    code's label in the chosen language (Catalan and Spanish; :mod:`app.core.error_labels`)
+    and the message as the core wrote it (English, as the app shows it after the label), then
+    the hint. In English the message says it all and stands alone."""
+    label = table().get(error.label_key)
+    said = f"{label}: {error.message}" if label else error.message
+    lines = [f"error [{error.code}]: {said}"]
+    if error.hint:
+        lines.append(f"hint: {error.hint}")
+    return lines
+
+
+def counted(words: Counted, count: int, **params: str) -> str:
+    """``count`` in ``words`` (the form that agrees with it), written with the chosen
+    language's thousands separator (:func:`number`), and ``params`` filled in."""
+    return words.template(count).format(n=number(count), **params)
 
 
 def label_language() -> str:

@@ -1,7 +1,9 @@
 """``arxiu export FORMAT --section S [--record K] OUT``: records out as an archival standard.
 
 Restricted records are left out unless ``--include-restricted`` is given; then the export says
-so on its first line or element. Formats: see :mod:`app.core.archive.exporters`.
+so on its first line or element. Formats: see :mod:`app.core.archive.exporters`. What was
+written is said in the CLI's language (:mod:`app.commands.cli_words`); ``--json`` is the same
+in every language.
 """
 
 from __future__ import annotations
@@ -9,8 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.commands import cli_words
 from app.commands.common import add_archive_argument, open_current, print_json
-from app.core.archive.exporters import FORMATS, ExportRequest, run_export
+from app.core.archive.exporters import FORMATS, ExportRequest, ExportSummary, run_export
 from app.core.archive.model import RecordKey
 
 
@@ -62,11 +65,21 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary.to_dict())
         return 0
-    print(f"Exported {summary.records:,} records as {summary.format} to {summary.path}")
-    if summary.restricted_left_out:
-        print(f"  restricted left out  {summary.restricted_left_out:,}")
-    if summary.restricted_included:
-        print(f"  restricted included  {summary.restricted_included:,} (said at the top)")
-    for note in summary.notes:
-        print(f"  {note}")
+    print("\n".join(summary_lines(summary)))
     return 0
+
+
+def summary_lines(summary: ExportSummary) -> list[str]:
+    """What an export wrote, in the CLI's language (:mod:`app.commands.cli_words`): the records
+    and where, the restricted records left out or included, and the exporter's notes."""
+    w = cli_words.words()
+    lines = [
+        cli_words.counted(w.exported, summary.records, format=summary.format, path=summary.path)
+    ]
+    if summary.restricted_left_out:
+        lines.append(cli_words.counted(w.export_left_out, summary.restricted_left_out))
+    if summary.restricted_included:
+        lines.append(cli_words.counted(w.export_included, summary.restricted_included))
+    table = cli_words.table()
+    lines += [f"  {note.said_in(table)}" for note in summary.notes]
+    return lines

@@ -86,11 +86,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(summary_lines(summary, shown_archive(archive))))
     if summary.error is None:
         return EXIT_OK
-    label = cli_words.table().get(summary.error.label_key)  # the code's label, in ca or es
-    said = f"{label}: {summary.error.message}" if label else summary.error.message
-    print(f"error [{summary.error.code}]: {said}", file=sys.stderr)
-    if summary.error.hint:
-        print(f"hint: {summary.error.hint}", file=sys.stderr)
+    print("\n".join(cli_words.error_lines(summary.error)), file=sys.stderr)
     return EXIT_TRUNCATED
 
 
@@ -130,21 +126,24 @@ def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
         w.import_into.format(archive=archive, seconds=cli_words.seconds(summary.seconds)),
         w.import_records.format(
             records=n(summary.records),
-            created=n(summary.created),
-            updated=n(summary.updated),
-            unchanged=n(summary.unchanged),
-            read=n(summary.read),
+            created=w.import_created.said(summary.created, n(summary.created)),
+            updated=w.import_updated.said(summary.updated, n(summary.updated)),
+            unchanged=w.import_unchanged.said(summary.unchanged, n(summary.unchanged)),
+            read=w.import_read.said(summary.read, n(summary.read)),
         ),
     ]
     if summary.deleted:
-        lines.append(w.import_deleted.format(deleted=n(summary.deleted)))
+        lines.append(w.import_deleted.said(summary.deleted, n(summary.deleted)))
     if summary.sections:
         parts = ", ".join(f"{tipo} {n(count)}" for tipo, count in sorted(summary.sections.items()))
         lines.append(w.import_sections.format(sections=parts))
     lines.append(w.import_links.format(links=n(summary.links), unresolved=_unresolved(summary)))
     if summary.media or summary.media_missing:
         lines.append(
-            w.import_media.format(media=n(summary.media), missing=n(summary.media_missing))
+            w.import_media.format(
+                media=w.import_attached.said(summary.media, n(summary.media)),
+                missing=w.import_missing.said(summary.media_missing, n(summary.media_missing)),
+            )
         )
     lines.append(w.import_skipped.format(count=n(len(summary.skipped))))
     for skip in summary.skipped[:SKIPS_SHOWN]:

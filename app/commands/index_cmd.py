@@ -90,7 +90,9 @@ def run_index(args: argparse.Namespace) -> int:
     if final.error is not None:
         raise final.error
     figures = progress_text(stats.progress)
-    print(words().indexed.format(chunks=stats.chunks, figures=figures, done=final.items))
+    w = words()
+    chunks, done = w.indexed_chunks.said(stats.chunks), w.indexed_items.said(final.items)
+    print(w.indexed.format(chunks=chunks, figures=figures, done=done))
     return 0
 
 
@@ -149,8 +151,8 @@ def run_worker(args: argparse.Namespace) -> int:
         bar.finish()
     print(
         said.worker_embedded.format(
-            vectors=result.vectors, seconds=result.seconds, rate=result.rate,
-            batches=result.batches,
+            vectors=said.worker_texts.said(result.vectors), seconds=result.seconds,
+            rate=result.rate, batches=said.worker_batches.said(result.batches),
         )
     )  # fmt: skip
     for count in result.counts:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.commands.cli_words import words
+from app.commands.cli_words import counted, words
 from app.commands.common import add_archive_argument, open_current, print_json
 from app.core.archive import Archive, Record, RecordKey
 from app.core.archive.records import locators
@@ -51,7 +51,7 @@ def run_list(args: argparse.Namespace) -> int:
         )
         return 0
     w = words()
-    print(w.section_records.format(label=section.label(), tipo=section.tipo, total=total))
+    print(counted(w.section_records, total, label=section.label(), tipo=section.tipo))
     for row in rows:
         print(f"  {row['section_id']:>6}  {row['label']}")
     if args.offset + len(rows) < total:

@@ -3,15 +3,24 @@
 A :class:`Phrase` is an English template with named parameters (``duplicate id {id!r} (first
 on line {first})`` with ``id`` and ``first``). The core keeps its English text for logs, JSON
 and tests; the app and the CLI look the template up in a translation table
-(:mod:`app.core.i18n_tables`) and fill the translation with the same parameters.
+(:mod:`app.core.i18n_tables`) and fill the translation with the same parameters. A number
+is written with the separators the table names under :data:`THOUSANDS` and :data:`DECIMAL`
+(``8.388.608`` and ``0,5`` in Catalan and Spanish), however the translation formats it
+(``{limit:,}``).
 """
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.core.json_types import JsonObject
+
+THOUSANDS = "number.thousands"
+"""The key of a table's thousands separator (``.`` in Catalan and Spanish; ``,`` without one)."""
+DECIMAL = "number.decimal"
+"""The key of a table's decimal mark (``,`` in Catalan and Spanish; ``.`` without one)."""
 
 
 class Translations(Protocol):
@@ -49,7 +58,7 @@ class Phrase:
         translated = table.get(self.template)
         if translated:
             try:
-                return translated.format(**values)
+                return _Numbers(table).format(translated, **values)
             except (KeyError, IndexError, ValueError):
                 pass  # a translation that names another parameter: the English is still right
         return self.template.format(**values)
@@ -60,6 +69,23 @@ class Phrase:
             name: value.english() if isinstance(value, Phrase) else value
             for name, value in self.params
         }
+
+
+class _Numbers(string.Formatter):
+    """``str.format`` that writes a number with a table's separators (``{limit:,}``:
+    ``8.388.608`` in Catalan), everything else as ``str.format`` does."""
+
+    def __init__(self, table: Translations) -> None:
+        super().__init__()
+        marks = {",": table.get(THOUSANDS) or ",", ".": table.get(DECIMAL) or "."}
+        self._marks = str.maketrans(marks)
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        """``value`` formatted by ``format_spec``; a number's separators the table's."""
+        text: str = super().format_field(value, format_spec)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return text.translate(self._marks)
+        return text
 
 
 PhraseParam = str | int | float | Phrase

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import paths
+from app.core.counted import Counted
 from app.core.errors import ArxiuError
 from app.core.models import catalog as catalog_mod
 from app.core.models import discovery
@@ -46,6 +47,9 @@ SERVERS: tuple[ServerSpec, ...] = KNOWN_SERVERS
 COLUMNS = 8
 ADD_COLUMN = 7
 _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arxiu-discovery")
+FOUND = Counted("1 model found in {s} s.", "{n} models found in {s} s.")
+REFUSED = Counted("1 file could not be used.", "{n} files could not be used.")
+"""What a search for models found, each count in the form that agrees with it."""
 FIT_COLORS = {
     "fits": LOCAL_COLOR,
     "tight": EXTERNAL_COLOR,
@@ -165,13 +169,13 @@ class DiscoveredModelsBox(QGroupBox):
         for number, found in enumerate(result.models):
             self._add_row(number, found, added)
         if result.models:
-            text = self.tr("{n} model(s) found in {s} s.").format(
-                n=len(result.models), s=f"{result.elapsed_s:.1f}"
-            )
+            listed = len(result.models)
+            text = self.tr(FOUND.template(listed)).format(n=listed, s=f"{result.elapsed_s:.1f}")
         else:
             text = self.tr("No models found. Add a folder that holds .gguf files.")
         if result.refused:
-            text += " " + self.tr("{n} file(s) could not be used.").format(n=len(result.refused))
+            refused = len(result.refused)
+            text += " " + self.tr(REFUSED.template(refused)).format(n=refused)
         self.status.setText(text)
         self.status.setToolTip(
             "\n".join(f"{r.path}: {r.code} — {r.message}" for r in result.refused)

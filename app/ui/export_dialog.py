@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.core.archive import Archive, RecordKey
 from app.core.archive.exporters import FORMATS, ExportRequest, ExportSummary, run_export
+from app.core.counted import Counted
 from app.ui.services import Services
 
 CONTEXT = "ExportFormats"
@@ -41,6 +42,13 @@ FORMAT_NAMES = {
     "json": "Arxiu JSON",
 }
 SUFFIXES = {"ead3": ".xml", "eac-cpf": ".xml", "dc": ".xml", "csv": ".csv", "json": ".json"}
+WRITTEN = Counted("1 record written to {path}.", "{n} records written to {path}.")
+LEFT_OUT = Counted("1 restricted record left out.", "{n} restricted records left out.")
+INCLUDED = Counted(
+    "1 restricted record included; the export says so at its top.",
+    "{n} restricted records included; the export says so at its top.",
+)
+"""The counts of :func:`export_text`, each with its form for one (the tables hold both)."""
 
 
 def format_name(fmt: str) -> str:
@@ -183,16 +191,15 @@ async def export_records(services: Services, choice: ExportChoice) -> ExportSumm
 
 def export_text(summary: ExportSummary) -> str:
     """What the export wrote, in a sentence or two."""
-    tr = QCoreApplication.translate
-    text = tr(CONTEXT, "{records} records written to {path}.").format(
-        records=summary.records, path=summary.path
-    )
+    text = _count(WRITTEN, summary.records, path=str(summary.path))
     if summary.restricted_left_out:
-        text += " " + tr(CONTEXT, "{n} restricted records left out.").format(
-            n=summary.restricted_left_out
-        )
+        text += " " + _count(LEFT_OUT, summary.restricted_left_out)
     if summary.restricted_included:
-        text += " " + tr(
-            CONTEXT, "{n} restricted records included; the export says so at its top."
-        ).format(n=summary.restricted_included)
+        text += " " + _count(INCLUDED, summary.restricted_included)
     return text
+
+
+def _count(words: Counted, count: int, **params: str) -> str:
+    """``count`` in ``words`` (the form that agrees with it) with ``params``, in the UI's
+    language."""
+    return QCoreApplication.translate(CONTEXT, words.template(count)).format(n=count, **params)

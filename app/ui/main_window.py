@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QLocale, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.archive import RecordKey
+from app.core.counted import Counted
 from app.core.errors import ArxiuError
 from app.core.index.record_hits import search_records
 from app.ui.assistant.panel import AssistantPanel
@@ -63,6 +64,8 @@ DOCK_SHARE = 0.4
 record view about 200 pixels beside a 440-pixel dock)."""
 MODELS_OFFERED = "models_offered"
 """Settings key: the first-start offer of the models found on this computer was made."""
+SECTION_RECORDS = Counted("1 record", "{n} records")
+"""The status bar's count of the section shown, in the form that agrees with it."""
 
 
 class MainWindow(QMainWindow):
@@ -267,9 +270,9 @@ class MainWindow(QMainWindow):
         if self.records_model.section_tipo != tipo:
             self.records_model.set_section(tipo)
             self._size_columns()
-        self.statusBar().showMessage(
-            self.tr("{n} records").format(n=self.records_model.total()), 4000
-        )
+        total = self.records_model.total()
+        shown = self.tr(SECTION_RECORDS.template(total)).format(n=QLocale().toString(total))
+        self.statusBar().showMessage(shown, 4000)
 
     def _size_columns(self) -> None:
         """The title column takes the room left; the others fit their contents, within limits."""

@@ -33,7 +33,7 @@ def test_only_records_a_tool_returned_are_listed_as_records_to_open(
     assert "✓ Interview with Joan Vila (oh1/1) [en] — arxiu records show oh1 1" in err
     assert "Linares (tp2/39) — unverified" in err and "⚠" in err
     assert "records show tp2" not in err
-    assert "1 of 2 citations are unverified" in err
+    assert "1 of 2 citations is unverified" in err
 
 
 def test_json_events_carry_the_citations_in_the_final_frame(

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from app.cli import main
-from app.core.archive import open_archive
+from app.commands.ask_cmd import open_index
+from app.core.archive import Field, Section, open_archive
 from app.core.archive.write_switch import set_writes_allowed
 from app.core.index.embedders import HashingEmbedder
 from app.core.index.hits import SearchFilter
@@ -231,3 +232,36 @@ def test_write_with_json_events_reports_a_refused_plan_as_a_failure_envelope(
     with open_archive(folder) as archive:
         assert archive.audit_rows() == []
         assert not find_matches(archive, "rsc197", {"rsc85": "Anna Pujol"})
+
+
+INDEXING_FIRST = {
+    "ca": ("Primer s'indexa 1 element…", "Primer s'indexen 2 elements…"),
+    "es": ("Primero se indexa 1 elemento…", "Primero se indexan 2 elementos…"),
+    "en": ("Indexing 1 item first…", "Indexing 2 items first…"),
+}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_what_is_indexed_first_is_counted_in_the_language(
+    tmp_path: Path,
+    arxiu_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lang: str,
+) -> None:
+    """One letter and then two, never indexed: each a record to chunk before the answer."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    monkeypatch.setenv("ARXIU_EMBEDDING_MODEL", "hashing")
+    for count, said in enumerate(INDEXING_FIRST[lang], start=1):
+        with open_archive(tmp_path / str(count), create=True) as archive:
+            archive.put_section(Section("c1", {"lg-eng": "Letters"}, label_field="c2"))
+            archive.put_field(Field("c2", "c1", {"lg-eng": "Title"}, "text", position=1))
+            for number in range(count):
+                archive.create_record(
+                    "c1", {"c2": [{"lang": "lg-cat", "value": f"Carta {number}"}]}
+                )
+            open_index(archive, quiet=False).close()
+            assert capsys.readouterr().err.splitlines() == [said]
+            quiet = open_index(archive, quiet=False)  # nothing left: nothing said
+            assert quiet.pending() == 0 and capsys.readouterr().err == ""
+            quiet.close()

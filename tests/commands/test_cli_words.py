@@ -15,6 +15,7 @@ from app.commands.ask_citations import citation_lines, claim_lines
 from app.commands.cli_words import cli_language
 from app.core.agent.citations import Citation
 from app.core.agent.claims import Claim
+from app.core.archive import Field, Section, open_archive
 
 LANGS = ["ca", "es", "en"]
 HEADINGS = {
@@ -109,3 +110,82 @@ def test_the_language_comes_from_the_settings_then_the_system(
     assert cli_language() == "ca"
     monkeypatch.setenv("ARXIU_LANG", "es")
     assert cli_language() == "es"
+
+
+def letters(folder: Path, count: int) -> Path:
+    """An archive whose section ``c1`` (Letters) holds ``count`` letters of one short title."""
+    with open_archive(folder, create=True) as archive:
+        archive.put_section(Section("c1", {"lg-eng": "Letters"}, label_field="c2"))
+        archive.put_field(Field("c2", "c1", {"lg-eng": "Title"}, "text", position=1))
+        for number in range(count):
+            archive.create_record("c1", {"c2": [{"lang": "lg-cat", "value": f"Carta {number}"}]})
+    return folder
+
+
+SECTION_HEADINGS = {
+    "ca": ("Letters (c1): 0 registres", "Letters (c1): 1 registre", "Letters (c1): 2 registres"),
+    "es": ("Letters (c1): 0 registros", "Letters (c1): 1 registro", "Letters (c1): 2 registros"),
+    "en": ("Letters (c1): 0 records", "Letters (c1): 1 record", "Letters (c1): 2 records"),
+}
+INDEXED = {
+    "ca": ("1 fragment (incrustats: hashing-256 {one}); 2 elements indexats ara.",
+           "2 fragments (incrustats: hashing-256 {two}); 1 element indexat ara."),
+    "es": ("1 fragmento (incrustados: hashing-256 {one}); 2 elementos indexados ahora.",
+           "2 fragmentos (incrustados: hashing-256 {two}); 1 elemento indexado ahora."),
+    "en": ("1 chunk (embedded: hashing-256 {one}); 2 items indexed now.",
+           "2 chunks (embedded: hashing-256 {two}); 1 item indexed now."),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", LANGS, indirect=True)
+def test_a_section_s_records_and_an_index_run_agree_with_their_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lang: str
+) -> None:
+    """``records list`` of 0, 1 and 2 letters; ``index`` of one letter (its record chunked and
+    its text embedded: 2 items), then of a second with the same title (1 item: its text has
+    its vector already)."""
+    for count, heading in enumerate(SECTION_HEADINGS[lang]):
+        folder = letters(tmp_path / str(count), count)
+        listing = _out(capsys, "records", "list", "c1", "--archive", str(folder))
+        assert listing.splitlines()[0] == heading
+    one = tmp_path / "1"
+    first = _out(capsys, "index", "--archive", str(one), "--model", "hashing").splitlines()[-1]
+    with open_archive(one) as archive:
+        archive.create_record("c1", {"c2": [{"lang": "lg-cat", "value": "Carta 0"}]})
+    second = _out(capsys, "index", "--archive", str(one), "--model", "hashing").splitlines()[-1]
+    said = [line.format(one="1/1", two="2/2") for line in INDEXED[lang]]
+    assert [first, second] == said
+
+
+CITATIONS = {
+    "ca": ("La cita no està verificada.", "1 de 2 cites no està verificada.",
+           "2 de 2 cites no estan verificades."),
+    "es": ("La cita no está verificada.", "1 de 2 citas no está verificada.",
+           "2 de 2 citas no están verificadas."),
+    "en": ("The citation is unverified.", "1 of 2 citations is unverified.",
+           "2 of 2 citations are unverified."),
+}  # fmt: skip
+CLAIMS = {
+    "ca": ("Afirmacions: 1 comprovada, 1 no és als registres citats (⚠):",
+           "Afirmacions: 2 comprovades, 2 no són als registres citats (⚠):"),
+    "es": ("Afirmaciones: 1 comprobada, 1 no está en los registros citados (⚠):",
+           "Afirmaciones: 2 comprobadas, 2 no están en los registros citados (⚠):"),
+    "en": ("Claims: 1 checked, 1 not in the cited records (⚠):",
+           "Claims: 2 checked, 2 not in the cited records (⚠):"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", LANGS, indirect=True)
+def test_unverified_citations_and_missing_claims_agree_with_their_number(lang: str) -> None:
+    good = Citation("oh1", 1, "El pantà", verified=True)
+    bad = [Citation("oh1", 9, "", verified=False), Citation("oh1", 8, "", verified=False)]
+    cited = ([bad[0]], [good, bad[0]], bad)
+    counts = [line for c in cited for line in citation_lines(c) if line.startswith("⚠ ")]
+    assert [line.removeprefix("⚠ ") for line in counts] == list(CITATIONS[lang])
+    answer = "Es va acabar el 1963, amb 40 famílies."
+    claims = [
+        Claim(text, answer.index(text), answer.index(text) + len(text), "number", found=False)
+        for text in ("1963", "40")
+    ]
+    headings = [claim_lines(answer, claims[:count])[0] for count in (1, 2)]
+    assert headings == list(CLAIMS[lang])

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.commands.import_cmd import summary_lines
 from app.core.archive import open_archive
+from app.core.archive.importers import ImportSummary
 from tests.conftest import shared_data
 
 
@@ -112,7 +114,7 @@ def test_an_unknown_kind_is_refused_by_the_parser(tmp_path: Path) -> None:
         (
             "ca",
             (
-                "  registres   1 (1 nous, 0 actualitzats, 0 sense canvis) de 3 línies",
+                "  registres   1 (1 nou, 0 actualitzats, 0 sense canvis) de 3 línies",
                 "  omesos      2",
                 "    fons.csv:3: la fila té 5 cel·les i la capçalera, 3",
                 "    fons.csv:4: identificador duplicat «r1» (apareix primer a la línia 2)",
@@ -121,7 +123,7 @@ def test_an_unknown_kind_is_refused_by_the_parser(tmp_path: Path) -> None:
         (
             "es",
             (
-                "  registros   1 (1 nuevos, 0 actualizados, 0 sin cambios) de 3 líneas",
+                "  registros   1 (1 nuevo, 0 actualizados, 0 sin cambios) de 3 líneas",
                 "  omitidos    2",
                 "    fons.csv:3: la fila tiene 5 celdas y la cabecera, 3",
                 "    fons.csv:4: identificador duplicado «r1» (aparece primero en la línea 2)",
@@ -164,3 +166,121 @@ def test_the_summary_and_the_skip_reasons_follow_the_language(
         "duplicate id 'r1' (first on line 2)",
     ]
     assert skipped[0]["params"] == {"cells": 5, "width": 3}
+
+
+RECORDS_LINES = {
+    "ca": (
+        "  registres   1 (1 nou, 0 actualitzats, 0 sense canvis) d'1 línia",
+        "  registres   1 (0 nous, 0 actualitzats, 1 sense canvis) d'1 línia",
+        "  registres   2 (1 nou, 0 actualitzats, 1 sense canvis) de 2 línies",
+    ),
+    "es": (
+        "  registros   1 (1 nuevo, 0 actualizados, 0 sin cambios) de 1 línea",
+        "  registros   1 (0 nuevos, 0 actualizados, 1 sin cambios) de 1 línea",
+        "  registros   2 (1 nuevo, 0 actualizados, 1 sin cambios) de 2 líneas",
+    ),
+    "en": (
+        "  records   1 (1 created, 0 updated, 0 unchanged) from 1 line",
+        "  records   1 (0 created, 0 updated, 1 unchanged) from 1 line",
+        "  records   2 (1 created, 0 updated, 1 unchanged) from 2 lines",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_one_record_from_one_line_is_said_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """A real CSV of one row imported, imported again, then grown to two rows."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    path = tmp_path / "fons.csv"
+    archive = str(tmp_path / "a")
+    printed = []
+    for rows in ("r1,Carta del batlle,1912\n",) * 2 + (
+        "r1,Carta del batlle,1912\nr2,Plànol,1950\n",
+    ):
+        path.write_text("Identifier,Title,Date\n" + rows, encoding="utf-8")
+        assert main(["import", "csv", str(path), "--archive", archive]) == 0
+        printed.append(capsys.readouterr().out.splitlines()[2])
+    assert tuple(printed) == RECORDS_LINES[lang]
+
+
+COUNT_LINES = {
+    "ca": {
+        0: ("  multimèdia  0 adjuntats, 2 no trobats",),
+        1: ("  suprimits   1 (retirat a l'origen)", "  multimèdia  1 adjuntat, 1 no trobat"),
+        2: ("  suprimits   2 (retirats a l'origen)", "  multimèdia  2 adjuntats, 0 no trobats"),
+    },
+    "es": {
+        0: ("  multimedia  0 adjuntos, 2 no encontrados",),
+        1: ("  eliminados  1 (retirado en el origen)", "  multimedia  1 adjunto, 1 no encontrado"),
+        2: (
+            "  eliminados  2 (retirados en el origen)",
+            "  multimedia  2 adjuntos, 0 no encontrados",
+        ),
+    },
+    "en": {
+        0: ("  media     0 attached, 2 not found",),
+        1: ("  deleted   1 (withdrawn at the source)", "  media     1 attached, 1 not found"),
+        2: ("  deleted   2 (withdrawn at the source)", "  media     2 attached, 0 not found"),
+    },
+}
+HEADS = {"suprimits", "eliminados", "deleted", "multimèdia", "multimedia", "media"}
+
+
+@pytest.mark.parametrize("count", [0, 1, 2])
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_withdrawn_and_media_counts_agree_with_their_number(
+    monkeypatch: pytest.MonkeyPatch, lang: str, count: int
+) -> None:
+    """``count`` records withdrawn (no line for none), ``count`` files attached and the other
+    ``2 - count`` not found."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    summary = ImportSummary(kind="oai", path="https://example.org/oai", deleted=count)
+    summary.media, summary.media_missing = count, 2 - count
+    lines = summary_lines(summary, "a")
+    assert [line for line in lines if line.split()[0] in HEADS] == list(COUNT_LINES[lang][count])
+
+
+JSONL_SKIPS = {
+    "ca": (
+        "    wills.jsonl.gz:2: JSON no vàlid: Expecting value (columna 1)",
+        "    wills.jsonl.gz:4: no hi ha ni «page_texts» ni «text»",
+        "    wills.jsonl.gz:5: «testator» ha de ser una cadena, no pas int",
+    ),
+    "es": (
+        "    wills.jsonl.gz:2: JSON no válido: Expecting value (columna 1)",
+        "    wills.jsonl.gz:4: no hay ni «page_texts» ni «text»",
+        "    wills.jsonl.gz:5: «testator» debe ser una cadena, no int",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es"])
+def test_a_json_lines_import_says_its_skips_in_the_language(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """Real Poilus wills with a line that is not JSON, a will with no text and one whose
+    testator is a number spliced in; ``--json`` keeps the English reasons."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    good = _slice(shared_data("poilus", "wills.jsonl.gz"), tmp_path / "w.jsonl.gz", 3)
+    lines = gzip.decompress(good.read_bytes()).splitlines(keepends=True)
+    wrong = json.loads(lines[2])
+    wrong["testator"] = 1917
+    path = tmp_path / "poilus" / "wills.jsonl.gz"
+    path.parent.mkdir()
+    spliced = lines[0] + b"not json\n" + lines[1] + b'{"id": 5}\n' + json.dumps(wrong).encode()
+    path.write_bytes(gzip.compress(spliced))
+
+    assert main(["import", "poilus", str(path), "--archive", str(tmp_path / "a")]) == 0
+
+    printed = capsys.readouterr().out.splitlines()
+    assert [line for line in printed if line.startswith("    wills")] == list(JSONL_SKIPS[lang])
+    assert main(["import", "poilus", str(path), "--archive", str(tmp_path / "a"), "--json"]) == 0
+    skipped = json.loads(capsys.readouterr().out)["skipped"]
+    assert [s["reason"] for s in skipped] == [
+        "bad JSON: Expecting value (column 1)",
+        "no 'page_texts' and no 'text'",
+        "'testator' must be a string, not int",
+    ]
+    assert skipped[2]["template"] == "'{key}' must be {expected}, not {type}"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.commands.cli_words import CLI_WORDS
 from app.commands.index_cmd import WORKER_BATCH
 from app.core.archive.postgres.connect import connect
 from app.core.archive.postgres.transfer import copy_archive
@@ -21,11 +22,14 @@ HASHING = "hashing-256"
 """``--model hashing``'s id: the copied demo has only ``hashing-64`` vectors, so every text
 waits for this model."""
 SENTENCE = {
-    "en": r"^(\d+) texts embedded in [\d.]+ s \([\d.]+ a second\), (\d+) batches; per model:$",
-    "ca": r"^(\d+) textos incrustats en [\d.]+ s \([\d.]+ per segon\), (\d+) lots; per model:$",
-    "es": r"^(\d+) textos incrustados en [\d.]+ s \([\d.]+ por segundo\), (\d+) lotes; "
+    "en": r"^(\d+) texts? embedded in [\d.]+ s \([\d.]+ a second\), (\d+) batch(?:es)?; "
+    r"per model:$",
+    "ca": r"^(\d+) text(?:os)? incrustats? en [\d.]+ s \([\d.]+ per segon\), (\d+) lots?; "
+    r"per model:$",
+    "es": r"^(\d+) textos? incrustados? en [\d.]+ s \([\d.]+ por segundo\), (\d+) lotes?; "
     r"por modelo:$",
 }
+"""The worker's sentence, each count in either form (:func:`_run` checks the one that agrees)."""
 
 
 def _texts(url: str, model: str) -> tuple[int, int]:
@@ -46,7 +50,11 @@ def _run(capsys: pytest.CaptureFixture[str], lang: str, args: list[str]) -> tupl
     found = re.match(SENTENCE[lang], lines[0])
     assert found, lines
     assert len(lines) == 2, lines
-    return int(found[1]), int(found[2]), lines[1]
+    texts, batches = int(found[1]), int(found[2])
+    words = CLI_WORDS[lang]
+    assert lines[0].startswith(words.worker_texts.said(texts) + " ")
+    assert f", {words.worker_batches.said(batches)};" in lines[0]
+    return texts, batches, lines[1]
 
 
 def test_the_worker_command_embeds_what_waits_and_says_so(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.core.i18n_tables import load_table
-from app.core.phrases import Phrase
+from app.core.phrases import DECIMAL, THOUSANDS, Phrase
 
 DUPLICATE = "duplicate id {id!r} (first on line {first})"
 
@@ -37,3 +37,17 @@ def test_a_translation_that_does_not_fit_the_parameters_leaves_the_english() -> 
     phrase = Phrase.of("cell {number} holds a NUL byte", number=4)
     assert phrase.said_in({phrase.template: "la cel·la {numero} té un NUL"}) == phrase.english()
     assert phrase.said_in({phrase.template: ""}) == phrase.english()
+
+
+def test_a_number_is_written_with_the_separators_of_the_table_s_language() -> None:
+    """``{limit:,}`` and a decimal read ``8.388.608`` and ``0,5`` in Catalan and Spanish; text,
+    ``!r`` and a number's own digits are left as they are."""
+    template = "{name!r}: longer than {limit:,} bytes ({share:.1f} of line {line})"
+    phrase = Phrase.of(template, name="a.jsonl", limit=8_388_608, share=0.5, line=12345)
+    table = {template: "{name!r}: més de {limit:,} bytes ({share:.1f} de la línia {line})"}
+    assert phrase.english() == "'a.jsonl': longer than 8,388,608 bytes (0.5 of line 12345)"
+    assert phrase.said_in(table) == "'a.jsonl': més de 8,388,608 bytes (0.5 de la línia 12345)"
+    marks = {**table, THOUSANDS: ".", DECIMAL: ","}
+    assert phrase.said_in(marks) == "'a.jsonl': més de 8.388.608 bytes (0,5 de la línia 12345)"
+    for lang in ("ca", "es"):
+        assert (load_table(lang)[THOUSANDS], load_table(lang)[DECIMAL]) == (".", ",")

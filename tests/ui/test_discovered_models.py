@@ -143,3 +143,45 @@ def test_the_list_speaks_catalan_and_spanish(
     finally:
         if translator is not None:
             qapp.removeTranslator(translator)
+
+
+FOUND_AND_REFUSED = {
+    "ca": ("1 model trobat en ", "2 models trobats en ", "1 fitxer no es pot fer servir.",
+           "2 fitxers no es poden fer servir."),
+    "es": ("1 modelo encontrado en ", "2 modelos encontrados en ", "1 archivo no se puede usar.",
+           "2 archivos no se pueden usar."),
+    "en": ("1 model found in ", "2 models found in ", "1 file could not be used.",
+           "2 files could not be used."),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_models_found_and_the_files_refused_agree_with_their_number(
+    make_window: Any, fake_home: Path, qapp: Any, lang: str
+) -> None:
+    """One model found; then a second beside it and a file that is no GGUF; then another."""
+    from app.core.models.discovery import ScanLimits, discover
+    from app.ui import i18n
+
+    window = make_window()
+    folder = fake_home / ".lmstudio/models/Qwen/Qwen2.5-GGUF"
+    translator = i18n.install_translator(qapp, lang)
+    try:
+        box = discovered_models.DiscoveredModelsBox(window.services, parent=window)
+        said = []
+        for step in range(3):
+            if step == 1:
+                write_gguf(folder / "qwen2.5-3b-instruct-q4_k_m.gguf")
+            if step:
+                (folder / f"broken-{step}.gguf").write_bytes(b"GGUF" + b"\xff" * 64)
+            result = discover(servers=(), limits=ScanLimits(time_budget_s=120))
+            box.show_result(result)
+            said.append((len(result.models), len(result.refused), box.status.text()))
+    finally:
+        if translator is not None:
+            qapp.removeTranslator(translator)
+    one, two, refused_one, refused_two = FOUND_AND_REFUSED[lang]
+    assert [(models, refused) for models, refused, _ in said] == [(1, 0), (2, 1), (2, 2)]
+    assert said[0][2].startswith(one) and said[0][2].endswith(" s.")
+    assert said[1][2].startswith(two) and said[1][2].endswith(" s. " + refused_one)
+    assert said[2][2].startswith(two) and said[2][2].endswith(" s. " + refused_two)

@@ -1,16 +1,20 @@
-"""File → Export…: the file written holds as many records as the summary says."""
+"""File → Export…: the file written holds as many records as the summary says, and the summary
+says each count in words that agree with it (1 registre escrit, 2 registres escrits)."""
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from lxml import etree
 
-from app.core.archive.exporters import FORMATS
+from app.core.archive.exporters import FORMATS, ExportSummary
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
-from app.ui.export_dialog import ExportDialog
+from app.ui import i18n
+from app.ui.export_dialog import ExportDialog, export_text
 from tests.conftest import shared_data
 from tests.ui.conftest import run
 
@@ -77,3 +81,46 @@ def test_the_selected_component_exports_with_what_is_under_it(
     assert window.export_report is not None
     window.export_report.close()
     dialog.deleteLater()
+
+
+@pytest.fixture
+def ui_lang(request: pytest.FixtureRequest, qapp: Any) -> Iterator[str]:
+    lang = str(request.param)
+    translator = i18n.install_translator(qapp, lang)
+    yield lang
+    if translator is not None:
+        qapp.removeTranslator(translator)
+
+
+EXPORTED = {
+    "en": (
+        "0 records written to out.csv.",
+        "1 record written to out.csv. 1 restricted record left out. 1 restricted record "
+        "included; the export says so at its top.",
+        "2 records written to out.csv. 2 restricted records left out. 2 restricted records "
+        "included; the export says so at its top.",
+    ),
+    "ca": (
+        "0 registres escrits a out.csv.",
+        "1 registre escrit a out.csv. 1 registre restringit exclòs. 1 registre restringit "
+        "inclòs; l'exportació ho diu al començament.",
+        "2 registres escrits a out.csv. 2 registres restringits exclosos. 2 registres "
+        "restringits inclosos; l'exportació ho diu al començament.",
+    ),
+    "es": (
+        "0 registros escritos en out.csv.",
+        "1 registro escrito en out.csv. 1 registro restringido excluido. 1 registro "
+        "restringido incluido; la exportación lo dice al principio.",
+        "2 registros escritos en out.csv. 2 registros restringidos excluidos. 2 registros "
+        "restringidos incluidos; la exportación lo dice al principio.",
+    ),
+}
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_the_export_s_counts_agree_with_their_number(ui_lang: str) -> None:
+    for count, said in enumerate(EXPORTED[ui_lang]):
+        summary = ExportSummary(
+            "csv", "out.csv", records=count, restricted_left_out=count, restricted_included=count
+        )
+        assert export_text(summary) == said

@@ -20,6 +20,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.archive import RecordKey
+from app.core.counted import Counted
+
+IMAGES = Counted("1 image attached", "{n} images attached")
+"""The images that go with the next question, in the form that agrees with their number."""
 
 
 class QuestionEdit(QPlainTextEdit):
@@ -129,7 +133,7 @@ class ComposerWidget(QFrame):
         """Images sent with the next question."""
         self.images = list(images)
         self.images_label.setText(
-            self.tr("{n} image(s) attached").format(n=len(images)) if images else ""
+            self.tr(IMAGES.template(len(images))).format(n=len(images)) if images else ""
         )
 
     def take_question(self) -> str:

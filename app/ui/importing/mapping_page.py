@@ -27,8 +27,12 @@ from app.core.archive import Archive
 from app.core.archive.importers.base import ImportOptions
 from app.core.archive.importers.csv_mapping import ROLES, SINGLE, ColumnMapping
 from app.core.archive.importers.tabular import mapping_for, read_table
+from app.core.counted import Counted
 
 PREVIEW_ROWS = 3
+ROWS = Counted("1 row", "{n} rows")
+COLUMNS = Counted("1 column", "{n} columns")
+"""The table's size above the mapping, each count in the form that agrees with it."""
 CONTEXT = "ImportMapping"
 ROLE_NAMES = {
     "title": "Title",
@@ -94,11 +98,16 @@ class MappingPage(QWidget):
         """
         table = read_table(path)
         self.mapping = mapping_for(archive, table.header, ImportOptions())
+        rows, columns = len(table.rows), len(table.header)
         self.about.setText(
             self.tr(
-                "{file}: {rows} rows, {columns} columns. Check what each column becomes; "
+                "{file}: {rows}, {columns}. Check what each column becomes; "
                 "the mapping is kept for the next file with the same columns."
-            ).format(file=path.name, rows=len(table.rows), columns=len(table.header))
+            ).format(
+                file=path.name,
+                rows=self.tr(ROWS.template(rows)).format(n=rows),
+                columns=self.tr(COLUMNS.template(columns)).format(n=columns),
+            )
         )
         self.table.setRowCount(len(self.mapping.columns))
         for row, rule in enumerate(self.mapping.columns):

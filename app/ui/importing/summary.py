@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from PySide6.QtCore import QCoreApplication, QLocale
 
 from app.core.archive.importers import ImportSummary
+from app.core.counted import Counted
 from app.core.import_report import skip_reason
 from app.ui.i18n import InstalledTranslations, error_text
 
@@ -15,9 +16,33 @@ SKIPS_LISTED = 10
 """Skips listed one by one (file:line and code); the rest are counted."""
 CONTEXT = "ImportSummary"
 
+RECORDS = Counted("1 record", "{n} records")
+CREATED = Counted("1 new", "{n} new")
+UPDATED = Counted("1 updated", "{n} updated")
+UNCHANGED = Counted("1 unchanged", "{n} unchanged")
+LINKS = Counted("1 link", "{n} links")
+MEDIA = Counted("1 media file", "{n} media files")
+SKIPPED = Counted("1 skipped", "{n} skipped")
+WITHDRAWN = Counted(
+    "1 record withdrawn by the source was removed.",
+    "{n} records withdrawn by the source were removed.",
+)
+STOPPED = Counted(
+    "The import stopped: 1 record written.", "The import stopped: {n} records written."
+)
+IMPORTED = Counted("1 record imported.", "{n} records imported.")
+MORE_SKIPPED = Counted("  … and 1 more skipped.", "  … and {n} more skipped.")
+"""The counts of the summary, each with its form for one (:class:`~app.core.counted.Counted`;
+the translation tables hold both forms)."""
+
 
 def _t(text: str) -> str:
     return QCoreApplication.translate(CONTEXT, text)
+
+
+def _count(words: Counted, count: int) -> str:
+    """``count`` in ``words`` (the form that agrees with it), in the UI's language."""
+    return _t(words.template(count)).format(n=count)
 
 
 def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None = None) -> str:
@@ -29,23 +54,21 @@ def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None
     names = section_names or {}
     lines = [
         _t(
-            "{records} records ({created} new, {updated} updated, {unchanged} unchanged), "
-            "{links} links, {media} media, {skipped} skipped, in {seconds} s."
+            "{records} ({created}, {updated}, {unchanged}), {links}, {media}, {skipped}, "
+            "in {seconds} s."
         ).format(
-            records=summary.records,
-            created=summary.created,
-            updated=summary.updated,
-            unchanged=summary.unchanged,
-            links=summary.links,
-            media=summary.media,
-            skipped=len(summary.skipped),
+            records=_count(RECORDS, summary.records),
+            created=_count(CREATED, summary.created),
+            updated=_count(UPDATED, summary.updated),
+            unchanged=_count(UNCHANGED, summary.unchanged),
+            links=_count(LINKS, summary.links),
+            media=_count(MEDIA, summary.media),
+            skipped=_count(SKIPPED, len(summary.skipped)),
             seconds=QLocale().toString(summary.seconds, "f", 1),
         )
     ]
     if summary.deleted:
-        lines.append(
-            _t("{n} records withdrawn by the source were removed.").format(n=summary.deleted)
-        )
+        lines.append(_count(WITHDRAWN, summary.deleted))
     if summary.sections:
         parts = [
             f"{names.get(tipo, tipo)}: {count}" for tipo, count in sorted(summary.sections.items())
@@ -61,10 +84,8 @@ def summary_notice(summary: ImportSummary) -> str:
     """What an import did in a few words, short enough for the status bar beside the index's
     progress (the whole summary is in the window that follows)."""
     if summary.error is not None:
-        return _t("The import stopped: {n} records written.").format(n=summary.records)
-    if summary.records == 1:
-        return _t("1 record imported.")
-    return _t("{n} records imported.").format(n=summary.records)
+        return _count(STOPPED, summary.records)
+    return _count(IMPORTED, summary.records)
 
 
 def _skip_lines(summary: ImportSummary) -> list[str]:
@@ -77,5 +98,5 @@ def _skip_lines(summary: ImportSummary) -> list[str]:
         lines.append(f"  {where} [{skip.code}] {skip_reason(skip, translations)}")
     more = len(summary.skipped) - SKIPS_LISTED
     if more > 0:
-        lines.append(_t("  … and {n} more skipped.").format(n=more))
+        lines.append(_count(MORE_SKIPPED, more))
     return lines

@@ -1,4 +1,5 @@
-"""The import summary the app shows says each skip's reason in the UI's language."""
+"""The import summary the app shows says each skip's reason in the UI's language, and each
+count in words that agree with it (1 registre, 1 nou; 0 and 2 registres, nous)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import pytest
 
 from app.core.archive import open_archive
 from app.core.archive.importers import ImportSummary
-from app.core.archive.importers.base import ImportOptions
+from app.core.archive.importers.base import BAD_ROW, ImportOptions, Skip
 from app.core.errors import ImportFailed
 from app.core.importing import import_dataset
 from app.ui import i18n
-from app.ui.importing.summary import summary_text
+from app.ui.importing.summary import SKIPS_LISTED, summary_notice, summary_text
 
 ROWS = (
     "Identifier,Title,Date\nr1,Carta del batlle,1912\nr2,Plànol del pantà,1950,extra,cells\n"
@@ -81,3 +82,116 @@ def test_the_seconds_are_written_as_the_ui_language_writes_numbers(
     timed = ImportSummary(kind="csv", path="fons.csv", seconds=2.34)
     first = summary_text(timed).splitlines()[0]
     assert first.endswith({"en": "in 2.3 s.", "ca": "en 2,3 s.", "es": "en 2,3 s."}[ui_lang])
+
+
+def _summary(count: int, *, skipped: int | None = None) -> ImportSummary:
+    """A summary whose every count is ``count`` (records: new ``count``, updated and unchanged
+    0), with ``skipped`` skips (``count`` when not given)."""
+    summary = ImportSummary(kind="csv", path="fons.csv", created=count, links=count, media=count)
+    summary.deleted = count
+    many = count if skipped is None else skipped
+    summary.skipped = [Skip(n, "bad", "fons.csv", BAD_ROW) for n in range(1, many + 1)]
+    return summary
+
+
+COUNTS = {
+    "en": {
+        0: ("0 records (0 new, 0 updated, 0 unchanged), 0 links, 0 media files, 0 skipped",),
+        1: (
+            "1 record (1 new, 0 updated, 0 unchanged), 1 link, 1 media file, 1 skipped",
+            "1 record withdrawn by the source was removed.",
+        ),
+        2: (
+            "2 records (2 new, 0 updated, 0 unchanged), 2 links, 2 media files, 2 skipped",
+            "2 records withdrawn by the source were removed.",
+        ),
+    },
+    "ca": {
+        0: (
+            "0 registres (0 nous, 0 actualitzats, 0 sense canvis), 0 enllaços, "
+            "0 fitxers multimèdia, 0 omesos",
+        ),
+        1: (
+            "1 registre (1 nou, 0 actualitzats, 0 sense canvis), 1 enllaç, 1 fitxer multimèdia, "
+            "1 omès",
+            "S'ha eliminat 1 registre que la font ha retirat.",
+        ),
+        2: (
+            "2 registres (2 nous, 0 actualitzats, 0 sense canvis), 2 enllaços, "
+            "2 fitxers multimèdia, 2 omesos",
+            "S'han eliminat 2 registres que la font ha retirat.",
+        ),
+    },
+    "es": {
+        0: (
+            "0 registros (0 nuevos, 0 actualizados, 0 sin cambios), 0 enlaces, "
+            "0 archivos multimedia, 0 omitidos",
+        ),
+        1: (
+            "1 registro (1 nuevo, 0 actualizados, 0 sin cambios), 1 enlace, "
+            "1 archivo multimedia, 1 omitido",
+            "Se ha eliminado 1 registro que la fuente ha retirado.",
+        ),
+        2: (
+            "2 registros (2 nuevos, 0 actualizados, 0 sin cambios), 2 enlaces, "
+            "2 archivos multimedia, 2 omitidos",
+            "Se han eliminado 2 registros que la fuente ha retirado.",
+        ),
+    },
+}
+
+
+@pytest.mark.parametrize("count", [0, 1, 2])
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_each_count_agrees_with_its_number(ui_lang: str, count: int) -> None:
+    first, *withdrawn = COUNTS[ui_lang][count]
+    lines = summary_text(_summary(count)).splitlines()
+    assert lines[0].startswith(first + ","), lines[0]
+    assert lines[1:2] == withdrawn  # none for 0: nothing was withdrawn
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_an_updated_and_an_unchanged_record_are_said_in_the_singular(ui_lang: str) -> None:
+    summary = ImportSummary(kind="csv", path="fons.csv", updated=1, unchanged=1)
+    said = {
+        "en": "2 records (0 new, 1 updated, 1 unchanged), ",
+        "ca": "2 registres (0 nous, 1 actualitzat, 1 sense canvis), ",
+        "es": "2 registros (0 nuevos, 1 actualizado, 1 sin cambios), ",
+    }[ui_lang]
+    assert summary_text(summary).startswith(said)
+
+
+MORE = {
+    "en": ("  … and 1 more skipped.", "  … and 2 more skipped."),
+    "ca": ("  … i 1 omès més.", "  … i 2 omesos més."),
+    "es": ("  … y 1 omitido más.", "  … y 2 omitidos más."),
+}
+STOPPED = {
+    "en": ("The import stopped: 1 record written.", "The import stopped: 2 records written."),
+    "ca": (
+        "La importació s'ha aturat: 1 registre escrit.",
+        "La importació s'ha aturat: 2 registres escrits.",
+    ),
+    "es": (
+        "La importación se ha detenido: 1 registro escrito.",
+        "La importación se ha detenido: 2 registros escritos.",
+    ),
+}
+IMPORTED = {
+    "en": ("0 records imported.", "1 record imported.", "2 records imported."),
+    "ca": ("0 registres importats.", "1 registre importat.", "2 registres importats."),
+    "es": ("0 registros importados.", "1 registro importado.", "2 registros importados."),
+}
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_the_skips_left_unlisted_and_the_notice_agree_with_their_number(ui_lang: str) -> None:
+    for more, said in zip((1, 2), MORE[ui_lang], strict=True):
+        lines = summary_text(_summary(0, skipped=SKIPS_LISTED + more)).splitlines()
+        assert lines[-1] == said
+    for count, said in enumerate(IMPORTED[ui_lang]):
+        assert summary_notice(_summary(count)) == said
+    for count, said in zip((1, 2), STOPPED[ui_lang], strict=True):
+        stopped = _summary(count)
+        stopped.error = ImportFailed("import.truncated", "fons.csv ends early.")
+        assert summary_notice(stopped) == said

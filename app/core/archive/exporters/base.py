@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from app.core.archive.model import Record, RecordKey
 from app.core.errors import ArxiuError
 from app.core.json_types import JsonObject
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -43,7 +44,9 @@ class ExportSummary:
     restricted_left_out: int = 0
     restricted_included: int = 0
     seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
+    notes: list[Phrase] = field(default_factory=list)
+    """What else a person should know of the export (the notice of restricted records, where
+    several finding aids went), as phrases the CLI says in its language; English in JSON."""
 
     def admit(self, restricted: bool, include_restricted: bool) -> bool:
         """Count one record an export meets; ``False`` when it is left out (with its subtree)."""
@@ -63,7 +66,7 @@ class ExportSummary:
             "records": self.records,
             "restricted_left_out": self.restricted_left_out,
             "restricted_included": self.restricted_included,
-            "notes": list(self.notes),
+            "notes": [note.english() for note in self.notes],
             "seconds": round(self.seconds, 3),
         }
 

@@ -163,6 +163,4 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
             flag = "" if record.restricted is None else str(record.restricted).lower()
             external = ids.get(record.section_id, str(record.key))
             writer.writerow([str(record.key), escape_cell(external), flag, *columns.cells(record)])
-    if summary.restricted_left_out:
-        summary.notes.append(f"{summary.restricted_left_out} restricted records left out")
     return summary

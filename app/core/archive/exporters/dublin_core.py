@@ -49,6 +49,7 @@ from app.core.archive.importers.dublin_core import DC, ELEMENT_FIELDS, OAI, OAI_
 from app.core.archive.importers.languages import iso_lang
 from app.core.archive.model import NEUTRAL_LANG, Field, Record, RecordKey
 from app.core.archive.store import now
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -120,7 +121,7 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
     body = etree.tostring(root, encoding="UTF-8", pretty_print=True)
     if summary.restricted_included:
         head = etree.tostring(etree.Comment(f" {RESTRICTED_NOTICE} ")) + b"\n"
-        summary.notes.append(RESTRICTED_NOTICE)
+        summary.notes.append(Phrase.of(RESTRICTED_NOTICE))
     else:
         head = b"<?xml version='1.0' encoding='UTF-8'?>\n"
     try:

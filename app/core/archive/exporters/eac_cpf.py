@@ -48,6 +48,7 @@ from app.core.archive.importers.languages import iso_lang
 from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
 from app.core.archive.store import now
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -133,7 +134,7 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
     except OSError as exc:
         raise unwritable(out, exc) from exc
     if summary.restricted_included:
-        summary.notes.append(RESTRICTED_NOTICE)
+        summary.notes.append(Phrase.of(RESTRICTED_NOTICE))
     return summary
 
 

@@ -59,12 +59,18 @@ from app.core.archive.exporters.base import (
 from app.core.archive.importers import ead_fields as crosswalk
 from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
 from app.core.archive.records import locators
+from app.core.counted import Counted
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
 NS = crosswalk.EAD3_NS
+FINDING_AIDS = Counted(
+    "1 finding aid, one file in {out}", "{n:,} finding aids, one file each in {out}"
+)
+"""The note of an export written into a folder, one file per finding aid."""
 LEVELS = frozenset(
     {"class", "collection", "file", "fonds", "item", "otherlevel", "recordgrp", "series"}
     | {"subfonds", "subgrp", "subseries"}
@@ -423,7 +429,7 @@ def _write(
     """One document to the file ``out``; several (or ``out`` a folder) into ``out``."""
     out = out.expanduser()
     if not documents:
-        summary.notes.append("nothing to write: no record was selected")
+        summary.notes.append(Phrase.of("nothing to write: no record was selected"))
         return
     if len(documents) == 1 and not out.is_dir():
         _save(documents[0][1], writable(out))
@@ -436,7 +442,8 @@ def _write(
             name += "_"
         names.add(name)
         _save(document, writable(out / f"{name}.xml"))
-    summary.notes.append(f"{len(documents)} finding aids, one file each in {out}")
+    count = len(documents)
+    summary.notes.append(Phrase.of(FINDING_AIDS.template(count), n=count, out=str(out)))
 
 
 def _save(document: etree._ElementTree, path: Path) -> None:

@@ -186,6 +186,4 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
     with out.open("w", encoding="utf-8") as handle:
         json.dump(data, handle, ensure_ascii=False, indent=1)
         handle.write("\n")
-    if summary.restricted_left_out:
-        summary.notes.append(f"{summary.restricted_left_out} restricted records left out")
     return summary

@@ -300,9 +300,9 @@ def import_rows(
     summary = run.summary
     for number, row in reader:
         summary.read += 1
-        built = _build(row, build)
-        if isinstance(built, tuple):
-            summary.skipped.append(Skip(number, built[1], path.name, built[0]))
+        built = _build(row, build, number, path.name)
+        if isinstance(built, Skip):
+            summary.skipped.append(built)
         elif (first := seen.get(built.record.external_id or "")) is not None:
             summary.skipped.append(
                 Skip.said(
@@ -354,16 +354,18 @@ def import_file(
     return summary
 
 
-def _build(row: JsonObject | str, build: BuildFn) -> Built | tuple[str, str]:
-    """The built record, or ``(code, reason)`` for a line that cannot become one."""
-    if isinstance(row, str):
-        return BAD_LINE, row
+def _build(row: JsonObject | Phrase, build: BuildFn, line: int, file: str) -> Built | Skip:
+    """The built record, or the skip of ``file``'s ``line`` when it cannot become one (its
+    reason a phrase, said in the app's and the CLI's language, where the reader or the
+    :class:`BadRow` gave one)."""
+    if isinstance(row, Phrase):
+        return Skip(line, row.english(), file, BAD_LINE, row)
     try:
         return build(row)
     except BadRow as exc:
-        return BAD_ROW, str(exc)
+        return Skip(line, str(exc), file, BAD_ROW, exc.phrase)
     except RecursionError:
-        return BAD_LINE, "nested too deeply"
+        return Skip.said(line, file, BAD_LINE, "nested too deeply")
 
 
 # -- schema ------------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ def build_document(row: JsonObject, corpus: str, lang: str = "lg-eng") -> Built:
     doc_id = require_id(row, "_id")
     title, text = opt_str(row, "title"), opt_str(row, "text")
     if title is None and text is None:
-        raise BadRow("document has neither 'title' nor 'text'")
+        raise BadRow.said("document has neither 'title' nor 'text'")
     values: Values = {}
     put(values, "beir2", title or doc_id, lang)
     put(values, "beir3", text, lang)

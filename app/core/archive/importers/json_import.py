@@ -14,7 +14,8 @@ and exported keeps matching that CSV), else under the source ``json`` by their o
 importing the same export again creates nothing. Skips: ``import.json_malformed`` (a file in a
 folder that is not an export; a single such file raises it), ``import.bad_row`` (a record entry
 without a section or values, or whose values are not lists of item objects; ``line`` is the
-record's position in ``records``).
+record's position in ``records``); their reasons are phrases (:meth:`Skip.said`), said in the
+app's and the CLI's language.
 """
 
 from __future__ import annotations
@@ -165,20 +166,24 @@ def _read(doc: JsonObject, file: str, docs: _Docs, summary: ImportSummary) -> No
     for position, item in enumerate(as_list(doc["records"]), start=1):
         summary.read += 1
         entry = _entry(item, position, file)
-        if isinstance(entry, str):
-            summary.skipped.append(Skip(position, entry, file, BAD_ROW))
+        if isinstance(entry, Skip):
+            summary.skipped.append(entry)
         else:
             docs.entries.append(entry)
 
 
-def _entry(item: JsonValue, position: int, file: str) -> _Entry | str:
+def _entry(item: JsonValue, position: int, file: str) -> _Entry | Skip:
+    """The record at ``position`` of ``file``'s ``records``, or the skip that says why it is
+    not one."""
     given = item.get("values") if isinstance(item, dict) else None
     if not isinstance(item, dict) or not isinstance(given, dict):
-        return "a record needs 'section_tipo', 'section_id' and 'values'"
+        reason = "a record needs 'section_tipo', 'section_id' and 'values'"
+        return Skip.said(position, file, BAD_ROW, reason)
     try:
         origin = RecordKey(str(item["section_tipo"]), _integer(item["section_id"]))
     except (KeyError, TypeError, ValueError):
-        return "a record needs 'section_tipo' and an integer 'section_id'"
+        reason = "a record needs 'section_tipo' and an integer 'section_id'"
+        return Skip.said(position, file, BAD_ROW, reason)
     ids = item.get("external_ids")
     first = ids[0] if isinstance(ids, list) and ids else None
     pair = first if isinstance(first, list) and len(first) == 2 else None
@@ -222,8 +227,8 @@ def import_json(archive: Archive, path: Path, progress: ProgressFn | None = None
     for number, entry in enumerate(docs.entries, start=1):
         run = runs.setdefault(entry.source, ImportRun(archive, summary, entry.source))
         built = _built(archive, entry, relations, moved)
-        if isinstance(built, str):
-            summary.skipped.append(Skip(entry.position, built, entry.file, BAD_ROW))
+        if isinstance(built, Skip):
+            summary.skipped.append(built)
         else:
             run.add(built, entry.position, entry.file)
         if progress is not None and number % 500 == 0:
@@ -287,10 +292,10 @@ def _place(archive: Archive, docs: _Docs) -> None:
 
 def _built(
     archive: Archive, entry: _Entry, relations: set[str], moved: dict[RecordKey, RecordKey | None]
-) -> Built | str:
+) -> Built | Skip:
     """The record of one entry, its relations pointed at their new keys (``moved``; a target
-    outside the export that the archive holds is kept and remembered there), or the reason its
-    values are not lists of item objects."""
+    outside the export that the archive holds is kept and remembered there), or the skip that
+    says its values are not lists of item objects."""
     values: Values = {}
     links: set[RecordKey] = set()
     unresolved: list[str] = []
@@ -298,7 +303,8 @@ def _built(
         if given is None:
             continue  # an empty field
         if not isinstance(given, list):
-            return f"field {tipo}: values must be a list of {{lang, value}} items"
+            reason = "field {field}: values must be a list of {{lang, value}} items"
+            return Skip.said(entry.position, entry.file, BAD_ROW, reason, field=tipo)
         if tipo in relations:
             kept, found, missed = _relinked(archive, tipo, given, moved)
             links.update(found)
@@ -308,7 +314,8 @@ def _built(
             continue
         items = [item for item in given if isinstance(item, dict)]
         if len(items) != len(given):
-            return f"field {tipo}: every item must be a {{lang, value}} object"
+            reason = "field {field}: every item must be a {{lang, value}} object"
+            return Skip.said(entry.position, entry.file, BAD_ROW, reason, field=tipo)
         values[tipo] = items
     assert entry.target is not None
     record = NewRecord(

@@ -163,12 +163,12 @@ def build_concept(row: JsonObject, keys: dict[str, RecordKey]) -> Built:
     _put_languages(values, "nomisma4", opt_dict(row, "definitions"))
     for code, names in opt_dict(row, "alt_labels").items():
         if not isinstance(names, list):
-            raise BadRow("'alt_labels' must map languages to lists of strings")
+            raise BadRow.said("'alt_labels' must map languages to lists of strings")
         put_many(
             values, "nomisma3", [n for n in names if isinstance(n, str) and n], archive_lang(code)
         )
     if "nomisma2" not in values:
-        raise BadRow("no label in any language")
+        raise BadRow.said("no label in any language")
     put(values, "nomisma5", opt_str(row, "type"))
     put(values, "nomisma6", opt_str(row, "class"))
     put(values, "nomisma7", opt_str(row, "uri") or URI_PREFIX + slug)
@@ -187,7 +187,8 @@ def build_concept(row: JsonObject, keys: dict[str, RecordKey]) -> Built:
 def _put_languages(values: Values, field_tipo: str, texts: JsonObject) -> None:
     for code, text in texts.items():
         if not isinstance(text, str):
-            raise BadRow(f"language '{code}' of field {field_tipo} must be a string")
+            reason = "language '{code}' of field {field} must be a string"
+            raise BadRow.said(reason, code=str(code), field=field_tipo)
         if text.strip():
             put(values, field_tipo, text, archive_lang(code))
 
@@ -204,13 +205,13 @@ class _Links:
     def add(self, values: Values, link: JsonValue) -> None:
         rel = link.get("rel") if isinstance(link, dict) else None
         if not isinstance(link, dict) or not isinstance(rel, str):
-            raise BadRow("each of 'links' must be an object with a 'rel'")
+            raise BadRow.said("each of 'links' must be an object with a 'rel'")
         if rel == "membership":
             self._membership(values, link)
             return
         target = link.get("target")
         if not isinstance(target, str) or not target:
-            raise BadRow(f"link '{rel}' has no target")
+            raise BadRow.said("link '{rel}' has no target", rel=rel)
         if rel in RELATION_FIELDS:
             self.relate(values, RELATION_FIELDS[rel], target)
         elif rel in MATCH_FIELDS:

@@ -12,7 +12,7 @@ records"). :class:`RecordReader` is the reader of a format whose every OAI recor
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from app.core.archive.importers.base import Built, ImportRun, ImportSummary, Skip
@@ -90,7 +90,7 @@ class RecordReader:
         for record, made in zip(records, built, strict=True):
             summary.read += 1
             if isinstance(made, Skip):
-                summary.skipped.append(Skip(line_of(record), made.reason, where, made.code))
+                summary.skipped.append(replace(made, line=line_of(record), file=where))
             else:
                 self.target.run.add(made, line_of(record), where)
         return []

@@ -158,7 +158,7 @@ def build_will(row: JsonObject, pages: dict[str, list[str]]) -> Built:
     page_texts = str_list(row, "page_texts")
     text = opt_str(row, "text")
     if not page_texts and text is None:
-        raise BadRow("no 'page_texts' and no 'text'")
+        raise BadRow.said("no 'page_texts' and no 'text'")
     values: Values = {}
     put(values, "poilus2", f"Testament — {testator or doc_id}")
     put(values, "poilus3", doc_id)

@@ -4,7 +4,9 @@ A file that cannot be opened raises a coded :class:`~app.core.errors.ImportFaile
 (``import.file_missing``, ``import.unreadable``). A bad line never raises: the reader yields its
 line number with the reason (bad JSON, not UTF-8, nested too deeply, a lone surrogate escape
 such as ``"\\ud800"``, longer than :data:`MAX_LINE_BYTES`), and the importer records it as
-skipped. A gzip stream that ends early (truncated download) stops the reading;
+skipped. The reasons, the reader's and a :class:`BadRow`'s, are
+:class:`~app.core.phrases.Phrase` s, which the app and the CLI say in their language
+(``resources/i18n``). A gzip stream that ends early (truncated download) stops the reading;
 :attr:`JsonlReader.error` then says after which line, and everything before it is imported.
 """
 
@@ -24,6 +26,7 @@ import orjson
 
 from app.core.errors import ImportFailed
 from app.core.json_types import JsonList, JsonObject
+from app.core.phrases import Phrase, PhraseParam
 
 GZIP_MAGIC = b"\x1f\x8b"
 STREAM_ERRORS = (EOFError, OSError, zlib.error)
@@ -40,10 +43,28 @@ for in the line passed through :data:`DIGITS`: ten times faster than a regular e
 MAX_FAST_OPENINGS = 256
 """Lines with more ``[`` and ``{`` than this go to the standard parser, whose recursion limit
 decides what is "nested too deeply" (``orjson`` reads any depth)."""
+TOO_LONG = Phrase.of("longer than {limit:,} bytes", limit=MAX_LINE_BYTES)
+"""Why a line over :data:`MAX_LINE_BYTES` is skipped."""
 
 
 class BadRow(ValueError):
-    """A row that parses as JSON but lacks a required key or has a value of the wrong type."""
+    """A row that parses as JSON but lacks a required key or has a value of the wrong type.
+
+    Its text is the reason in English; ``phrase``, when it was made with :meth:`said`, is the
+    same reason as a template and its parameters, which the app and the CLI say in their
+    language (a ``BadRow`` made from an error's message has none and is said after the label
+    of ``import.bad_row``).
+    """
+
+    def __init__(self, reason: str | Phrase) -> None:
+        phrase = reason if isinstance(reason, Phrase) else None
+        super().__init__(reason if phrase is None else phrase.english())
+        self.phrase = phrase
+
+    @classmethod
+    def said(cls, template: str, /, **params: PhraseParam) -> BadRow:
+        """The bad row whose reason is ``template`` filled with ``params``."""
+        return cls(Phrase.of(template, **params))
 
 
 def dataset_file(path: Path, default_name: str) -> Path:
@@ -115,8 +136,8 @@ def count_lines(path: Path) -> int:
 class JsonlReader:
     """Iterate ``(line_number, row_or_reason)`` over a JSON Lines file.
 
-    A row is a JSON object; a ``str`` is the reason the line was not usable (bad JSON, not an
-    object, not UTF-8). Blank lines are passed over silently.
+    A row is a JSON object; a :class:`~app.core.phrases.Phrase` is the reason the line was not
+    usable (bad JSON, not an object, not UTF-8). Blank lines are passed over silently.
     """
 
     def __init__(self, path: Path) -> None:
@@ -124,14 +145,14 @@ class JsonlReader:
         self.error: ImportFailed | None = None
         self.last_line = 0
 
-    def __iter__(self) -> Iterator[tuple[int, JsonObject | str]]:
+    def __iter__(self) -> Iterator[tuple[int, JsonObject | Phrase]]:
         with contextlib.ExitStack() as stack:
             stream = open_stream(self.path, stack)
             try:
                 for raw in _lines(stream):
                     self.last_line += 1
                     if raw is None:
-                        yield self.last_line, f"longer than {MAX_LINE_BYTES:,} bytes"
+                        yield self.last_line, TOO_LONG
                     elif raw.strip():
                         yield self.last_line, parse_line(raw, self.last_line)
             except STREAM_ERRORS as exc:
@@ -157,7 +178,7 @@ def _lines(stream: io.BufferedIOBase) -> Iterator[bytes | None]:
         yield None
 
 
-def parse_line(raw: bytes, number: int) -> JsonObject | str:
+def parse_line(raw: bytes, number: int) -> JsonObject | Phrase:
     """One line as a JSON object, or the reason it is not one.
 
     ``orjson`` reads it first (twice as fast); whatever it refuses (bad JSON, not UTF-8, a BOM,
@@ -183,23 +204,24 @@ def _reads_alike(raw: bytes) -> bool:
     return openings <= MAX_FAST_OPENINGS and BIG_NUMBER not in raw.translate(DIGITS)
 
 
-def _parse_slowly(raw: bytes, number: int) -> JsonObject | str:
-    """:func:`parse_line` through the standard library: the row, or the reason."""
+def _parse_slowly(raw: bytes, number: int) -> JsonObject | Phrase:
+    """:func:`parse_line` through the standard library: the row, or the reason (the decoder's
+    and the parser's own words, English, kept as parameters)."""
     try:
         text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
-        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        return Phrase.of("not UTF-8 text ({why} at byte {byte})", why=exc.reason, byte=exc.start)
     try:
         row = json.loads(text)
     except json.JSONDecodeError as exc:
-        return f"bad JSON: {exc.msg} (column {exc.colno})"
+        return Phrase.of("bad JSON: {why} (column {column})", why=exc.msg, column=exc.colno)
     except RecursionError:
-        return "bad JSON: nested too deeply"
+        return Phrase.of("bad JSON: nested too deeply")
     if not isinstance(row, dict):
-        return f"expected a JSON object, got {type(row).__name__}"
+        return Phrase.of("expected a JSON object, got {type}", type=type(row).__name__)
     obj: JsonObject = row  # json.loads makes only JSON values
     if SURROGATE_ESCAPE.search(raw) and not _encodable(obj):
-        return "a lone surrogate escape (such as \\ud800) is not text"
+        return Phrase.of("a lone surrogate escape (such as \\ud800) is not text")
     return obj
 
 
@@ -216,19 +238,22 @@ def _encodable(row: JsonObject) -> bool:
 
 
 def _wrong(key: str, expected: str, value: object) -> BadRow:
-    return BadRow(f"'{key}' must be {expected}, not {type(value).__name__}")
+    """``key`` holds a ``value`` of the wrong type; ``expected`` (``a string``) is a phrase of
+    its own, translated by the same tables."""
+    reason = "'{key}' must be {expected}, not {type}"
+    return BadRow.said(reason, key=key, expected=Phrase.of(expected), type=type(value).__name__)
 
 
 def require_id(row: JsonObject, key: str = "id") -> str:
     """A required identifier (non-empty string, or integer) as a string."""
     value = row.get(key)
     if value is None:
-        raise BadRow(f"missing required key '{key}'")
+        raise BadRow.said("missing required key '{key}'", key=key)
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise _wrong(key, "a string or an integer", value)
     text = str(value).strip()
     if not text:
-        raise BadRow(f"'{key}' is empty")
+        raise BadRow.said("'{key}' is empty", key=key)
     return text
 
 
@@ -286,5 +311,5 @@ def str_list(row: JsonObject, key: str) -> list[str]:
     """An optional list of strings."""
     items = opt_list(row, key)
     if not all(isinstance(item, str) for item in items):
-        raise BadRow(f"'{key}' must be a list of strings")
+        raise BadRow.said("'{key}' must be a list of strings", key=key)
     return [item for item in items if isinstance(item, str)]

@@ -166,7 +166,7 @@ def build_artist(row: JsonObject) -> Built:
     values: Values = {}
     name = opt_str(row, "name") or opt_str(row, "sort_name")
     if name is None:
-        raise BadRow("missing required key 'name'")
+        raise BadRow.said("missing required key '{key}'", key="name")
     put(values, "tate2", name)
     put(values, "tate3", opt_str(row, "sort_name"))
     put(values, "tate4", opt_str(row, "gender"), "lg-eng")
@@ -184,7 +184,7 @@ def build_artwork(row: JsonObject, artists: dict[str, RecordKey]) -> Built:
     artwork_id = require_id(row)
     title = opt_str(row, "title")
     if title is None:
-        raise BadRow("missing required key 'title'")
+        raise BadRow.said("missing required key '{key}'", key="title")
     values: Values = {}
     put(values, "tate21", title, "lg-eng")
     put(values, "tate22", opt_str(row, "acno"))
@@ -211,7 +211,7 @@ def _contributors(
     unresolved: list[str] = []
     for item in contributors:
         if not isinstance(item, dict):
-            raise BadRow("each of 'contributors' must be an object")
+            raise BadRow.said("each of 'contributors' must be an object")
         artist_id = require_id(item, "artist_id")
         role = opt_str(item, "role") or "artist"
         key = artists.get(artist_id)

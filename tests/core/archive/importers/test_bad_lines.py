@@ -1,8 +1,12 @@
-"""Bad lines lose nothing: each is reported with its code and line, every valid row is imported."""
+"""Bad lines lose nothing: each is reported with its code and line, every valid row is imported;
+its reason is said in the app's and the CLI's language."""
 
 from __future__ import annotations
 
+import ast
 import json
+import string
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +17,28 @@ from app.core.archive.bulk import NewRecord
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import (
     BAD_LINE,
+    BAD_ROW,
     ROW_FAILED,
     Built,
     ImportSummary,
     import_file,
 )
 from app.core.archive.importers.reading import MAX_LINE_BYTES
+from app.core.i18n_tables import TABLE_LANGS, load_table
+from app.core.import_report import skip_reason
 from tests.conftest import shared_data
 from tests.core.archive.importers.conftest import first_lines, write_gz
 
 DEEP = b'{"_id": "deep", "title": "t", "text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
 SURROGATE = b'{"_id": "sur", "title": "bad \\ud800 title", "text": "x"}\n'
 PAIR = b'{"_id": "pair", "title": "an emoji \\ud83d\\ude00", "text": "fine"}\n'
+IMPORTERS = Path(__file__).resolve().parents[4] / "app" / "core" / "archive" / "importers"
+JSON_LINES_MODULES = ("reading", "base", "nomisma", "igch", "tate", "poilus", "beir")
+"""The modules whose rows :func:`~app.core.archive.importers.base.import_rows` reads."""
+
+
+def fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
 def corpus(tmp_path: Path, bad: dict[int, bytes], count: int = 40) -> tuple[Path, list[bytes]]:
@@ -78,7 +92,13 @@ def test_a_line_over_the_cap_is_skipped_and_the_rest_imported(
     summary = run_import(archive, "beir", path)
 
     assert [s.line for s in summary.skipped] == [2, 5, 9]
-    assert "longer than" in summary.skipped[0].reason
+    assert (
+        summary.skipped[0].reason
+        == "longer than 8,388,608 bytes"
+        == f"longer than {MAX_LINE_BYTES:,} bytes"
+    )
+    said = [skip_reason(summary.skipped[0], load_table(lang)) for lang in ("ca", "es")]
+    assert said == ["té més de 8.388.608 bytes", "tiene más de 8.388.608 bytes"]
     assert summary.created == len(good) == archive.count_records("beir1")
 
 
@@ -123,3 +143,135 @@ def test_without_per_row_a_bad_record_rolls_the_batch_back(archive: Archive) -> 
     with pytest.raises(UnicodeEncodeError):
         archive.upsert_records(records)
     assert archive.count_records("s1") == 0
+
+
+BAD_ROWS = {
+    2: b"not json\n",
+    4: b"[1, 2]\n",
+    5: b'{"title": "no id"}\n',
+    7: b'{"_id": "x", "title": 5}\n',
+    8: b'{"_id": "y"}\n',
+    10: b'\xff{"_id": "z"}\n',
+    11: DEEP,
+}
+SAID = {
+    "en": [
+        "bad JSON: Expecting value (column 1)",
+        "expected a JSON object, got list",
+        "missing required key '_id'",
+        "'title' must be a string, not int",
+        "document has neither 'title' nor 'text'",
+        "not UTF-8 text (invalid start byte at byte 0)",
+        "bad JSON: nested too deeply",
+    ],
+    "ca": [
+        "JSON no vàlid: Expecting value (columna 1)",
+        "s'esperava un objecte JSON i s'ha trobat list",
+        "falta la clau obligatòria «_id»",
+        "«title» ha de ser una cadena, no pas int",
+        "el document no té ni «title» ni «text»",
+        "no és text UTF-8 (invalid start byte al byte 0)",
+        "JSON no vàlid: massa nivells d'imbricació",
+    ],
+    "es": [
+        "JSON no válido: Expecting value (columna 1)",
+        "se esperaba un objeto JSON y se ha encontrado list",
+        "falta la clave obligatoria «_id»",
+        "«title» debe ser una cadena, no int",
+        "el documento no tiene ni «title» ni «text»",
+        "no es texto UTF-8 (invalid start byte en el byte 0)",
+        "JSON no válido: demasiados niveles de anidamiento",
+    ],
+}
+
+
+def test_the_skips_of_a_json_lines_import_are_said_in_catalan_and_spanish(
+    archive: Archive, tmp_path: Path
+) -> None:
+    """A real BEIR import with bad lines and bad rows: each skip keeps its English reason (for
+    JSON and logs) and carries a phrase said in the table's language."""
+    path, good = corpus(tmp_path, BAD_ROWS)
+
+    summary = run_import(archive, "beir", path)
+
+    assert [(s.line, s.code) for s in summary.skipped] == [
+        (2, BAD_LINE), (4, BAD_LINE), (5, BAD_ROW), (7, BAD_ROW), (8, BAD_ROW), (10, BAD_LINE),
+        (11, BAD_LINE),
+    ]  # fmt: skip
+    assert summary.created == len(good)
+    assert [s.reason for s in summary.skipped] == SAID["en"]
+    assert all(s.phrase is not None for s in summary.skipped)
+    for lang in TABLE_LANGS:
+        assert [skip_reason(s, load_table(lang)) for s in summary.skipped] == SAID[lang]
+    assert [skip_reason(s, {}) for s in summary.skipped] == SAID["en"]
+
+
+SAYERS = {("BadRow", "said"): 0, ("Phrase", "of"): 0, ("", "_wrong"): 1}
+"""The calls that take a reason's template, and the position of the template among their
+arguments (``_wrong(key, expected, value)``: ``expected`` is a phrase of its own)."""
+
+
+def calls(tree: ast.Module) -> Iterator[tuple[ast.Call, set[str]]]:
+    """Each call in ``tree`` with the parameters of the function it is made in (none for a
+    call at the module's level)."""
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            given = function.args
+            params = {a.arg for a in given.posonlyargs + given.args + given.kwonlyargs}
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call):
+                    yield node, params
+    for statement in tree.body:
+        if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Call):
+                    yield node, set()
+
+
+def reason_templates() -> dict[str, str]:
+    """The English of every reason the JSON Lines reader and the rows' builders say as a phrase
+    (:data:`SAYERS`: a string, or a name the same file sets to strings; a parameter passed on is
+    found where its caller gives it), with where it is."""
+    found: dict[str, str] = {}
+    for name in JSON_LINES_MODULES:
+        path = IMPORTERS / f"{name}.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names: dict[str, list[str]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and isinstance(node.value.value, str):
+                        names.setdefault(target.id, []).append(node.value.value)
+        for node, params in calls(tree):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                called = (func.value.id, func.attr)
+            else:
+                called = ("", func.id if isinstance(func, ast.Name) else "")
+            position = SAYERS.get(called)
+            if position is None:
+                continue
+            argument = node.args[position]
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                templates = [argument.value]
+            elif isinstance(argument, ast.Name) and argument.id in names:
+                templates = names[argument.id]
+            elif isinstance(argument, ast.Name) and argument.id in params:
+                continue  # passed on: BadRow.said's template, _wrong's expected
+            else:
+                raise AssertionError(f"{path.name}:{node.lineno}: a template the scan can't read")
+            for template in templates:
+                found.setdefault(template, f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_every_json_lines_reason_is_translated_with_the_same_parameters() -> None:
+    templates = reason_templates()
+    assert "'{key}' must be {expected}, not {type}" in templates  # a name set before the call
+    assert "an integer" in templates and "no 'page_texts' and no 'text'" in templates
+    for lang in TABLE_LANGS:
+        table = load_table(lang)
+        missing = {t: where for t, where in templates.items() if not table.get(t)}
+        assert not missing, f"add to resources/i18n/{lang}.json: {missing}"
+        unlike = {t: table[t] for t in templates if fields(table[t]) != fields(t)}
+        assert not unlike, unlike

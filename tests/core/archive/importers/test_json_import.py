@@ -12,6 +12,8 @@ from app.core.archive import Archive
 from app.core.archive.importers import run_import
 from app.core.archive.model import RecordKey, Section
 from app.core.errors import ImportFailed
+from app.core.i18n_tables import load_table
+from app.core.import_report import skip_reason
 
 
 def export_doc(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -120,3 +122,50 @@ def test_a_record_whose_values_are_not_item_lists_is_a_bad_row(
     assert (summary.created, summary.links, summary.unresolved) == (2, 1, 1)
     ferran = archive.get_record(RecordKey("p1", 7))
     assert [i["value"]["section_id"] for i in ferran.items("p3")] == [4]
+
+
+BAD_ENTRIES = {
+    "ca": [
+        "un registre necessita «section_tipo», «section_id» i «values»",
+        "un registre necessita «section_tipo» i un «section_id» enter",
+        "camp p2: els valors han de ser una llista d'elements {lang, value}",
+        "camp p2: cada element ha de ser un objecte {lang, value}",
+    ],
+    "es": [
+        "un registro necesita «section_tipo», «section_id» y «values»",
+        "un registro necesita «section_tipo» y un «section_id» entero",
+        "campo p2: los valores deben ser una lista de elementos {lang, value}",
+        "campo p2: cada elemento debe ser un objeto {lang, value}",
+    ],
+}
+
+
+def test_a_bad_record_is_said_in_catalan_and_spanish(archive: Archive, tmp_path: Path) -> None:
+    """An export with a record lacking its values, one whose id is not a number, and two whose
+    values are not item lists: each skip's reason is a phrase, English in JSON."""
+    doc = export_doc(
+        [
+            {"section_tipo": "p1", "section_id": 1},
+            {"section_tipo": "p1", "section_id": "first", "values": {}},
+            {"section_tipo": "p1", "section_id": 5, "values": {"p2": "Dora"}},
+            {"section_tipo": "p1", "section_id": 6, "values": {"p2": ["Eva"]}},
+            person(7, "Ferran", []),
+        ]
+    )
+
+    summary = run_import(archive, "json", write(tmp_path / "people.json", doc))
+
+    assert summary.created == 1
+    assert [(s.line, s.file, s.code) for s in summary.skipped] == [
+        (n, "people.json", "import.bad_row") for n in (1, 2, 3, 4)
+    ]
+    for lang, said in BAD_ENTRIES.items():
+        assert [skip_reason(s, load_table(lang)) for s in summary.skipped] == said
+    assert summary.skipped[3].to_dict() == {
+        "line": 4,
+        "reason": "field p2: every item must be a {lang, value} object",
+        "file": "people.json",
+        "code": "import.bad_row",
+        "template": "field {field}: every item must be a {{lang, value}} object",
+        "params": {"field": "p2"},
+    }
