@@ -335,8 +335,12 @@ class DenseMatrix:
         compact = dead > max(1000, len(self._alive) // 5)
         if not self._pending and not compact:
             return
-        keep = self._alive if compact else np.ones(len(self._alive), bool)
         ids, block, sections, flags = self._take_pending()
+        if not len(self._alive) and not self.compressed:  # the first load: no copy
+            self._rows, self._matrix = Rows(ids, sections, flags), block
+            self._alive = np.ones(len(ids), bool)
+            return
+        keep = self._alive if compact else np.ones(len(self._alive), bool)
         self._rows = Rows(
             np.concatenate([self._rows.ids[keep], ids]),
             np.concatenate([self._rows.sections[keep], sections]),
@@ -362,6 +366,9 @@ class DenseMatrix:
                 np.zeros(0, np.int32),
                 np.zeros(0, np.int8),
             )
+        if len(parts) == 1:  # a whole model's vectors loaded at once (service._load)
+            ids, block, sections, flags = parts[0]
+            return ids, block.astype(np.float32, copy=False), sections, flags
         return (
             np.concatenate([p[0] for p in parts]),
             np.concatenate([p[1] for p in parts]).astype(np.float32, copy=False),
