@@ -26,6 +26,7 @@ from app.core.models.catalog import catalog_from_data
 from app.core.models.scripted import ScriptedModel, Turn
 from app.core.session import AssistantSession, AssistantSettings
 from app.core.tools.registry import ToolRegistry
+from app.ui import i18n
 from app.ui.app_settings import AppSettings
 from app.ui.gui_thread import GuiThreadCollector
 from app.ui.main_window import MainWindow
@@ -91,6 +92,17 @@ def no_qt_warnings(qtlog: Any) -> Iterator[None]:
         and r.message not in PLATFORM_NOISE
     ]
     assert not bad, f"Qt warnings: {bad}"
+
+
+@pytest.fixture
+def ui_lang(request: pytest.FixtureRequest, qapp: Any) -> Iterator[str]:
+    """The UI language a test is parametrised with (``indirect``), its table installed for
+    the test and removed after."""
+    lang = str(request.param)
+    translator = i18n.install_translator(qapp, lang)
+    yield lang
+    if translator is not None:
+        qapp.removeTranslator(translator)
 
 
 @pytest.fixture

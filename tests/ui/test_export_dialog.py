@@ -4,7 +4,6 @@ says each count in words that agree with it (1 registre escrit, 2 registres escr
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,7 +12,6 @@ from lxml import etree
 from app.core.archive.exporters import FORMATS, ExportSummary
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
-from app.ui import i18n
 from app.ui.export_dialog import ExportDialog, export_text
 from tests.conftest import shared_data
 from tests.ui.conftest import run
@@ -81,15 +79,6 @@ def test_the_selected_component_exports_with_what_is_under_it(
     assert window.export_report is not None
     window.export_report.close()
     dialog.deleteLater()
-
-
-@pytest.fixture
-def ui_lang(request: pytest.FixtureRequest, qapp: Any) -> Iterator[str]:
-    lang = str(request.param)
-    translator = i18n.install_translator(qapp, lang)
-    yield lang
-    if translator is not None:
-        qapp.removeTranslator(translator)
 
 
 EXPORTED = {

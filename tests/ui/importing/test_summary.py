@@ -3,9 +3,7 @@ count in words that agree with it (1 registre, 1 nou; 0 and 2 registres, nous)."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,7 +12,6 @@ from app.core.archive.importers import ImportSummary
 from app.core.archive.importers.base import BAD_ROW, ImportOptions, Skip
 from app.core.errors import ImportFailed
 from app.core.importing import import_dataset
-from app.ui import i18n
 from app.ui.importing.summary import SKIPS_LISTED, summary_notice, summary_text
 
 ROWS = (
@@ -47,15 +44,6 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> ImportSummary:
     path.write_text(ROWS, encoding="utf-8")
     with open_archive(folder / "archive", create=True) as archive:
         return import_dataset(archive, "csv", path, options=ImportOptions())
-
-
-@pytest.fixture
-def ui_lang(request: pytest.FixtureRequest, qapp: Any) -> Iterator[str]:
-    lang = str(request.param)
-    translator = i18n.install_translator(qapp, lang)
-    yield lang
-    if translator is not None:
-        qapp.removeTranslator(translator)
 
 
 @pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
