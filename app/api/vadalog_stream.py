@@ -33,10 +33,16 @@ from app.core.agent.events import (
     ToolUseEvent,
 )
 from app.core.agent.plan_types import PendingPlan
+from app.core.counted import Counted
 from app.core.errors import ArxiuError
 
 PROPOSE_TOOL = "propose_change_plan"
 RESULT_KEYS = ("section_tipo", "section_id", "created")
+APPLIED = Counted("Applied 1 operation; {records}.", "Applied {n} operations; {records}.")
+CREATED = Counted("1 record created or found", "{n} records created or found")
+"""The answer after an approved plan, streamed as the ``content`` the client shows: English,
+as the dialect's every message is (it carries no language), each count in the form that
+agrees with it."""
 
 
 async def close(events: AsyncIterator[Event]) -> None:
@@ -150,7 +156,7 @@ def report_text(report: dict[str, Any] | None, approved: bool) -> str:
         return "Not every operation was authorized, so nothing was written."
     created = len(report.get("created", {}))
     applied = len(report.get("applied", []))
-    text = f"Applied {applied} operation(s); {created} record(s) created or found."
+    text = APPLIED.template(applied).format(n=applied, records=CREATED.said(created))
     failed = report.get("failed")
     if failed:
         text += f" Operation {failed['op_id']} failed, so the ones after it were skipped."

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from app.commands import archive_shared_cmd
-from app.commands.cli_words import words
+from app.commands.cli_words import number, said, words
 from app.commands.common import add_archive_argument, open_current, print_json, shown_archive
 from app.core.archive import Archive
 from app.core.archive.migrations import MIGRATIONS
@@ -104,10 +104,10 @@ def run_info(args: argparse.Namespace) -> int:
         known = w.schema_shared.format(database=info["database"])
     else:
         known = w.schema_known.format(version=info["schema_version"], known=info["schema_known"])
-    links = w.links_media.format(links=info["links"], media=info["media"])
+    links = said(w.links_media, links=info["links"], media=info["media"])
     print(f"{w.archive:<{width}}{info['path']}")
     print(f"{w.schema:<{width}}{known}")
-    print(f"{w.records:<{width}}{info['records']:,}   {links}")
+    print(f"{w.records:<{width}}{number(info['records'])}   {links}")
     print(f"{w.writes:<{width}}{w.on if info['write_allowed'] else w.off}")
     print()
     for s in info["sections"]:
@@ -116,5 +116,5 @@ def run_info(args: argparse.Namespace) -> int:
             for flag, on in ((w.restricted, s["restricted"]), (w.writable, s["writable"]))
             if on
         )
-        print(f"  {s['tipo']:<14} {s['records']:>9,}  {s['label']}  {flags}".rstrip())
+        print(f"  {s['tipo']:<14} {number(s['records']):>9}  {s['label']}  {flags}".rstrip())
     return 0

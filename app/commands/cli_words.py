@@ -3,7 +3,9 @@
 The language is the one the desktop app chooses (:func:`cli_language`): ``ARXIU_LANG``, else
 the ``language`` of the settings file, else the system's (``LC_ALL``, ``LC_MESSAGES``,
 ``LANG``), else English. Only what a person reads changes: ``--json`` output, record labels
-from the archive, commands and codes stay as they are.
+from the archive, commands and codes stay as they are. A number is written with the separators
+of the language's translation table (``number.thousands`` and ``number.decimal``:
+:class:`app.core.phrases.Numbers`), the same the core's phrases are said with.
 """
 
 from __future__ import annotations
@@ -13,9 +15,18 @@ import os
 from dataclasses import dataclass
 from typing import Protocol
 
+from app.commands.setup_words import (
+    MODEL_WORDS,
+    SERVE_WORDS,
+    USER_WORDS,
+    ModelWords,
+    ServeWords,
+    UserWords,
+)
 from app.core import paths
 from app.core.counted import Counted
 from app.core.i18n_tables import load_table
+from app.core.phrases import Numbers
 
 UI_LANGS = {"ca": "lg-cat", "es": "lg-spa", "en": "lg-eng"}
 """The languages the CLI speaks, and the archive language of each (labels, titles)."""
@@ -74,10 +85,6 @@ class CliWords:
     """``{vectors}`` in ``{seconds}`` s (``{rate}`` a second), ``{batches}``: the counts below."""
     worker_texts: Counted
     worker_batches: Counted
-    thousands: str
-    """The thousands separator of the numbers in the import summary."""
-    decimal: str
-    """The decimal mark of the seconds in the import summary."""
     imported: str
     """The import summary's first line: ``{kind}`` from ``{path}``."""
     import_into: str
@@ -105,6 +112,10 @@ class CliWords:
     """``arxiu export``'s first line: the records, as ``{format}`` to ``{path}``."""
     export_left_out: Counted
     export_included: Counted
+    models: ModelWords
+    """``arxiu models`` and ``models discover`` (:mod:`app.commands.setup_words`)."""
+    users: UserWords
+    serve: ServeWords
 
 
 ENGLISH = CliWords(
@@ -144,11 +155,9 @@ ENGLISH = CliWords(
     indexed_items=Counted("1 item indexed now", "{n} items indexed now"),
     indexing_first=Counted("Indexing 1 item first…", "Indexing {n} items first…"),
     worker_bar="embedding",
-    worker_embedded="{vectors} in {seconds:.1f} s ({rate:.1f} a second), {batches}; per model:",
+    worker_embedded="{vectors} in {seconds:,.1f} s ({rate:,.1f} a second), {batches}; per model:",
     worker_texts=Counted("1 text embedded", "{n} texts embedded"),
     worker_batches=Counted("1 batch", "{n} batches"),
-    thousands=",",
-    decimal=".",
     imported="Imported {kind} from {path}",
     import_into="  into      {archive} in {seconds} s",
     import_records="  records   {records} ({created}, {updated}, {unchanged}) {read}",
@@ -176,6 +185,9 @@ ENGLISH = CliWords(
         "  1 restricted record included (said at the top)",
         "  {n} restricted records included (said at the top)",
     ),
+    models=MODEL_WORDS["en"],
+    users=USER_WORDS["en"],
+    serve=SERVE_WORDS["en"],
 )
 
 CLI_WORDS: dict[str, CliWords] = {
@@ -218,12 +230,10 @@ CLI_WORDS: dict[str, CliWords] = {
         indexing_first=Counted("Primer s'indexa 1 element…", "Primer s'indexen {n} elements…"),
         worker_bar="incrustant",
         worker_embedded=(
-            "{vectors} en {seconds:.1f} s ({rate:.1f} per segon), {batches}; per model:"
+            "{vectors} en {seconds:,.1f} s ({rate:,.1f} per segon), {batches}; per model:"
         ),
         worker_texts=Counted("1 text incrustat", "{n} textos incrustats"),
         worker_batches=Counted("1 lot", "{n} lots"),
-        thousands=".",
-        decimal=",",
         imported="S'ha importat {kind} des de {path}",
         import_into="  arxiu       {archive} en {seconds} s",
         import_records="  registres   {records} ({created}, {updated}, {unchanged}) {read}",
@@ -254,6 +264,9 @@ CLI_WORDS: dict[str, CliWords] = {
             "  1 registre restringit inclòs (ho diu al començament)",
             "  {n} registres restringits inclosos (ho diu al començament)",
         ),
+        models=MODEL_WORDS["ca"],
+        users=USER_WORDS["ca"],
+        serve=SERVE_WORDS["ca"],
     ),
     "es": CliWords(
         records_for="{count} registros para «{query}»",
@@ -297,12 +310,10 @@ CLI_WORDS: dict[str, CliWords] = {
         ),
         worker_bar="incrustando",
         worker_embedded=(
-            "{vectors} en {seconds:.1f} s ({rate:.1f} por segundo), {batches}; por modelo:"
+            "{vectors} en {seconds:,.1f} s ({rate:,.1f} por segundo), {batches}; por modelo:"
         ),
         worker_texts=Counted("1 texto incrustado", "{n} textos incrustados"),
         worker_batches=Counted("1 lote", "{n} lotes"),
-        thousands=".",
-        decimal=",",
         imported="Se ha importado {kind} desde {path}",
         import_into="  archivo     {archive} en {seconds} s",
         import_records="  registros   {records} ({created}, {updated}, {unchanged}) {read}",
@@ -333,6 +344,9 @@ CLI_WORDS: dict[str, CliWords] = {
             "  1 registro restringido incluido (lo dice al principio)",
             "  {n} registros restringidos incluidos (lo dice al principio)",
         ),
+        models=MODEL_WORDS["es"],
+        users=USER_WORDS["es"],
+        serve=SERVE_WORDS["es"],
     ),
 }
 """The CLI's words by language (``ca``, ``es``, ``en``)."""
@@ -369,14 +383,21 @@ def words() -> CliWords:
     return CLI_WORDS[cli_language()]
 
 
+def said(template: str, /, **values: object) -> str:
+    """``template`` filled in with ``values``, each number written with the chosen language's
+    separators (``{links:,}``: ``72,736`` or ``72.736``; ``{seconds:.1f}``: ``1.5`` or
+    ``1,5``); text as it is."""
+    return Numbers(table()).format(template, **values)
+
+
 def number(value: int) -> str:
     """``value`` with the chosen language's thousands separator (``72,736``, ``72.736``)."""
-    return f"{value:,}".replace(",", words().thousands)
+    return said("{value:,}", value=value)
 
 
 def seconds(value: float) -> str:
     """``value`` seconds to a tenth, with the chosen language's decimal mark (``1.5``, ``1,5``)."""
-    return f"{value:.1f}".replace(".", words().decimal)
+    return said("{value:.1f}", value=value)
 
 
 def table() -> dict[str, str]:
@@ -412,10 +433,11 @@ def error_lines(error: CodedError) -> list[str]:
     return lines
 
 
-def counted(words: Counted, count: int, **params: str) -> str:
+def counted(words: Counted, count: int, **params: object) -> str:
     """``count`` in ``words`` (the form that agrees with it), written with the chosen
-    language's thousands separator (:func:`number`), and ``params`` filled in."""
-    return words.template(count).format(n=number(count), **params)
+    language's thousands separator (:func:`number`), and ``params`` filled in (their numbers
+    with the language's separators too: :func:`said`)."""
+    return said(words.template(count), n=number(count), **params)
 
 
 def label_language() -> str:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.commands.cli_words import counted, said, words
 from app.commands.common import print_json
 from app.core import paths
+from app.core.counted import Counted
 from app.core.errors import ModelError
 from app.core.models.catalog import add_entry, catalog_from_data, read_raw_entries
 from app.core.models.discovery import (
@@ -21,14 +23,12 @@ from app.core.models.discovery_roots import check_folder, saved_folders
 from app.core.models.discovery_servers import KNOWN_SERVERS, SERVER_LABELS, ServerSpec
 from app.core.models.gguf import MIB
 
-FIT_WORDS = {
-    "fits": "fits in memory",
-    "tight": "tight fit in memory",
-    "over": "needs more memory than is free now",
-    "refused": "too large for this computer",
-    "server": "runs in its server",
-    "unknown": "memory unknown",
-}
+NOT_FOUND = Counted(
+    "There is no discovered model {number}; 1 was found.",
+    "There is no discovered model {number}; {n} were found.",
+)
+"""The message of ``ai.discovered_unknown`` (English, as the core's messages are; the CLI
+puts the code's label in its language before it)."""
 
 
 def server_spec(text: str) -> ServerSpec:
@@ -59,26 +59,37 @@ def _run_discovery(args: argparse.Namespace) -> Discovery:
 def _size(found: Found) -> str:
     if found.size is None:
         return "-"
-    return (
-        f"{found.size / (1 << 30):.1f} GB" if found.size >= 1 << 30 else f"{found.size // MIB} MB"
-    )
+    if found.size >= 1 << 30:
+        return said("{size:.1f} GB", size=found.size / (1 << 30))
+    return said("{size:,} MB", size=found.size // MIB)
 
 
 def _line(number: int, found: Found) -> str:
-    tools = {True: "tools: yes", False: "tools: no", None: "tools: ?"}[found.supports_tools]
-    context = f"ctx {found.context_length}" if found.context_length else "ctx ?"
-    fit = FIT_WORDS[found.fit]
+    """One found model for a person: its number, name, source, facts and how it fits."""
+    w = words().models
+    if found.context_length:
+        context = w.context.format(tokens=found.context_length)
+    else:
+        context = w.context_unknown
+    fit = w.fit[found.fit]
     if found.memory_needed and found.memory_available:
-        fit += f" ({found.memory_needed // MIB} of {found.memory_available // MIB} MiB free)"
+        needed, available = found.memory_needed // MIB, found.memory_available // MIB
+        fit += said(w.free, needed=needed, available=available)
+    tools = w.tools[found.supports_tools]
     facts = [found.architecture or "?", found.quantisation or "?", context, _size(found), tools]
     return f"{number:>3}  {found.name}  [{found.source_label}]  {' · '.join(facts)}  — {fit}"
 
 
 def _print(result: Discovery) -> None:
-    where = "" if result.complete else " (stopped at the scan's limit)"
+    w = words().models
     print(
-        f"Found {len(result.models)} model(s) on this computer in {result.elapsed_s:.2f} s, "
-        f"{result.entries_seen} entries looked at{where}."
+        counted(
+            w.found,
+            len(result.models),
+            seconds=result.elapsed_s,
+            entries=counted(w.entries, result.entries_seen),
+            where="" if result.complete else w.stopped,
+        )
     )
     for number, found in enumerate(result.models, start=1):
         print(_line(number, found))
@@ -86,15 +97,11 @@ def _print(result: Discovery) -> None:
     best = result.recommendation()
     if best is not None:
         found = result.models[best]
-        why = (
-            "it can plan tool calls (write mode)"
-            if found.supports_tools
-            else ("the best fit here; it cannot plan tool calls, so write mode needs another model")
-        )
-        print(f"Recommended: {best + 1} {found.name}: {why}.")
-        print(f"Add it with: arxiu models add --from-discovered {best + 1}")
+        why = w.why_tools if found.supports_tools else w.why_fit
+        print(w.recommended.format(number=best + 1, name=found.name, why=why))
+        print(w.add_it.format(number=best + 1))
     for refused in result.refused:
-        print(f"Refused {refused.path}: [{refused.code}] {refused.message}")
+        print(w.refused.format(path=refused.path, code=refused.code, message=refused.message))
 
 
 def discover_and_print(args: argparse.Namespace) -> int:
@@ -116,7 +123,7 @@ def _chosen(args: argparse.Namespace) -> Found:
     if not 1 <= number <= len(result.models):
         raise ModelError(
             "ai.discovered_unknown",
-            f"There is no discovered model {number}; {len(result.models)} were found.",
+            NOT_FOUND.template(len(result.models)).format(number=number, n=len(result.models)),
             hint="Run `arxiu models discover` to see the numbers.",
             category="input",
             details={"number": number, "found": len(result.models)},
@@ -142,5 +149,6 @@ def add_discovered(args: argparse.Namespace) -> int:
     catalog_from_data([*others, entry])  # validate before writing
     add_entry(entry)
     where = found.path or (found.server.endpoint if found.server else "")
-    print(f"Added model {entry['id']} (local / private) from {found.source_label}: {where}")
+    added = words().models.added_discovered
+    print(added.format(id=entry["id"], source=found.source_label, where=where))
     return 0

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from app.commands import cli_words
 from app.commands.cli_words import cli_language, words
 from app.commands.common import ProgressBar, open_current, print_json
 from app.core.index import open_index
@@ -14,6 +16,9 @@ from app.core.index.hits import SearchMode
 from app.core.index.indexer import Progress
 from app.core.index.progress import Phase, phase_label, progress_text
 from app.core.index.service import MODEL_SETTING, IndexStats
+
+if TYPE_CHECKING:
+    from app.core.index.postgres.worker import WorkerResult
 
 WORKER_BATCH = 64
 """``--batch``'s default (:data:`app.core.index.postgres.worker.BATCH`, not imported here so
@@ -91,7 +96,8 @@ def run_index(args: argparse.Namespace) -> int:
         raise final.error
     figures = progress_text(stats.progress)
     w = words()
-    chunks, done = w.indexed_chunks.said(stats.chunks), w.indexed_items.said(final.items)
+    chunks = cli_words.counted(w.indexed_chunks, stats.chunks)
+    done = cli_words.counted(w.indexed_items, final.items)
     print(w.indexed.format(chunks=chunks, figures=figures, done=done))
     return 0
 
@@ -137,8 +143,7 @@ def run_worker(args: argparse.Namespace) -> int:
         raise invalid_url(url or "(none)", "index --worker takes --archive postgresql://…")
     with connect(url) as conn:
         model = args.model or meta(conn, MODEL_SETTING)
-    said = words()
-    bar = ProgressBar(said.worker_bar)
+    bar = ProgressBar(words().worker_bar)
     try:
         result = drain(
             url,
@@ -149,15 +154,24 @@ def run_worker(args: argparse.Namespace) -> int:
         )
     finally:
         bar.finish()
-    print(
-        said.worker_embedded.format(
-            vectors=said.worker_texts.said(result.vectors), seconds=result.seconds,
-            rate=result.rate, batches=said.worker_batches.said(result.batches),
-        )
-    )  # fmt: skip
-    for count in result.counts:
-        print(f"  {count.model}: {count.vectors}")
+    for line in worker_lines(result):
+        print(line)
     return 0
+
+
+def worker_lines(result: WorkerResult) -> list[str]:
+    """What ``arxiu index --worker`` says of a run in the chosen language: the texts embedded
+    in how many seconds, at what rate, in how many batches (each count in the form that agrees
+    with it, numbers with the language's separators), then the vectors per model."""
+    w = words()
+    sentence = cli_words.said(
+        w.worker_embedded,
+        vectors=cli_words.counted(w.worker_texts, result.vectors),
+        seconds=result.seconds,
+        rate=result.rate,
+        batches=cli_words.counted(w.worker_batches, result.batches),
+    )
+    return [sentence, *(f"  {c.model}: {cli_words.number(c.vectors)}" for c in result.counts)]
 
 
 def completeness(stats: IndexStats) -> str:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.commands.cli_words import counted, said, words
 from app.commands.common import print_json
 from app.core.errors import ModelError
 from app.core.models.base import Message, StreamOptions
@@ -95,11 +96,12 @@ def run_list(args: argparse.Namespace) -> int:
     if args.json:
         print_json(models)
         return 0
+    w = words().models
     for model in models:
         mark = "*" if model["default"] else " "
-        flags = [model["egress"]] + (["vision"] if model["vision"] else [])
+        flags = [model["egress"]] + ([w.vision] if model["vision"] else [])
         if model["efforts"]:
-            flags.append("efforts: " + "/".join(model["efforts"]))
+            flags.append(w.efforts.format(levels="/".join(model["efforts"])))
         print(f"{mark} {model['id']:<20} {model['label']}  [{', '.join(flags)}]")
     return 0
 
@@ -164,7 +166,7 @@ def run_add(args: argparse.Namespace) -> int:
             raise ModelError("ai.api_key_missing", "No key was given on stdin.", category="input")
         store_api_key(entry["id"], key)
     add_entry(entry)
-    print(f"Added model {entry['id']}.")
+    print(words().models.added.format(id=entry["id"]))
     return 0
 
 
@@ -188,7 +190,7 @@ def run_remove(args: argparse.Namespace) -> int:
 
     remove_entry(args.id)
     delete_api_key(args.id)
-    print(f"Removed model {args.id}.")
+    print(words().models.removed.format(id=args.id))
     return 0
 
 
@@ -197,12 +199,23 @@ def run_test(args: argparse.Namespace) -> int:
     entry = load_catalog().get(args.id)
     stats = asyncio.run(_stream_test(entry, args.prompt, args.max_tokens))
     print()
-    print(
-        f"model {entry.id}: first token after {stats['ttft_s']:.2f} s, "
-        f"{stats['tokens']} tokens in {stats['generation_s']:.2f} s "
-        f"({stats['tokens_per_s']:.1f} tokens/s)"
-    )
+    print(speed_line(entry.id, stats))
     return 0
+
+
+def speed_line(model_id: str, stats: dict[str, Any]) -> str:
+    """What ``arxiu models test`` says of a reply in the chosen language: seconds to the first
+    token, the tokens (in the form that agrees with their number) in how many seconds, the
+    rate; numbers with the language's separators."""
+    w = words().models
+    return said(
+        w.tested,
+        id=model_id,
+        first=stats["ttft_s"],
+        tokens=counted(w.tokens, int(stats["tokens"])),
+        seconds=stats["generation_s"],
+        rate=stats["tokens_per_s"],
+    )
 
 
 async def _stream_test(entry: Any, prompt: str, max_tokens: int) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import time
 from typing import TYPE_CHECKING
 
 from app.api.hardening import LOOPBACK_NAMES, is_loopback, listening_socket
+from app.commands.cli_words import counted, words
 from app.commands.common import add_archive_argument, archive_location
 from app.commands.common import shown as shown_location
 from app.core.errors import ArxiuError
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from app.core.index.indexer import Progress
 
 DEFAULT_PORT = 8765
+READY = "index up to date ({seconds:.1f} s after start)"
+"""The line on stderr once the index is complete, the same in every language: the benchmarks
+(``benchmarks/bench_paths.py``) and tests wait for ``index up to date`` in it."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,13 +95,8 @@ def check_host(host: str, allow_remote: bool) -> None:
             category="input",
         )
     bar = "!" * 72
-    print(
-        f"{bar}\nWARNING: listening on {host}: other machines can reach this server.\n"
-        "Traffic is plain HTTP; put it behind TLS. Only users you added can log in.\n"
-        f"{bar}",
-        file=sys.stderr,
-        flush=True,
-    )
+    warning = words().serve.remote_warning.format(host=host)
+    print(f"{bar}\n{warning}\n{bar}", file=sys.stderr, flush=True)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -133,22 +132,35 @@ def run_serve(args: argparse.Namespace) -> int:
         ) from error
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Arxiu API at http://{shown}:{port}/dedalo/core/api/v1/json/", flush=True)
-    print(f"OAI-PMH (open records) at http://{shown}:{port}/oai", file=sys.stderr, flush=True)
-    print(
-        f"writes {'allowed for users with --can-write' if args.allow_writes else 'off'}; "
-        f"{len(users.list())} user(s); Ctrl+C stops",
-        file=sys.stderr,
-        flush=True,
+    announce(
+        f"http://{shown}:{port}",
+        allow_writes=args.allow_writes,
+        users=len(users.list()),
+        where=shown_location(archive_location(args)),
     )
-    where = shown_location(archive_location(args))
-    print(f"Indexing {where} in the background…", file=sys.stderr, flush=True)
     index_in_background(ctx, started)
     config = uvicorn.Config(create_app(ctx), log_level="warning", lifespan="on")
     with contextlib.suppress(KeyboardInterrupt):  # re-raised by uvicorn after its shutdown
         uvicorn.Server(config).run(sockets=[sock])
-    print("stopped", file=sys.stderr, flush=True)
+    print(words().serve.stopped, file=sys.stderr, flush=True)
     return 0
+
+
+def announce(base: str, *, allow_writes: bool, users: int, where: str) -> None:
+    """Say where the server listens: the API's URL on stdout, ``Arxiu API at http://…`` in
+    every language (clients, tests and benchmarks read the first line and split it at
+    `` at ``); then on stderr, in the chosen language, the OAI-PMH provider's URL, whether
+    writes are allowed, the ``users`` (in the form that agrees with their number) and the
+    archive (``where``) being indexed."""
+    print(f"Arxiu API at {base}/dedalo/core/api/v1/json/", flush=True)
+    w = words().serve
+    writes = w.writes_allowed if allow_writes else w.writes_off
+    lines = [
+        w.oai.format(url=f"{base}/oai"),
+        w.running.format(writes=writes, users=counted(w.users, users)),
+        w.indexing.format(where=where),
+    ]
+    print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 def index_in_background(ctx: ApiContext, started: float) -> threading.Thread:
@@ -161,13 +173,14 @@ def index_in_background(ctx: ApiContext, started: float) -> threading.Thread:
         if event.state == "idle" and event.error is None and not said:
             said.append(True)
             seconds = time.monotonic() - started
-            print(f"index up to date ({seconds:.1f} s after start)", file=sys.stderr, flush=True)
+            print(READY.format(seconds=seconds), file=sys.stderr, flush=True)
 
     def run() -> None:
         try:
             ctx.open_searcher()
         except ArxiuError as error:
-            print(f"the index is unavailable: {error}", file=sys.stderr, flush=True)
+            unavailable = words().serve.index_unavailable.format(error=error)
+            print(unavailable, file=sys.stderr, flush=True)
             return
         index = ctx.index
         if index is not None:

@@ -12,6 +12,7 @@ import getpass
 import sys
 
 from app.api.users import UserStore
+from app.commands.cli_words import words
 from app.commands.common import print_json
 from app.core.errors import ArxiuError
 
@@ -56,8 +57,9 @@ def read_password(from_stdin: bool) -> str:
             hint="Pipe it in with --password-stdin, or run the command in a terminal.",
             category="input",
         )
-    first = getpass.getpass("Password: ")
-    if getpass.getpass("Again: ") != first:
+    w = words().users
+    first = getpass.getpass(w.password)
+    if getpass.getpass(w.again) != first:
         raise ArxiuError(
             "user.password_invalid",
             "The two passwords differ.",
@@ -75,18 +77,21 @@ def run_add(args: argparse.Namespace) -> int:
         can_write=args.can_write,
         can_read_restricted=args.can_read_restricted,
     )
-    print(f"added {user.name} ({permissions(user.can_write, user.can_read_restricted)})")
+    said = permissions(user.can_write, user.can_read_restricted)
+    print(words().users.added.format(name=user.name, permissions=said))
     return 0
 
 
 def permissions(can_write: bool, can_read_restricted: bool) -> str:
-    """The permissions as words."""
-    words = [
-        "read",
-        *(["write"] if can_write else []),
-        *(["restricted"] if can_read_restricted else []),
-    ]
-    return ", ".join(words)
+    """The permissions as words, in the chosen language."""
+    w = words().users
+    return ", ".join(
+        [
+            w.read,
+            *([w.write] if can_write else []),
+            *([w.restricted] if can_read_restricted else []),
+        ]
+    )
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -105,7 +110,7 @@ def run_list(args: argparse.Namespace) -> int:
         )
         return 0
     if not users:
-        print("no users yet: add one with `arxiu users add NAME`", file=sys.stderr)
+        print(words().users.none_yet, file=sys.stderr)
     for user in users:
         print(f"{user.name}\t{permissions(user.can_write, user.can_read_restricted)}")
     return 0
@@ -114,14 +119,14 @@ def run_list(args: argparse.Namespace) -> int:
 def run_remove(args: argparse.Namespace) -> int:
     """Remove a user."""
     UserStore().remove(args.name)
-    print(f"removed {args.name}")
+    print(words().users.removed.format(name=args.name))
     return 0
 
 
 def run_passwd(args: argparse.Namespace) -> int:
     """Set a user's password."""
     UserStore().set_password(args.name, read_password(args.password_stdin))
-    print(f"password changed for {args.name}")
+    print(words().users.password_changed.format(name=args.name))
     return 0
 
 

@@ -58,7 +58,7 @@ class Phrase:
         translated = table.get(self.template)
         if translated:
             try:
-                return _Numbers(table).format(translated, **values)
+                return Numbers(table).format(translated, **values)
             except (KeyError, IndexError, ValueError):
                 pass  # a translation that names another parameter: the English is still right
         return self.template.format(**values)
@@ -71,9 +71,11 @@ class Phrase:
         }
 
 
-class _Numbers(string.Formatter):
+class Numbers(string.Formatter):
     """``str.format`` that writes a number with a table's separators (``{limit:,}``:
-    ``8.388.608`` in Catalan), everything else as ``str.format`` does."""
+    ``8.388.608`` in Catalan), everything else as ``str.format`` does: how a phrase's
+    translation is filled in, and how the CLI writes its own sentences' numbers
+    (:mod:`app.commands.cli_words`), so the tables are the one place that names them."""
 
     def __init__(self, table: Translations) -> None:
         super().__init__()

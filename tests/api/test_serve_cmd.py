@@ -35,7 +35,8 @@ def test_serve_prints_its_url_and_answers_until_interrupted(
     build_archive(tmp_path / "oh").close()
     (arxiu_home / "models.json").write_text(json.dumps(CATALOG), encoding="utf-8")
     UserStore(arxiu_home / "api_users.json").add("anna", "pw-anna")
-    process = start_serve(["--port", "0", "--archive", str(tmp_path / "oh")], serve_env(arxiu_home))
+    env = serve_env(arxiu_home) | {"ARXIU_LANG": "en"}
+    process = start_serve(["--port", "0", "--archive", str(tmp_path / "oh")], env)
     try:
         url = serve_url(process)
         with httpx.Client(timeout=30) as http:
@@ -53,10 +54,13 @@ def test_serve_prints_its_url_and_answers_until_interrupted(
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
-    assert "writes off" in err and "1 user(s)" in err and "stopped" in err
+    assert "writes off; 1 user; Ctrl+C stops" in err and err.endswith("stopped\n")
 
 
-def test_allow_remote_says_so_loudly(capsys: pytest.CaptureFixture[str]) -> None:
+def test_allow_remote_says_so_loudly(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARXIU_LANG", "en")
     check_host("0.0.0.0", allow_remote=True)
     err = capsys.readouterr().err
     assert "WARNING" in err and "other machines can reach this server" in err

@@ -12,10 +12,12 @@ import pytest
 
 from app.cli import main
 from app.commands.ask_citations import citation_lines, claim_lines
-from app.commands.cli_words import cli_language
+from app.commands.cli_words import cli_language, number, said, seconds
 from app.core.agent.citations import Citation
 from app.core.agent.claims import Claim
 from app.core.archive import Field, Section, open_archive
+from app.core.i18n_tables import load_table
+from app.core.phrases import DECIMAL, THOUSANDS
 
 LANGS = ["ca", "es", "en"]
 HEADINGS = {
@@ -189,3 +191,50 @@ def test_unverified_citations_and_missing_claims_agree_with_their_number(lang: s
     ]
     headings = [claim_lines(answer, claims[:count])[0] for count in (1, 2)]
     assert headings == list(CLAIMS[lang])
+
+
+INFO = {
+    "ca": ("Registres   {n}   enllaços {n}   mitjans 0", "  c1                 {n}  Letters"),
+    "es": ("Registros  {n}   enlaces {n}   medios 0", "  c1                 {n}  Letters"),
+    "en": ("Records  {n}   links {n}   media 0", "  c1                 {n}  Letters"),
+}
+"""``archive info``'s records line and its section's line."""
+
+
+@pytest.mark.parametrize("lang", LANGS, indirect=True)
+def test_archive_info_writes_its_counts_with_the_language_s_thousands_separator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lang: str
+) -> None:
+    """1,001 letters, each a reply to the first (1,001 links): ``1.001`` in Catalan and
+    Spanish, ``1,001`` in English, in the records line, the links and the section's count."""
+    folder = letters(tmp_path / "a", 0)
+    with open_archive(folder) as archive:
+        reply = Field("c3", "c1", {"lg-eng": "Reply to"}, "relation", target_section="c1")
+        archive.put_field(reply)
+        first = {"value": {"section_tipo": "c1", "section_id": 1}}
+        for number in range(1001):
+            title = [{"lang": "lg-cat", "value": f"Carta {number}"}]
+            archive.create_record("c1", {"c2": title, "c3": [first]})
+    shown = "1,001" if lang == "en" else "1.001"
+    lines = _out(capsys, "archive", "info", "--archive", str(folder)).splitlines()
+    records, section = INFO[lang]
+    assert lines[2] == records.format(n=shown)
+    assert lines[-1] == section.format(n=shown)
+
+
+SEPARATORS = {"ca": ("1.234.567", "1,5", "1.234,5"), "es": ("1.234.567", "1,5", "1.234,5"),
+              "en": ("1,234,567", "1.5", "1,234.5")}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", LANGS, indirect=True)
+def test_the_cli_writes_numbers_with_the_separators_of_the_language_s_table(lang: str) -> None:
+    """The CLI's separators are its translation table's (``number.thousands``,
+    ``number.decimal``), the ones the core's phrases are said with; English has no table and
+    writes ``,`` and ``.``."""
+    table = load_table(lang)
+    assert (table.get(THOUSANDS, ","), table.get(DECIMAL, ".")) == (
+        SEPARATORS[lang][0][1],
+        SEPARATORS[lang][1][1],
+    )
+    assert (number(1234567), seconds(1.46), said("{x:,.1f}", x=1234.5)) == SEPARATORS[lang]
+    assert said("{text}: {n}", text="1,5", n=2) == "1,5: 2"  # text is left as it is

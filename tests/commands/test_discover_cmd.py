@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,101 @@ def test_a_loopback_server_model_is_added_as_openai_compatible(
         "qwen2.5:7b",
     )
     assert entry.endpoint == f"http://127.0.0.1:{port}/v1" and entry.supports_tools
+
+
+FOUND = {
+    "en": (r"Found 0 models on this computer in \d+\.\d\d s, \d+ entr(y|ies) looked at\.",
+           r"Found 1 model on this computer in \d+\.\d\d s, \d+ entr(y|ies) looked at\.",
+           r"Found 2 models on this computer in \d+\.\d\d s, \d+ entr(y|ies) looked at\."),
+    "ca": (r"S'han trobat 0 models en aquest ordinador en \d+,\d\d s; \d+ entrad(a|es) "
+           r"examinad(a|es)\.",
+           r"S'ha trobat 1 model en aquest ordinador en \d+,\d\d s; \d+ entrad(a|es) "
+           r"examinad(a|es)\.",
+           r"S'han trobat 2 models en aquest ordinador en \d+,\d\d s; \d+ entrad(a|es) "
+           r"examinad(a|es)\."),
+    "es": (r"Se han encontrado 0 modelos en este ordenador en \d+,\d\d s; \d+ entradas? "
+           r"examinadas?\.",
+           r"Se ha encontrado 1 modelo en este ordenador en \d+,\d\d s; \d+ entradas? "
+           r"examinadas?\.",
+           r"Se han encontrado 2 modelos en este ordenador en \d+,\d\d s; \d+ entradas? "
+           r"examinadas?\."),
+}  # fmt: skip
+"""The discovery's first line for 0, 1 and 2 models (its seconds and entries vary)."""
+LISTED = {
+    "en": ("ctx 32768", "tools: yes", "tools: no", "Recommended: 1 qwen2.5-3b-instruct: it can "
+           "plan tool calls (write mode).", "Add it with: arxiu models add --from-discovered 1"),
+    "ca": ("context 32768", "eines: sí", "eines: no", "Recomanat: 1 qwen2.5-3b-instruct: pot "
+           "planificar crides a eines (mode d'escriptura).",
+           "Afegiu-lo amb: arxiu models add --from-discovered 1"),
+    "es": ("contexto 32768", "herramientas: sí", "herramientas: no", "Recomendado: 1 "
+           "qwen2.5-3b-instruct: puede planificar llamadas a herramientas (modo de escritura).",
+           "Añádalo con: arxiu models add --from-discovered 1"),
+}  # fmt: skip
+FITS = {
+    "en": ("fits in memory", "tight fit in memory", "needs more memory than is free now",
+           "too large for this computer", "memory unknown"),
+    "ca": ("cap a la memòria", "cap just a la memòria",
+           "necessita més memòria de la que ara és lliure", "massa gran per a aquest ordinador",
+           "memòria desconeguda"),
+    "es": ("cabe en la memoria", "cabe justo en la memoria",
+           "necesita más memoria de la que ahora está libre",
+           "demasiado grande para este ordenador", "memoria desconocida"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_human_listing_speaks_the_cli_language_and_agrees_with_its_count(
+    fake_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """0, 1 and 2 models found: the first line in the form that agrees, seconds with the
+    language's decimal mark; each model's facts and the recommendation in the language."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    files = (
+        fake_home / "jan/models/qwen/qwen2.5-3b-instruct.gguf",
+        fake_home / ".cache/llama.cpp/plain.gguf",
+    )
+    for count, pattern in enumerate(FOUND[lang]):
+        if count == 1:
+            write_gguf(files[0])  # with a template that calls tools
+        if count == 2:
+            write_gguf(files[1], template=None)
+        code, out, _ = arxiu(capsys, "models", "discover", "--no-servers")
+        assert code == 0
+        assert re.fullmatch(pattern, out.splitlines()[0]), out
+    context, yes, no, recommended, add = LISTED[lang]
+    listed = [line for line in out.splitlines() if "  [" in line]
+    assert len(listed) == 2 and all(f" · {context} · " in line for line in listed), listed
+    assert any(line.endswith(yes) or f"{yes}  — " in line for line in listed)
+    assert any(f"{no}  — " in line for line in listed)
+    assert all(any(f"  — {fit}" in line for fit in FITS[lang]) for line in listed), listed
+    assert out.splitlines()[-2:] == [recommended, add]
+
+
+@pytest.mark.parametrize(
+    ("lang", "label"),
+    [
+        ("ca", "No hi ha cap model trobat amb aquest número: "),
+        ("es", "No hay ningún modelo encontrado con ese número: "),
+        ("en", ""),
+    ],
+)
+def test_an_unknown_number_says_how_many_were_found_in_agreeing_words(
+    fake_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lang: str,
+    label: str,
+) -> None:
+    """The code's label in the CLI's language, then the message (English, as the core's are)
+    with its count in the form that agrees: 0 were, 1 was, 2 were found."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    said = ("0 were found.", "1 was found.", "2 were found.")
+    for count, tail in enumerate(said):
+        if count:
+            write_gguf(fake_home / f".cache/llama.cpp/model-{count}.gguf")
+        code, _, err = arxiu(capsys, "models", "add", "--from-discovered", "7", "--no-servers")
+        assert code != 0
+        first = err.splitlines()[0]
+        assert first == (
+            f"error [ai.discovered_unknown]: {label}There is no discovered model 7; {tail}"
+        ), first

@@ -198,3 +198,38 @@ def test_search_answers_at_once_from_the_lexical_index_and_says_dense_is_incompl
     assert "incomplete" not in captured.err and json.loads(captured.out)
     with open_archive(folder) as archive, archive.db.reading() as conn:
         assert conn.execute("SELECT count(*) FROM index_vectors").fetchone()[0] > 0
+
+
+COUNTS = (0, 1, 2, 1852)
+WORKER = {
+    "en": ("{texts} in 1.5 s ({rate} a second), {batches}; per model:",
+           ("0 texts embedded", "1 text embedded", "2 texts embedded", "1,852 texts embedded"),
+           ("0.0", "0.7", "1.3", "1,234.7"), ("0 batches", "1 batch", "2 batches", "1,852 batches"),
+           ("0", "1", "2", "1,852")),
+    "ca": ("{texts} en 1,5 s ({rate} per segon), {batches}; per model:",
+           ("0 textos incrustats", "1 text incrustat", "2 textos incrustats",
+            "1.852 textos incrustats"), ("0,0", "0,7", "1,3", "1.234,7"),
+           ("0 lots", "1 lot", "2 lots", "1.852 lots"), ("0", "1", "2", "1.852")),
+    "es": ("{texts} en 1,5 s ({rate} por segundo), {batches}; por modelo:",
+           ("0 textos incrustados", "1 texto incrustado", "2 textos incrustados",
+            "1.852 textos incrustados"), ("0,0", "0,7", "1,3", "1.234,7"),
+           ("0 lotes", "1 lote", "2 lotes", "1.852 lotes"), ("0", "1", "2", "1.852")),
+}  # fmt: skip
+"""What ``arxiu index --worker`` says of runs of 1.5 s that embedded 0, 1, 2 and 1,852 texts
+in as many batches: the texts, the rate, the batches and the model's vectors."""
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_worker_s_sentence_writes_seconds_and_rate_with_the_language_s_decimal_mark(
+    monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    from app.commands.index_cmd import worker_lines
+    from app.core.index.postgres.worker import ModelCount, WorkerResult
+
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    sentence, *said = WORKER[lang]
+    for count, (texts, rate, batches, vectors) in zip(COUNTS, zip(*said, strict=True), strict=True):
+        result = WorkerResult((ModelCount("hashing-256", count),), count, count, 1.5)
+        lines = worker_lines(result)
+        assert lines[0] == sentence.format(texts=texts, rate=rate, batches=batches), lines
+        assert lines[1:] == [f"  hashing-256: {vectors}"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.commands.cli_words import CLI_WORDS
+from app.commands.cli_words import CLI_WORDS, counted, number
 from app.commands.index_cmd import WORKER_BATCH
 from app.core.archive.postgres.connect import connect
 from app.core.archive.postgres.transfer import copy_archive
@@ -22,14 +22,15 @@ HASHING = "hashing-256"
 """``--model hashing``'s id: the copied demo has only ``hashing-64`` vectors, so every text
 waits for this model."""
 SENTENCE = {
-    "en": r"^(\d+) texts? embedded in [\d.]+ s \([\d.]+ a second\), (\d+) batch(?:es)?; "
-    r"per model:$",
-    "ca": r"^(\d+) text(?:os)? incrustats? en [\d.]+ s \([\d.]+ per segon\), (\d+) lots?; "
-    r"per model:$",
-    "es": r"^(\d+) textos? incrustados? en [\d.]+ s \([\d.]+ por segundo\), (\d+) lotes?; "
-    r"por modelo:$",
+    "en": r"^([\d,]+) texts? embedded in [\d,]+\.\d s \([\d,]+\.\d a second\), ([\d,]+) "
+    r"batch(?:es)?; per model:$",
+    "ca": r"^([\d.]+) text(?:os)? incrustats? en [\d.]+,\d s \([\d.]+,\d per segon\), "
+    r"([\d.]+) lots?; per model:$",
+    "es": r"^([\d.]+) textos? incrustados? en [\d.]+,\d s \([\d.]+,\d por segundo\), "
+    r"([\d.]+) lotes?; por modelo:$",
 }
-"""The worker's sentence, each count in either form (:func:`_run` checks the one that agrees)."""
+"""The worker's sentence, each count in either form (:func:`_run` checks the one that agrees),
+numbers with the language's separators (``1.128`` and ``0,3`` in Catalan and Spanish)."""
 
 
 def _texts(url: str, model: str) -> tuple[int, int]:
@@ -50,10 +51,10 @@ def _run(capsys: pytest.CaptureFixture[str], lang: str, args: list[str]) -> tupl
     found = re.match(SENTENCE[lang], lines[0])
     assert found, lines
     assert len(lines) == 2, lines
-    texts, batches = int(found[1]), int(found[2])
+    texts, batches = (int(found[n].replace(",", "").replace(".", "")) for n in (1, 2))
     words = CLI_WORDS[lang]
-    assert lines[0].startswith(words.worker_texts.said(texts) + " ")
-    assert f", {words.worker_batches.said(batches)};" in lines[0]
+    assert lines[0].startswith(counted(words.worker_texts, texts) + " ")
+    assert f", {counted(words.worker_batches, batches)};" in lines[0]
     return texts, batches, lines[1]
 
 
@@ -70,7 +71,7 @@ def test_the_worker_command_embeds_what_waits_and_says_so(
     monkeypatch.setenv("ARXIU_LANG", "en")
     args = ["--archive", pg_database, "--model", "hashing", "--batch", "100"]
     done, batches, line = _run(capsys, "en", args)
-    assert (done, line) == (texts, f"  {HASHING}: {texts}")
+    assert (done, line) == (texts, f"  {HASHING}: {number(texts)}")
     assert batches == -(-texts // 100)  # each text claimed through one chunk, 100 a batch
     assert _texts(pg_database, HASHING) == (texts, texts)
 
@@ -86,7 +87,7 @@ def test_the_worker_command_embeds_what_waits_and_says_so(
         conn.commit()
     monkeypatch.setenv("ARXIU_LANG", "es")
     done, _, line = _run(capsys, "es", ["--archive", pg_database])
-    assert (done, line) == (texts, f"  {HASHING}: {texts}")
+    assert (done, line) == (texts, f"  {HASHING}: {number(texts)}")
     assert WORKER_BATCH == BATCH
 
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from app import cli
+from app.commands.models_cmd import speed_line
 from app.core import paths
 from app.core.models.catalog import PUBLIC_KEYS, load_catalog
 from tests.core.models.keyring_fake import MemoryKeyring, memory_keyring, no_keyring
@@ -143,3 +144,54 @@ def test_models_test_streams_from_the_bundled_model(capsys: pytest.CaptureFixtur
     answer, _, summary = out.rpartition("\nmodel local:")
     assert answer.strip()
     assert "first token after" in summary and "tokens/s" in summary
+
+
+SAID = {
+    "en": ("Added model ollama.", "[local, vision, efforts: low/high]", "Removed model ollama."),
+    "ca": ("S'ha afegit el model ollama.", "[local, visió, esforços: low/high]",
+           "S'ha suprimit el model ollama."),
+    "es": ("Se ha añadido el modelo ollama.", "[local, visión, esfuerzos: low/high]",
+           "Se ha eliminado el modelo ollama."),
+}  # fmt: skip
+"""``models add``, the listing's flags and ``models remove`` (catalog values stay as they are:
+``local``, the effort levels)."""
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_add_list_remove_speak_the_cli_language(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    added, flags, removed = SAID[lang]
+    code, out, _ = arxiu(
+        capsys, "models", "add", "--id", "ollama", "--provider", "openai_compatible",
+        "--model", "llama3.2-vision", "--endpoint", "http://localhost:11434/v1",
+        "--egress", "local", "--vision", "--effort", "low", "--effort", "high",
+    )  # fmt: skip
+    assert (code, out) == (0, added + "\n")
+    code, out, _ = arxiu(capsys, "models", "list")
+    listed = next(line for line in out.splitlines() if "ollama" in line)
+    assert listed.endswith(f"  {flags}"), listed
+    code, out, _ = arxiu(capsys, "models", "remove", "ollama")
+    assert (code, out) == (0, removed + "\n")
+
+
+SPEED = {
+    "en": ("model m: first token after 0.25 s, {tokens} in 1.50 s (3.5 tokens/s)",
+           ("0 tokens", "1 token", "2 tokens", "1,234 tokens")),
+    "ca": ("model m: primer token al cap de 0,25 s, {tokens} en 1,50 s (3,5 tokens/s)",
+           ("0 tokens", "1 token", "2 tokens", "1.234 tokens")),
+    "es": ("modelo m: primer token tras 0,25 s, {tokens} en 1,50 s (3,5 tokens/s)",
+           ("0 tokens", "1 token", "2 tokens", "1.234 tokens")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_speed_line_agrees_with_its_tokens_and_writes_the_language_s_numbers(
+    monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    line, counts = SPEED[lang]
+    for tokens, said in zip((0, 1, 2, 1234), counts, strict=True):
+        stats = {"ttft_s": 0.25, "tokens": tokens, "generation_s": 1.5, "tokens_per_s": 3.5}
+        assert speed_line("m", stats) == line.format(tokens=said)

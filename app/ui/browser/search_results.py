@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QLocale, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QListWidget,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.counted import Counted
 from app.core.index.hit_order import by_section, filter_hits, sort_hits
 from app.core.index.record_hits import RecordHit
 from app.ui.browser.elided import ElidedButton, ElidedLabel
@@ -38,6 +39,10 @@ from app.ui.browser.result_rows import (
 )
 
 HIT_ROLE = Qt.ItemDataRole.UserRole
+FOUND = Counted("1 record for “{query}”", "{n} records for “{query}”")
+SHOWN_OF = Counted("{shown} of 1 record for “{query}”", "{shown} of {n} records for “{query}”")
+"""The heading when filters hide some of the records found (``{shown}`` of them listed): the
+noun agrees with the records found (0 of 1 record)."""
 
 
 class SearchResultsView(QWidget):
@@ -151,16 +156,16 @@ class SearchResultsView(QWidget):
             self.list.addItem(empty)
 
     def _heading(self, shown: int) -> str:
+        """The records found for the query (and how many of them the filters leave), each
+        count in the words that agree with it, written as the UI's locale writes numbers."""
         total = len(self._hits)
         if not total:
             return self.tr("No records found for “{query}”").format(query=self._query)
-        if shown != total:
-            return self.tr("{shown} of {n} records for “{query}”").format(
-                shown=shown, n=total, query=self._query
-            )
-        if total == 1:
-            return self.tr("1 record for “{query}”").format(query=self._query)
-        return self.tr("{n} records for “{query}”").format(n=total, query=self._query)
+        locale = QLocale()
+        words = FOUND if shown == total else SHOWN_OF
+        return self.tr(words.template(total)).format(
+            shown=locale.toString(shown), n=locale.toString(total), query=self._query
+        )
 
     def _on_activated(self, item: QListWidgetItem) -> None:
         hit = item.data(HIT_ROLE)

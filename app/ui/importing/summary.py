@@ -1,5 +1,6 @@
 """What an import did, in words: counts from the real :class:`ImportSummary`, the first skips
-with their reasons in the UI's language (:func:`~app.core.import_report.skip_reason`)."""
+with their reasons in the UI's language (:func:`~app.core.import_report.skip_reason`); numbers
+written as the UI's locale writes them (``12.345`` and ``2,3`` in Catalan)."""
 
 from __future__ import annotations
 
@@ -41,8 +42,9 @@ def _t(text: str) -> str:
 
 
 def _count(words: Counted, count: int) -> str:
-    """``count`` in ``words`` (the form that agrees with it), in the UI's language."""
-    return _t(words.template(count)).format(n=count)
+    """``count`` in ``words`` (the form that agrees with it), in the UI's language, written with
+    its locale's thousands separator."""
+    return _t(words.template(count)).format(n=QLocale().toString(count))
 
 
 def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None = None) -> str:
@@ -70,8 +72,10 @@ def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None
     if summary.deleted:
         lines.append(_count(WITHDRAWN, summary.deleted))
     if summary.sections:
+        locale = QLocale()
         parts = [
-            f"{names.get(tipo, tipo)}: {count}" for tipo, count in sorted(summary.sections.items())
+            f"{names.get(tipo, tipo)}: {locale.toString(count)}"
+            for tipo, count in sorted(summary.sections.items())
         ]
         lines.append(_t("Sections: {list}").format(list=", ".join(parts)))
     lines += _skip_lines(summary)

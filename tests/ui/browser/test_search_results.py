@@ -185,3 +185,35 @@ def test_the_record_view_is_given_width_from_the_other_panes() -> None:
     assert balance([220, 200, 200], [92, 160, 96]) == [100, 160, RECORD_WIDTH]  # then sections
     assert balance([92, 160, 104], [92, 160, 96]) == [0, 160, 196]  # sections folded away
     assert sum(balance([150, 300, 100], [92, 160, 96])) == 550
+
+
+HEADINGS = {
+    "en": ("1 record for “carta”", "0 of 1 record for “carta”", "2 records for “carta”",
+           "1 of 2 records for “carta”", "0 of 2 records for “carta”"),
+    "ca": ("1 registre per a «carta»", "0 d'1 registre per a «carta»", "2 registres per a «carta»",
+           "1 de 2 registres per a «carta»", "0 de 2 registres per a «carta»"),
+    "es": ("1 registro para «carta»", "0 de 1 registro para «carta»", "2 registros para «carta»",
+           "1 de 2 registros para «carta»", "0 de 2 registros para «carta»"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_the_heading_agrees_with_the_records_found_when_filters_hide_some(ui_lang: str) -> None:
+    """One letter found (of 1912) and two (1912, 1960), listed whole, then from 1950 and from
+    2000 on: "0 of 1 record" where the filters hide the only one."""
+    from app.core.archive import RecordKey
+    from app.core.index.record_hits import RecordHit
+
+    letters = [
+        RecordHit(RecordKey("c1", n), f"Carta {n}", "Cartes", 1.0, n, date=year)
+        for n, year in ((1, "1912"), (2, "1960"))
+    ]
+    said = []
+    for hits, years in ((letters[:1], ("", "1950")), (letters, ("", "1950", "2000"))):
+        for year in years:
+            view = SearchResultsView()
+            view.filters.year_from.setText(year)
+            view.show_hits("carta", hits)
+            said.append(view.title.text())
+            view.close()
+    assert said == list(HEADINGS[ui_lang])

@@ -3,6 +3,7 @@ count in words that agree with it (1 registre, 1 nou; 0 and 2 registres, nous)."
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,28 @@ def test_the_skips_left_unlisted_and_the_notice_agree_with_their_number(ui_lang:
         stopped = _summary(count)
         stopped.error = ImportFailed("import.truncated", "fons.csv ends early.")
         assert summary_notice(stopped) == said
+
+
+THOUSANDS = {
+    "en": ("12,345 records (12,345 new, 0 updated, 0 unchanged), 12,345 links, "
+           "12,345 media files, 0 skipped, in 2.3 s.", "12,345 records imported."),
+    "ca": ("12.345 registres (12.345 nous, 0 actualitzats, 0 sense canvis), 12.345 enllaços, "
+           "12.345 fitxers multimèdia, 0 omesos, en 2,3 s.", "12.345 registres importats."),
+    "es": ("12.345 registros (12.345 nuevos, 0 actualizados, 0 sin cambios), 12.345 enlaces, "
+           "12.345 archivos multimedia, 0 omitidos, en 2,3 s.", "12.345 registros importados."),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_the_counts_are_written_with_the_ui_locale_s_thousands_separator(ui_lang: str) -> None:
+    """A large import's counts grouped as the UI's locale groups them (``12.345`` in Catalan
+    and Spanish), as its seconds are written with the locale's decimal mark."""
+    summary = ImportSummary(
+        kind="csv", path="fons.csv", created=12345, links=12345, media=12345, seconds=2.34
+    )
+    summary.sections = Counter({"c1": 12345})
+    first, notice = THOUSANDS[ui_lang]
+    lines = summary_text(summary, {"c1": "Cartes"}).splitlines()
+    assert lines[0] == first
+    assert lines[1].endswith(" Cartes: " + ("12,345" if ui_lang == "en" else "12.345"))
+    assert summary_notice(summary) == notice
