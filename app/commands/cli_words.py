@@ -426,8 +426,8 @@ def error_lines(error: CodedError) -> list[str]:
     and the message as the core wrote it (English, as the app shows it after the label), then
     the hint. In English the message says it all and stands alone."""
     label = table().get(error.label_key)
-    said = f"{label}: {error.message}" if label else error.message
-    lines = [f"error [{error.code}]: {said}"]
+    text = f"{label}: {error.message}" if label else error.message
+    lines = [f"error [{error.code}]: {text}"]
     if error.hint:
         lines.append(f"hint: {error.hint}")
     return lines

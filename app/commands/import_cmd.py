@@ -120,20 +120,20 @@ def _preview(args: argparse.Namespace) -> int:
 def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
     """The summary as lines for a person, in the CLI's language (``ARXIU_LANG``...): the
     counts, then each skip's file and line with its reason (:func:`skip_reason`)."""
-    w, n, table = cli_words.words(), cli_words.number, cli_words.table()
+    w, n, c, table = cli_words.words(), cli_words.number, cli_words.counted, cli_words.table()
     lines = [
         w.imported.format(kind=summary.kind, path=summary.path),
         w.import_into.format(archive=archive, seconds=cli_words.seconds(summary.seconds)),
         w.import_records.format(
             records=n(summary.records),
-            created=w.import_created.said(summary.created, n(summary.created)),
-            updated=w.import_updated.said(summary.updated, n(summary.updated)),
-            unchanged=w.import_unchanged.said(summary.unchanged, n(summary.unchanged)),
-            read=w.import_read.said(summary.read, n(summary.read)),
+            created=c(w.import_created, summary.created),
+            updated=c(w.import_updated, summary.updated),
+            unchanged=c(w.import_unchanged, summary.unchanged),
+            read=c(w.import_read, summary.read),
         ),
     ]
     if summary.deleted:
-        lines.append(w.import_deleted.said(summary.deleted, n(summary.deleted)))
+        lines.append(c(w.import_deleted, summary.deleted))
     if summary.sections:
         parts = ", ".join(f"{tipo} {n(count)}" for tipo, count in sorted(summary.sections.items()))
         lines.append(w.import_sections.format(sections=parts))
@@ -141,8 +141,8 @@ def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
     if summary.media or summary.media_missing:
         lines.append(
             w.import_media.format(
-                media=w.import_attached.said(summary.media, n(summary.media)),
-                missing=w.import_missing.said(summary.media_missing, n(summary.media_missing)),
+                media=c(w.import_attached, summary.media),
+                missing=c(w.import_missing, summary.media_missing),
             )
         )
     lines.append(w.import_skipped.format(count=n(len(summary.skipped))))
