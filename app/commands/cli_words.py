@@ -96,6 +96,13 @@ class CliWords:
     import_unchanged: Counted
     import_read: Counted
     """The lines read, with the preposition that leads to them (``from 3 lines``)."""
+    import_read_rows: Counted
+    """The same of a table's rows (CSV, XLSX)."""
+    import_read_records: Counted
+    """The same of the records of an XML or JSON file or a harvest (EAD components, EAC-CPF
+    and Dublin Core records, OHMS interviews)."""
+    import_read_files: Counted
+    """The same of a folder's files."""
     import_deleted: Counted
     import_sections: str
     import_links: str
@@ -165,6 +172,9 @@ ENGLISH = CliWords(
     import_updated=Counted("1 updated", "{n} updated"),
     import_unchanged=Counted("1 unchanged", "{n} unchanged"),
     import_read=Counted("from 1 line", "from {n} lines"),
+    import_read_rows=Counted("from 1 row", "from {n} rows"),
+    import_read_records=Counted("from 1 record read", "from {n} records read"),
+    import_read_files=Counted("from 1 file", "from {n} files"),
     import_deleted=Counted(
         "  deleted   1 (withdrawn at the source)", "  deleted   {n} (withdrawn at the source)"
     ),
@@ -241,6 +251,9 @@ CLI_WORDS: dict[str, CliWords] = {
         import_updated=Counted("1 actualitzat", "{n} actualitzats"),
         import_unchanged=Counted("1 sense canvis", "{n} sense canvis"),
         import_read=Counted("d'1 línia", "de {n} línies"),
+        import_read_rows=Counted("d'1 fila", "de {n} files"),
+        import_read_records=Counted("d'1 registre llegit", "de {n} registres llegits"),
+        import_read_files=Counted("d'1 fitxer", "de {n} fitxers"),
         import_deleted=Counted(
             "  suprimits   1 (retirat a l'origen)", "  suprimits   {n} (retirats a l'origen)"
         ),
@@ -321,6 +334,9 @@ CLI_WORDS: dict[str, CliWords] = {
         import_updated=Counted("1 actualizado", "{n} actualizados"),
         import_unchanged=Counted("1 sin cambios", "{n} sin cambios"),
         import_read=Counted("de 1 línea", "de {n} líneas"),
+        import_read_rows=Counted("de 1 fila", "de {n} filas"),
+        import_read_records=Counted("de 1 registro leído", "de {n} registros leídos"),
+        import_read_files=Counted("de 1 archivo", "de {n} archivos"),
         import_deleted=Counted(
             "  eliminados  1 (retirado en el origen)", "  eliminados  {n} (retirados en el origen)"
         ),

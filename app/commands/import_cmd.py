@@ -19,6 +19,8 @@ from app.commands.common import (
     shown_archive,
 )
 from app.core.archive.importers import KINDS, ImportOptions, ImportSummary
+from app.core.archive.importers.base import ReadUnit
+from app.core.counted import Counted
 from app.core.import_report import skip_reason
 from app.core.importing import import_dataset
 
@@ -117,6 +119,16 @@ def _preview(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _read_words(words: cli_words.CliWords, unit: ReadUnit) -> Counted:
+    """How the summary says what the import read: lines, rows, records or files."""
+    return {
+        "lines": words.import_read,
+        "rows": words.import_read_rows,
+        "records": words.import_read_records,
+        "files": words.import_read_files,
+    }[unit]
+
+
 def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
     """The summary as lines for a person, in the CLI's language (``ARXIU_LANG``...): the
     counts, then each skip's file and line with its reason (:func:`skip_reason`)."""
@@ -129,7 +141,7 @@ def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
             created=c(w.import_created, summary.created),
             updated=c(w.import_updated, summary.updated),
             unchanged=c(w.import_unchanged, summary.unchanged),
-            read=c(w.import_read, summary.read),
+            read=c(_read_words(w, summary.read_unit), summary.read),
         ),
     ]
     if summary.deleted:

@@ -114,7 +114,7 @@ def test_an_unknown_kind_is_refused_by_the_parser(tmp_path: Path) -> None:
         (
             "ca",
             (
-                "  registres   1 (1 nou, 0 actualitzats, 0 sense canvis) de 3 línies",
+                "  registres   1 (1 nou, 0 actualitzats, 0 sense canvis) de 3 files",
                 "  omesos      2",
                 "    fons.csv:3: la fila té 5 cel·les i la capçalera, 3",
                 "    fons.csv:4: identificador duplicat «r1» (apareix primer a la línia 2)",
@@ -123,7 +123,7 @@ def test_an_unknown_kind_is_refused_by_the_parser(tmp_path: Path) -> None:
         (
             "es",
             (
-                "  registros   1 (1 nuevo, 0 actualizados, 0 sin cambios) de 3 líneas",
+                "  registros   1 (1 nuevo, 0 actualizados, 0 sin cambios) de 3 filas",
                 "  omitidos    2",
                 "    fons.csv:3: la fila tiene 5 celdas y la cabecera, 3",
                 "    fons.csv:4: identificador duplicado «r1» (aparece primero en la línea 2)",
@@ -132,7 +132,7 @@ def test_an_unknown_kind_is_refused_by_the_parser(tmp_path: Path) -> None:
         (
             "en",
             (
-                "  records   1 (1 created, 0 updated, 0 unchanged) from 3 lines",
+                "  records   1 (1 created, 0 updated, 0 unchanged) from 3 rows",
                 "  skipped   2",
                 "    fons.csv:3: the row has 5 cells, the header 3",
                 "    fons.csv:4: duplicate id 'r1' (first on line 2)",
@@ -170,25 +170,25 @@ def test_the_summary_and_the_skip_reasons_follow_the_language(
 
 RECORDS_LINES = {
     "ca": (
-        "  registres   1 (1 nou, 0 actualitzats, 0 sense canvis) d'1 línia",
-        "  registres   1 (0 nous, 0 actualitzats, 1 sense canvis) d'1 línia",
-        "  registres   2 (1 nou, 0 actualitzats, 1 sense canvis) de 2 línies",
+        "  registres   1 (1 nou, 0 actualitzats, 0 sense canvis) d'1 fila",
+        "  registres   1 (0 nous, 0 actualitzats, 1 sense canvis) d'1 fila",
+        "  registres   2 (1 nou, 0 actualitzats, 1 sense canvis) de 2 files",
     ),
     "es": (
-        "  registros   1 (1 nuevo, 0 actualizados, 0 sin cambios) de 1 línea",
-        "  registros   1 (0 nuevos, 0 actualizados, 1 sin cambios) de 1 línea",
-        "  registros   2 (1 nuevo, 0 actualizados, 1 sin cambios) de 2 líneas",
+        "  registros   1 (1 nuevo, 0 actualizados, 0 sin cambios) de 1 fila",
+        "  registros   1 (0 nuevos, 0 actualizados, 1 sin cambios) de 1 fila",
+        "  registros   2 (1 nuevo, 0 actualizados, 1 sin cambios) de 2 filas",
     ),
     "en": (
-        "  records   1 (1 created, 0 updated, 0 unchanged) from 1 line",
-        "  records   1 (0 created, 0 updated, 1 unchanged) from 1 line",
-        "  records   2 (1 created, 0 updated, 1 unchanged) from 2 lines",
+        "  records   1 (1 created, 0 updated, 0 unchanged) from 1 row",
+        "  records   1 (0 created, 0 updated, 1 unchanged) from 1 row",
+        "  records   2 (1 created, 0 updated, 1 unchanged) from 2 rows",
     ),
 }
 
 
 @pytest.mark.parametrize("lang", ["ca", "es", "en"])
-def test_one_record_from_one_line_is_said_in_the_singular(
+def test_one_record_from_one_row_is_said_in_the_singular(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
 ) -> None:
     """A real CSV of one row imported, imported again, then grown to two rows."""
@@ -203,6 +203,34 @@ def test_one_record_from_one_line_is_said_in_the_singular(
         assert main(["import", "csv", str(path), "--archive", archive]) == 0
         printed.append(capsys.readouterr().out.splitlines()[2])
     assert tuple(printed) == RECORDS_LINES[lang]
+
+
+READ_WORDS = {
+    "ca": ("de 3.028 registres llegits", "de 2 fitxers", "d'1 línia"),
+    "es": ("de 3.028 registros leídos", "de 2 archivos", "de 1 línea"),
+    "en": ("from 3,028 records read", "from 2 files", "from 1 line"),
+}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_summary_names_what_was_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """An EAD set counts the components it read (3,028 in the ANF set's 17 finding aids, 3,096
+    records with the authorities their names made), a folder its files, a JSONL file its
+    lines: never "lines" for what has none."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Carta del batlle, 1912.", encoding="utf-8")
+    (folder / "b.md").write_text("# Plànol\n\nPlànol del pantà, 1950.", encoding="utf-8")
+    hoards = _slice(shared_data("igch", "hoards.jsonl.gz"), tmp_path / "h" / "h.jsonl.gz", 1)
+    said = []
+    for kind, path in (("ead", shared_data("ead", "anf")), ("folder", folder), ("igch", hoards)):
+        assert main(["import", kind, str(path), "--archive", str(tmp_path / kind)]) == 0
+        said.append(capsys.readouterr().out.splitlines()[2])
+    for line, words in zip(said, READ_WORDS[lang], strict=True):
+        assert line.endswith(f") {words}"), line
 
 
 COUNT_LINES = {

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from app.core.archive import records
 from app.core.archive.bulk import NewRecord, UpsertResult
@@ -108,6 +108,10 @@ class Skip:
         return out
 
 
+ReadUnit = Literal["lines", "rows", "records", "files"]
+"""What an import counts as read (:attr:`ImportSummary.read_unit`)."""
+
+
 @dataclass
 class ImportSummary:
     """What one import did: records, links, media, skipped lines and a possible stream error."""
@@ -115,6 +119,9 @@ class ImportSummary:
     kind: str
     path: str
     read: int = 0
+    read_unit: ReadUnit = "lines"
+    """What ``read`` counts: the lines of a JSONL file, a table's rows, the records of an XML
+    or JSON file or of a harvest, or a folder's files."""
     created: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -141,6 +148,7 @@ class ImportSummary:
             "kind": self.kind,
             "path": self.path,
             "read": self.read,
+            "read_unit": self.read_unit,
             "records": self.records,
             "created": self.created,
             "updated": self.updated,

@@ -242,7 +242,7 @@ def import_dublin_core(
 ) -> ImportSummary:
     """Import the ``oai_dc`` file(s) at ``path`` into ``dc1`` (see the module doc)."""
     files = xml_files(Path(path), "an oai_dc XML")
-    summary = ImportSummary(kind=KIND, path=str(path))
+    summary = ImportSummary(kind=KIND, path=str(path), read_unit="records")
     ensure_dc_schema(archive)
     run = ImportRun(archive, summary, SOURCE)
     seen: dict[str, str] = {}

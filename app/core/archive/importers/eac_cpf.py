@@ -127,7 +127,7 @@ def import_eac_cpf(
 ) -> ImportSummary:
     """Import the EAC-CPF file or folder at ``path`` into ``agent1`` (see the module doc)."""
     files = xml_files(Path(path), "an EAC-CPF")
-    summary = ImportSummary(kind=KIND, path=str(path))
+    summary = ImportSummary(kind=KIND, path=str(path), read_unit="records")
     found = _read_all(files, summary)
     ensure_authority_schema(archive)
     places = ensure_authorities(

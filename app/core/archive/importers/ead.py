@@ -139,7 +139,7 @@ class Unit:
 def import_ead(archive: Archive, path: Path, progress: ProgressFn | None = None) -> ImportSummary:
     """Import the EAD file at ``path``, or every ``*.xml`` under the folder ``path``."""
     files = ead_files(path)
-    summary = ImportSummary(kind="ead", path=str(path))
+    summary = ImportSummary(kind="ead", path=str(path), read_unit="records")
     ensure_schema(archive, SCHEMA)
     ensure_authority_schema(archive)
     run = ImportRun(archive, summary, SOURCE)

@@ -465,7 +465,7 @@ def import_folder(
     root = folder_root(path)
     ensure_schema(archive, SCHEMA)
     source = SOURCE_PREFIX + str(root)
-    summary = ImportSummary(kind="folder", path=str(root))
+    summary = ImportSummary(kind="folder", path=str(root), read_unit="files")
     scan = scan_folder(root)
     summary.skipped.extend(scan.skipped)
     ctx = _Context(

@@ -206,7 +206,7 @@ def import_json(archive: Archive, path: Path, progress: ProgressFn | None = None
     """Import one Arxiu JSON export, or a folder of them (see the module doc)."""
     path = Path(path).expanduser()
     files = _files(path)
-    summary = ImportSummary(kind=KIND, path=str(path))
+    summary = ImportSummary(kind=KIND, path=str(path), read_unit="records")
     docs = _Docs()
     for file in files:
         try:

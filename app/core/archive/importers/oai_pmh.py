@@ -208,7 +208,7 @@ def harvest(
             hint="Use YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC).",
             details={"from": from_date},
         )
-    summary = ImportSummary(KIND, source)
+    summary = ImportSummary(KIND, source, read_unit="records")
     crosswalk = crosswalk_for(metadata_prefix)
     state = _Harvest(
         archive,

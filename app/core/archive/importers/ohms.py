@@ -601,7 +601,7 @@ def import_ohms(archive: Archive, path: Path, progress: ProgressFn | None = None
     """Import the OHMS interviews at ``path`` (a file or a folder; see the module doc)."""
     files = ohms_files(path)
     ensure_schema(archive, SCHEMA)
-    summary = ImportSummary(kind="ohms", path=str(path))
+    summary = ImportSummary(kind="ohms", path=str(path), read_unit="records")
     interviews = _read_all(files, summary, progress)
     found = [m for interview in interviews for m in mentions(interview)]
     keys = ensure_authorities(archive, found, path.name, summary=summary) if found else {}

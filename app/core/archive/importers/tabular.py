@@ -232,7 +232,7 @@ def import_table(
     """
     options = options or ImportOptions()
     table = read_table(path, options.sheet)
-    summary = ImportSummary(kind=KIND, path=str(path))
+    summary = ImportSummary(kind=KIND, path=str(path), read_unit="rows")
     summary.skipped.extend(table.skipped)
     summary.error = table.error
     if not table.header:
