@@ -21,6 +21,11 @@ THOUSANDS = "number.thousands"
 """The key of a table's thousands separator (``.`` in Catalan and Spanish; ``,`` without one)."""
 DECIMAL = "number.decimal"
 """The key of a table's decimal mark (``,`` in Catalan and Spanish; ``.`` without one)."""
+MIN_GROUPING = "number.min_grouping"
+"""The key of the fewest digits a table groups before the first separator: ``2`` in Spanish,
+where a number under 10,000 takes none (``1234``, ``12.345``: the RAE's rule, CLDR's
+``minimumGroupingDigits``, and what Qt's ``es_ES`` locale writes in the window); ``1`` (every
+group) without one."""
 
 
 class Translations(Protocol):
@@ -81,11 +86,14 @@ class Numbers(string.Formatter):
         super().__init__()
         marks = {",": table.get(THOUSANDS) or ",", ".": table.get(DECIMAL) or "."}
         self._marks = str.maketrans(marks)
+        self._ungrouped_below = 10 ** (2 + int(table.get(MIN_GROUPING) or 1))
 
     def format_field(self, value: Any, format_spec: str) -> str:
         """``value`` formatted by ``format_spec``; a number's separators the table's."""
         text: str = super().format_field(value, format_spec)
         if isinstance(value, int | float) and not isinstance(value, bool):
+            if "," in format_spec and abs(value) < self._ungrouped_below:
+                text = text.replace(",", "")  # 1234 in Spanish, not 1.234
             return text.translate(self._marks)
         return text
 

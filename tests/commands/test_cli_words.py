@@ -205,8 +205,9 @@ INFO = {
 def test_archive_info_writes_its_counts_with_the_language_s_thousands_separator(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], lang: str
 ) -> None:
-    """1,001 letters, each a reply to the first (1,001 links): ``1.001`` in Catalan and
-    Spanish, ``1,001`` in English, in the records line, the links and the section's count."""
+    """1,001 letters, each a reply to the first (1,001 links): ``1.001`` in Catalan, ``1001``
+    in Spanish (no separator under 10,000), ``1,001`` in English, in the records line, the
+    links and the section's count."""
     folder = letters(tmp_path / "a", 0)
     with open_archive(folder) as archive:
         reply = Field("c3", "c1", {"lg-eng": "Reply to"}, "relation", target_section="c1")
@@ -215,14 +216,14 @@ def test_archive_info_writes_its_counts_with_the_language_s_thousands_separator(
         for number in range(1001):
             title = [{"lang": "lg-cat", "value": f"Carta {number}"}]
             archive.create_record("c1", {"c2": title, "c3": [first]})
-    shown = "1,001" if lang == "en" else "1.001"
+    shown = {"en": "1,001", "ca": "1.001", "es": "1001"}[lang]
     lines = _out(capsys, "archive", "info", "--archive", str(folder)).splitlines()
     records, section = INFO[lang]
     assert lines[2] == records.format(n=shown)
-    assert lines[-1] == section.format(n=shown)
+    assert lines[-1] == section.format(n=shown.rjust(5))
 
 
-SEPARATORS = {"ca": ("1.234.567", "1,5", "1.234,5"), "es": ("1.234.567", "1,5", "1.234,5"),
+SEPARATORS = {"ca": ("1.234.567", "1,5", "1.234,5"), "es": ("1.234.567", "1,5", "1234,5"),
               "en": ("1,234,567", "1.5", "1,234.5")}  # fmt: skip
 
 
@@ -238,3 +239,15 @@ def test_the_cli_writes_numbers_with_the_separators_of_the_language_s_table(lang
     )
     assert (number(1234567), seconds(1.46), said("{x:,.1f}", x=1234.5)) == SEPARATORS[lang]
     assert said("{text}: {n}", text="1,5", n=2) == "1,5: 2"  # text is left as it is
+
+
+GROUPED = {"ca": ("999", "1.234", "9.999", "10.000", "-1.234"),
+           "es": ("999", "1234", "9999", "10.000", "-1234"),
+           "en": ("999", "1,234", "9,999", "10,000", "-1,234")}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", LANGS, indirect=True)
+def test_spanish_groups_no_number_under_ten_thousand(lang: str) -> None:
+    """Spanish writes 1234 and 12.345 (the RAE's rule; Qt's ``es_ES`` in the window), Catalan
+    1.234, English 1,234 (``number.min_grouping`` in the table)."""
+    assert tuple(number(n) for n in (999, 1234, 9999, 10_000, -1234)) == GROUPED[lang]

@@ -128,7 +128,7 @@ def test_a_real_process_says_the_restricted_records_it_included(tmp_path: Path, 
 
 FOLDER_NOTES = {
     "ca": ("  1 instrument de descripció, un fitxer a ead", "  1.200 instruments de descripció"),
-    "es": ("  1 instrumento de descripción, un archivo en ead", "  1.200 instrumentos de"),
+    "es": ("  1 instrumento de descripción, un archivo en ead", "  1200 instrumentos de"),
     "en": ("  1 finding aid, one file in ead", "  1,200 finding aids, one file each in ead"),
 }
 

@@ -207,7 +207,7 @@ def test_one_record_from_one_row_is_said_in_the_singular(
 
 READ_WORDS = {
     "ca": ("de 3.028 registres llegits", "de 2 fitxers", "d'1 línia"),
-    "es": ("de 3.028 registros leídos", "de 2 archivos", "de 1 línea"),
+    "es": ("de 3028 registros leídos", "de 2 archivos", "de 1 línea"),
     "en": ("from 3,028 records read", "from 2 files", "from 1 line"),
 }
 

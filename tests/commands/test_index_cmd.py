@@ -212,8 +212,8 @@ WORKER = {
            ("0 lots", "1 lot", "2 lots", "1.852 lots"), ("0", "1", "2", "1.852")),
     "es": ("{texts} en 1,5 s ({rate} por segundo), {batches}; por modelo:",
            ("0 textos incrustados", "1 texto incrustado", "2 textos incrustados",
-            "1.852 textos incrustados"), ("0,0", "0,7", "1,3", "1.234,7"),
-           ("0 lotes", "1 lote", "2 lotes", "1.852 lotes"), ("0", "1", "2", "1.852")),
+            "1852 textos incrustados"), ("0,0", "0,7", "1,3", "1234,7"),
+           ("0 lotes", "1 lote", "2 lotes", "1852 lotes"), ("0", "1", "2", "1852")),
 }  # fmt: skip
 """What ``arxiu index --worker`` says of runs of 1.5 s that embedded 0, 1, 2 and 1,852 texts
 in as many batches: the texts, the rate, the batches and the model's vectors."""

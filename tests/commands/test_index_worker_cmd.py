@@ -30,7 +30,8 @@ SENTENCE = {
     r"([\d.]+) lotes?; por modelo:$",
 }
 """The worker's sentence, each count in either form (:func:`_run` checks the one that agrees),
-numbers with the language's separators (``1.128`` and ``0,3`` in Catalan and Spanish)."""
+numbers with the language's separators (``1.128`` in Catalan, ``1128`` in Spanish, ``0,3`` in
+both)."""
 
 
 def _texts(url: str, model: str) -> tuple[int, int]:

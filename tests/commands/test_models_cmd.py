@@ -182,7 +182,7 @@ SPEED = {
     "ca": ("model m: primer token al cap de 0,25 s, {tokens} en 1,50 s (3,5 tokens/s)",
            ("0 tokens", "1 token", "2 tokens", "1.234 tokens")),
     "es": ("modelo m: primer token tras 0,25 s, {tokens} en 1,50 s (3,5 tokens/s)",
-           ("0 tokens", "1 token", "2 tokens", "1.234 tokens")),
+           ("0 tokens", "1 token", "2 tokens", "1234 tokens")),
 }  # fmt: skip
 
 

@@ -117,3 +117,19 @@ def test_an_error_is_labelled_in_the_ui_language(qapp: Any, lang: str, label: st
     else:
         assert line == f"{label}: {said} Restore it from a backup."
         assert box == f"{label}\n\n{said}\n\nRestore it from a backup."
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_cli_and_the_window_write_a_number_alike(
+    lang: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arxiu`` in a terminal and the window's locale (Qt, CLDR) group the same digits:
+    Spanish ``1234`` but ``12.345``, Catalan ``1.234``, English ``1,234``."""
+    from PySide6.QtCore import QLocale
+
+    from app.commands import cli_words
+
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    locale = QLocale(i18n.LOCALES[lang])
+    for n in (7, 999, 1234, 9999, 10_000, 72_736, 1_234_567):
+        assert cli_words.number(n) == locale.toString(n), n
