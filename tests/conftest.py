@@ -73,6 +73,14 @@ def _allowed(record: logging.LogRecord, allowances: list[tuple[str, str]]) -> bo
 
 
 @pytest.fixture(autouse=True)
+def english_unless_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test speaks English unless it chooses a language (``ARXIU_LANG``, or removes it to
+    test the settings and the system's): on a developer's machine with ``LANG=ca_ES.UTF-8``
+    the CLI and the window would otherwise answer the English tests in Catalan."""
+    monkeypatch.setenv("ARXIU_LANG", "en")
+
+
+@pytest.fixture(autouse=True)
 def no_unexpected_warnings(
     request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
 ) -> Iterator[None]:

@@ -94,6 +94,14 @@ def no_qt_warnings(qtlog: Any) -> Iterator[None]:
     assert not bad, f"Qt warnings: {bad}"
 
 
+@pytest.fixture(autouse=True)
+def english_numbers() -> None:
+    """The window's numbers as English writes them unless the test installs a UI language
+    (:func:`ui_lang`): the app always sets the locale of its language at start, a test that
+    builds a widget alone would otherwise get the system's (``1.200`` under ``LANG=ca_ES``)."""
+    QLocale.setDefault(QLocale("en_US"))
+
+
 @pytest.fixture
 def ui_lang(request: pytest.FixtureRequest, qapp: Any) -> Iterator[str]:
     """The UI language a test is parametrised with (``indirect``), its table installed for

@@ -48,7 +48,7 @@ def test_import_shows_progress_then_the_summary_and_the_new_section(
     archive = window.services.archive
     assert archive.has_section("nomisma1")
     count = archive.count_records("nomisma1")
-    assert count > 0 and f"{count} records" in text
+    assert count > 0 and f"{count:,} records" in text
     assert len(seen) >= 2 and seen[-1][0] == seen[-1][1] >= LINES - 1
     tipos = [window.sections.item(row).data(TIPO_ROLE) for row in range(window.sections.count())]
     assert "nomisma1" in tipos

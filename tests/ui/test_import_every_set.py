@@ -75,7 +75,7 @@ def test_a_set_imported_from_the_window_has_the_counts_of_its_files(
     tipo = section or next(t for t in summary.sections if t.startswith("csv"))
     count = expected(path)
     assert summary.sections[tipo] == count == window.services.archive.count_records(tipo)
-    assert f"{summary.records} records ({summary.created} new" in text
+    assert f"{summary.records:,} records ({summary.created:,} new" in text
     assert all(skip.code.startswith("import.") for skip in summary.skipped)
     names = [window.sections.item(r).text() for r in range(window.sections.count())]
     assert any(window.services.archive.section(tipo).label("lg-eng") in n for n in names)
