@@ -29,19 +29,22 @@ ANN_ABOVE = 50_000
 ``bench_shared.py``, a loaded 2-core machine): exact p50 60–62 ms at 20k vectors, where
 IVFFlat needs all 20 lists for recall 1.0 and is no faster (57–82 ms); 232–242 ms at 100k,
 where IVFFlat at 20 probes takes 58–67 ms."""
-PROBE_SHARE = 0.2
+PROBE_SHARE = 0.5
 """Share of the lists probed first (then more, by pgvector's iterative scan, while a filter
-leaves fewer than k rows): ``max(MIN_PROBES, min(MAX_PROBES, PROBE_SHARE · lists))``. Measured
-at 100k clustered 384-d vectors, 100 lists (``bench_shared.py``, two runs; IVFFlat samples
-at random): 10 probes recall@10 0.877–0.882 against exact, 20 probes 0.898–0.955 at 0.24–0.29x
-the exact p50, 40 probes 0.955–0.972 at 0.46–0.50x; the numpy partition's 0.2 share kept
-0.98–0.99 of the exact top 10 on real vectors (:data:`app.core.index.dense.PROBE_SHARE`)."""
+leaves fewer than k rows): ``max(MIN_PROBES, min(MAX_PROBES, PROBE_SHARE · lists))``. On the
+Tate import's real vectors in the server (134,896 a model, 134 lists, its 46 queries) recall@10
+against exact was 0.907 / 0.848–0.907 (USE / MiniLM) with 27 probes (the 0.2 share of before),
+0.952 / 0.904–0.937 with 40 and 0.985 / 0.970 with 64, at 30 / 14, 42 / 21 and 69 / 33 ms
+(``docs/shared-archive.md``); the benchmark's clustered rows flatter a partition (at 100k,
+100 lists: 20 probes 0.887–0.955, 40 probes 0.955–0.985). From about 50 probes of 134 the
+planner took a parallel exact scan (330–410 ms) unless sequential scans are discouraged
+(:func:`app.core.index.postgres.dense.tune`)."""
 MIN_PROBES = 10
 MAX_PROBES = 64
 """At most this many lists probed first: at 1M vectors (1,000 lists) 20% would be 200 probes,
 271 ms p50, where 40 probes took 56 ms and kept the exact top 10 (recall@10 1.000 on the
 benchmark's clustered vectors, which flatter a partition; ``bench_shared.py --million``); 64
-itself was not measured."""
+took 46 ms there (1.000), and on Tate's real vectors (134 lists) 33–69 ms for 0.970–0.985."""
 EF_SEARCH = 100
 """HNSW's candidate list (``hnsw.ef_search``), for indexes built where HNSW runs."""
 
