@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from app.commands import archive_shared_cmd
-from app.commands.cli_words import number, said, words
+from app.commands.cli_words import label_language, number, said, words
 from app.commands.common import add_archive_argument, open_current, print_json, shown_archive
 from app.core.archive import Archive
 from app.core.archive.migrations import MIGRATIONS
@@ -41,12 +41,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     archive_shared_cmd.register_actions(commands)
 
 
-def archive_info(archive: Archive) -> dict[str, Any]:
-    """A summary of the archive: path, schema, sections with counts and flags."""
+def archive_info(archive: Archive, lang: str = "lg-eng") -> dict[str, Any]:
+    """A summary of the archive: path, schema, sections with counts and flags, each section's
+    label in ``lang`` (English for ``--json``, the same in every language; the CLI's language
+    for a person: "Artistas de la Tate" in Spanish, as the window says)."""
     sections = [
         {
             "tipo": s.tipo,
-            "label": s.label(),
+            "label": s.label(lang),
             "records": archive.count_records(s.tipo),
             "restricted": s.restricted,
             "writable": s.writable,
@@ -94,7 +96,7 @@ def run_set(args: argparse.Namespace) -> int:
 def run_info(args: argparse.Namespace) -> int:
     """Print the archive summary."""
     with open_current(args) as archive:
-        info = archive_info(archive)
+        info = archive_info(archive, "lg-eng" if args.json else label_language())
     if args.json:
         print_json(info)
         return 0

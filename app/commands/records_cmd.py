@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.commands.cli_words import counted, words
+from app.commands.cli_words import counted, label_language, words
 from app.commands.common import add_archive_argument, open_current, print_json
 from app.core.archive import Archive, Record, RecordKey
 from app.core.archive.records import locators
@@ -25,7 +25,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show = commands.add_parser("show", help="show one record with its links")
     show.add_argument("section", metavar="SECTION")
     show.add_argument("id", metavar="ID", type=int)
-    show.add_argument("--lang", default="lg-eng", help="preferred language (lg-cat, lg-spa...)")
+    show.add_argument(
+        "--lang",
+        help="preferred language (lg-cat, lg-spa...; default: the CLI's, from ARXIU_LANG)",
+    )
     show.add_argument("--json", action="store_true", help="print JSON")
     add_archive_argument(show)
     show.set_defaults(func=run_show)
@@ -37,11 +40,12 @@ def run_list(args: argparse.Namespace) -> int:
         section = archive.section(args.section)
         total = archive.count_records(section.tipo)
         records = archive.list_records(section.tipo, offset=args.offset, limit=args.limit)
+        lang = "lg-eng" if args.json else label_language()  # JSON: the same in every language
         rows = [
             {
                 "section_tipo": r.section_tipo,
                 "section_id": r.section_id,
-                "label": archive.label_of(r),
+                "label": archive.label_of(r, lang),
             }
             for r in records
         ]
@@ -51,7 +55,7 @@ def run_list(args: argparse.Namespace) -> int:
         )
         return 0
     w = words()
-    print(counted(w.section_records, total, label=section.label(), tipo=section.tipo))
+    print(counted(w.section_records, total, label=section.label(lang), tipo=section.tipo))
     for row in rows:
         print(f"  {row['section_id']:>6}  {row['label']}")
     if args.offset + len(rows) < total:
@@ -99,7 +103,9 @@ def run_show(args: argparse.Namespace) -> int:
     """Print one record."""
     with open_current(args) as archive:
         record = archive.get_record(RecordKey(args.section, args.id))
-        view = record_view(archive, record, args.lang)
+        # JSON is the same in every CLI language (English labels unless --lang says)
+        lang = args.lang or ("lg-eng" if args.json else label_language())
+        view = record_view(archive, record, lang)
     if args.json:
         print_json(view)
         return 0

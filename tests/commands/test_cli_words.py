@@ -251,3 +251,33 @@ def test_spanish_groups_no_number_under_ten_thousand(lang: str) -> None:
     """Spanish writes 1234 and 12.345 (the RAE's rule; Qt's ``es_ES`` in the window), Catalan
     1.234, English 1,234 (``number.min_grouping`` in the table)."""
     assert tuple(number(n) for n in (999, 1234, 9999, 10_000, -1234)) == GROUPED[lang]
+
+
+LABELS = {
+    "ca": ("Cartes", "Títol", "Carta del batlle"),
+    "es": ("Cartas", "Título", "Carta del alcalde"),
+    "en": ("Letters", "Title", "The mayor's letter"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGS, indirect=True)
+def test_section_field_and_record_labels_are_said_in_the_cli_s_language(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lang: str
+) -> None:
+    """``archive info``, ``records list`` and ``records show`` name sections, fields and
+    records in the CLI's language, as the window does (they said the English label first)."""
+    folder = tmp_path / "a"
+    with open_archive(folder, create=True) as archive:
+        names = {"lg-cat": LABELS["ca"], "lg-spa": LABELS["es"], "lg-eng": LABELS["en"]}
+        archive.put_section(Section("c1", {k: v[0] for k, v in names.items()}, label_field="c2"))
+        archive.put_field(Field("c2", "c1", {k: v[1] for k, v in names.items()}, "text",
+                                multilingual=True, position=1))  # fmt: skip
+        title = [{"lang": k, "value": v[2]} for k, v in names.items()]
+        archive.create_record("c1", {"c2": title})
+    section, field, record = LABELS[lang]
+    info = _out(capsys, "archive", "info", "--archive", str(folder)).splitlines()
+    assert info[-1].endswith(f"  {section}"), info
+    listed = _out(capsys, "records", "list", "c1", "--archive", str(folder)).splitlines()
+    assert listed[0].startswith(f"{section} (c1): ") and listed[1].endswith(f"  {record}"), listed
+    shown = _out(capsys, "records", "show", "c1", "1", "--archive", str(folder)).splitlines()
+    assert shown[0].startswith(f"{record} (c1/1)") and f"{field} [c2]" in shown, shown
