@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from app.commands import archive_shared_cmd
-from app.commands.cli_words import label_language, number, said, words
+from app.commands.cli_words import labels_for, number, said, words
 from app.commands.common import add_archive_argument, open_current, print_json, shown_archive
 from app.core.archive import Archive
 from app.core.archive.migrations import MIGRATIONS
@@ -96,7 +96,7 @@ def run_set(args: argparse.Namespace) -> int:
 def run_info(args: argparse.Namespace) -> int:
     """Print the archive summary."""
     with open_current(args) as archive:
-        info = archive_info(archive, "lg-eng" if args.json else label_language())
+        info = archive_info(archive, labels_for(args.json))
     if args.json:
         print_json(info)
         return 0

@@ -461,6 +461,12 @@ def label_language() -> str:
     return UI_LANGS[cli_language()]
 
 
+def labels_for(as_json: bool) -> str:
+    """The language labels are given in: English for ``--json`` (the same output in every
+    language), else the CLI's (:func:`label_language`)."""
+    return "lg-eng" if as_json else label_language()
+
+
 def count_heading(query: str, shown: int, found: int) -> str:
     """``3 records for "…"`` (``2 of 3`` when filtered; ``no records`` when none found)."""
     w = words()

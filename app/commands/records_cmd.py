@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.commands.cli_words import counted, label_language, words
+from app.commands.cli_words import counted, labels_for, words
 from app.commands.common import add_archive_argument, open_current, print_json
 from app.core.archive import Archive, Record, RecordKey
 from app.core.archive.records import locators
@@ -40,7 +40,7 @@ def run_list(args: argparse.Namespace) -> int:
         section = archive.section(args.section)
         total = archive.count_records(section.tipo)
         records = archive.list_records(section.tipo, offset=args.offset, limit=args.limit)
-        lang = "lg-eng" if args.json else label_language()  # JSON: the same in every language
+        lang = labels_for(args.json)
         rows = [
             {
                 "section_tipo": r.section_tipo,
@@ -103,8 +103,7 @@ def run_show(args: argparse.Namespace) -> int:
     """Print one record."""
     with open_current(args) as archive:
         record = archive.get_record(RecordKey(args.section, args.id))
-        # JSON is the same in every CLI language (English labels unless --lang says)
-        lang = args.lang or ("lg-eng" if args.json else label_language())
+        lang = args.lang or labels_for(args.json)
         view = record_view(archive, record, lang)
     if args.json:
         print_json(view)
