@@ -278,10 +278,17 @@ class ChunkWalk:
     after: RecordKey | None = field(default=None, init=False)
 
     def step(self, conn: Conn) -> ChunkCount:
-        """One committed batch of work (orphans, else records); nothing done: none left."""
-        gone = drop_orphans(conn, self.size, sees_all=self.sees_all)
-        if gone:
-            return ChunkCount(orphans=gone)
+        """One committed batch of work (orphans, else records); nothing done: none left.
+
+        Orphans are looked for at the start of each round, not before every batch: the query
+        reads all of ``index_records`` against ``records`` (2.9 s of the 19 s that chunking
+        the whole Tate import took, looked for before each of its 146 batches). One left
+        mid-round is taken at the start of the next, and the walk ends only after a round
+        from the start that found none."""
+        if self.after is None:
+            gone = drop_orphans(conn, self.size, sees_all=self.sees_all)
+            if gone:
+                return ChunkCount(orphans=gone)
         while True:
             taken = chunk_records(
                 conn, self.shapes, self.after, self.size, lock_timeout=self.lock_timeout
@@ -289,7 +296,10 @@ class ChunkWalk:
             if taken is None:
                 if self.after is None:
                     return ChunkCount()
-                self.after = None  # one more round from the start
+                self.after = None  # one more round from the start, orphans first
+                gone = drop_orphans(conn, self.size, sees_all=self.sees_all)
+                if gone:
+                    return ChunkCount(orphans=gone)
                 continue
             self.after, count = taken
             if count.handled:

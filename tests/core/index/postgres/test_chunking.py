@@ -307,3 +307,29 @@ def test_the_background_run_follows_changes_made_elsewhere(
         elsewhere.close()
         archive.close()
     assert_current(copied)
+
+
+def test_a_record_deleted_during_a_walk_is_forgotten_before_it_ends(
+    waiting: tuple[str, Counter[tuple[object, ...]]],
+) -> None:
+    """Orphans are looked for at the start of each round, not before every batch: one made
+    mid-round is taken in the round from the start that ends the walk."""
+    url, _ = waiting
+    archive = open_archive(url)
+    try:
+        walk = chunker.ChunkWalk(chunker.archive_shapes(archive), size=BATCH)
+        with connect(url) as conn:
+            first = walk.step(conn)
+            assert first.records == BATCH and first.orphans == 0
+            gone = conn.execute(
+                "SELECT section_tipo, section_id FROM index_records ORDER BY section_tipo, "
+                "section_id LIMIT 1"
+            ).fetchone()
+            assert gone is not None
+            archive.delete_record(RecordKey(str(gone[0]), as_int(gone[1])))
+            rest = walk.run(conn)
+        assert rest.orphans == 1
+        assert rest.records == scalar(url, "SELECT count(*) FROM records") - BATCH + 1
+    finally:
+        archive.close()
+    assert_current(url)
