@@ -4,7 +4,10 @@ Subcommands live in :mod:`app.commands`, one module per family; each registers i
 parser. Known errors (:class:`~app.core.errors.ArxiuError`) print their code, the code's label
 in the CLI's language, their message and hint, and exit with 2 (input) or 3 (anything else);
 anything else is a bug: its traceback is logged (once: :func:`~app.core.errors.log_bug`) and the
-exit code is 1. The table is :mod:`app.commands.exits`.
+exit code is 1. The table is :mod:`app.commands.exits`. What the CLI says of a bug and of a
+Ctrl+C is in the CLI's language (:mod:`app.commands.cli_words`). The help, and what argparse
+itself says (``usage:``, its errors), are in the CLI's language too
+(:mod:`app.commands.help_words`).
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from collections.abc import Sequence
 
 from app import __version__
 from app.commands import COMMAND_MODULES
-from app.commands.cli_words import error_lines
+from app.commands.cli_words import cli_language, error_lines, words
 from app.commands.common import ARCHIVE_HELP, ARCHIVE_METAVAR
 from app.commands.exits import EXIT_BUG, EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, exit_code
+from app.commands.help_words import argparse_words, localize
 from app.core.errors import ArxiuError, log_bug
 
 log = logging.getLogger("arxiu")
@@ -66,9 +70,13 @@ def print_error(error: ArxiuError) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``arxiu`` console script."""
+    """Entry point of the ``arxiu`` console script. Its help and argparse's words (``usage:``,
+    its errors) are said in the CLI's language (:mod:`app.commands.help_words`)."""
+    lang = cli_language()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    localize(parser, lang)
+    with argparse_words(lang):
+        args = parser.parse_args(argv)
     try:
         if args.command is None:
             from app.main import run_app
@@ -80,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_error(error)
         return exit_code(error.category)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(words().interrupted, file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``arxiu … | head``): stop quietly, as Unix tools do.
@@ -89,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PIPE_CLOSED
     except Exception as error:  # a bug: logged with its traceback, a non-zero exit
         log_bug(log, error, f"arxiu {args.command or ''}".strip())
-        print(f"arxiu hit a bug ({type(error).__name__}); please report it.", file=sys.stderr)
+        print(words().bug.format(name=type(error).__name__), file=sys.stderr)
         return EXIT_BUG
 
 

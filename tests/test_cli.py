@@ -1,22 +1,33 @@
 """``arxiu``'s error printer: a coded error's label in the CLI's language (``ARXIU_LANG``),
-then the message and the hint as the core wrote them; the code and the exit status stay."""
+then the message and the hint as the core wrote them (the hint after ``hint:`` in the
+language); the code and the exit status stay."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from app.cli import main
+from app.commands.exits import EXIT_BUG, EXIT_INTERRUPTED
+from app.commands.users_cmd import read_password
+from app.core.models.scripted import ScriptedModel
+from tests.commands.test_ask_bugs import folder, model
+
+__all__ = ["folder", "model"]  # the fixtures of test_ask_bugs (a tool with a bug), used here too
 
 LABELS = {
     "ca": ("No s'ha trobat el fitxer: ", "No s'ha trobat cap arxiu: "),
     "es": ("No se ha encontrado el archivo: ", "No se ha encontrado ningún archivo: "),
     "en": ("", ""),
 }
+HINT = {"ca": "suggeriment: ", "es": "sugerencia: ", "en": "hint: "}
 
 
 @pytest.mark.parametrize("lang", ["ca", "es", "en"])
@@ -33,7 +44,7 @@ def test_an_import_of_a_missing_file_says_its_label_in_the_language(
     assert captured.err.splitlines() == [
         f"error [import.file_missing]: {LABELS[lang][0]}There is no EAD file or folder at "
         f"{absent}.",
-        "hint: Give an EAD .xml file or a folder of them.",
+        f"{HINT[lang]}Give an EAD .xml file or a folder of them.",
     ]
 
 
@@ -55,3 +66,67 @@ def test_a_missing_archive_is_labelled_in_the_language_of_a_real_process(
             f"error [archive.not_found]: {LABELS[lang][1]}No archive at {absent} "
             "(there is no archive.db)."
         )
+
+
+BUG = {
+    "ca": "l'Arxiu ha trobat un error de programació (ZeroDivisionError); si us plau, "
+    "notifiqueu-lo.",
+    "es": "Arxiu ha encontrado un error de programación (ZeroDivisionError); por favor, "
+    "notifíquelo.",
+    "en": "arxiu hit a bug (ZeroDivisionError); please report it.",
+}
+INTERRUPTED = {"ca": "interromput", "es": "interrumpido", "en": "interrupted"}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+@pytest.mark.allow_log("app.core.agent.loop", message="ZeroDivisionError")
+def test_a_bug_is_said_in_the_language(
+    folder: Path,
+    model: ScriptedModel,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lang: str,
+) -> None:
+    """A tool with a bug in it ends ``arxiu ask``: the bug's line in the language, the class
+    of the error as Python names it, exit code 1."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    code = main(["ask", "how many sections?", "--archive", str(folder)])
+    assert code == EXIT_BUG
+    assert capsys.readouterr().err.splitlines()[-1] == BUG[lang]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is sent with os.kill")
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_ctrl_c_is_said_in_the_language(
+    arxiu_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lang: str,
+) -> None:
+    """A real SIGINT while ``arxiu users add --password-stdin`` waits for its password on a
+    pipe: the command stops with exit code 130 and says so in the language."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    read, write = os.pipe()
+    with os.fdopen(read, encoding="utf-8") as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        waiting = threading.Thread(target=_interrupt_when_reading, args=(threading.get_ident(),))
+        waiting.start()
+        try:
+            code = main(["users", "add", "anna", "--password-stdin"])
+        finally:
+            waiting.join()
+            os.close(write)
+    assert code == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == INTERRUPTED[lang] + "\n"
+    assert not (arxiu_home / "api_users.json").exists()  # nothing was added
+
+
+def _interrupt_when_reading(main_thread: int) -> None:
+    """Send SIGINT to this process once ``main_thread`` waits in ``read_password``."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(main_thread)
+        if frame is not None and frame.f_code is read_password.__code__:
+            os.kill(os.getpid(), signal.SIGINT)
+            return
+        time.sleep(0.01)

@@ -88,8 +88,8 @@ def run_set(args: argparse.Namespace) -> int:
     with open_current(args) as archive:
         set_writes_allowed(archive, allowed)
         now = writes_allowed(archive)
-    state = "on: the assistant may propose changes" if now else "off: nothing can be written"
-    print(f"write_allowed = {str(now).lower()} ({state})")
+    w = words()
+    print(f"write_allowed = {str(now).lower()} ({w.switched_on if now else w.switched_off})")
     return 0
 
 

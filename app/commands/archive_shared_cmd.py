@@ -7,14 +7,24 @@
   SQLite and on PostgreSQL.
 * ``grant ROLE [--restricted] [--write] --archive postgresql://...``: make an existing login
   role an archivist (``revoke`` takes the rights back; with a flag, only that right).
+
+What they print for a person is in the CLI's language (:mod:`app.commands.cli_words`), its
+numbers with the language's separators; table names, URLs, digests and ``--json`` stay as
+they are.
 """
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
+from app.commands.cli_words import number, words
 from app.commands.common import print_json
+
+if TYPE_CHECKING:
+    from app.core.archive.postgres.checksum import ArchiveDigest
+    from app.core.archive.postgres.transfer import CopyReport
 
 
 def register_actions(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,10 +59,20 @@ def run_copy(args: argparse.Namespace) -> int:
     if args.json:
         print_json(asdict(report))
         return 0
-    print(f"{'Resumed' if report.resumed else 'Copied'} {report.source} -> {report.destination}")
-    for table, total in report.totals.items():
-        print(f"  {table:<18} {total:>9,}  ({report.copied[table]:,} this run)")
+    print("\n".join(copy_lines(report)))
     return 0
+
+
+def copy_lines(report: CopyReport) -> list[str]:
+    """What ``archive copy`` prints for a person: the copy (or its resumption), then each
+    table's rows in all and copied by this run."""
+    w = words()
+    first = w.copy_resumed if report.resumed else w.copied
+    lines = [first.format(source=report.source, destination=report.destination)]
+    for table, total in report.totals.items():
+        copied = number(report.copied[table])
+        lines.append(w.copy_row.format(table=table, total=number(total), copied=copied))
+    return lines
 
 
 def run_checksum(args: argparse.Namespace) -> int:
@@ -63,10 +83,15 @@ def run_checksum(args: argparse.Namespace) -> int:
     if args.json:
         print_json(asdict(digest))
         return 0
-    print(f"Archive  {digest.location}")
-    for line in digest.lines():
-        print(line)
+    print("\n".join(checksum_lines(digest)))
     return 0
+
+
+def checksum_lines(digest: ArchiveDigest) -> list[str]:
+    """What ``archive checksum`` prints for a person: the archive, then a line per table (its
+    rows and digest) and the total. The rows are plain digits, as in ``--json``."""
+    w = words()
+    return [f"{w.archive}  {digest.location}", *digest.lines(w.checksum_all)]
 
 
 def _rights(args: argparse.Namespace, *, give: bool) -> int:
@@ -82,9 +107,11 @@ def _rights(args: argparse.Namespace, *, give: bool) -> int:
             restricted=args.restricted,
             write=args.write,
         )
-    held = [name for name, on in (("read", result.reader), ("restricted", result.restricted),
-                                  ("write", result.writer)) if on]  # fmt: skip
-    print(f"{result.role}: {', '.join(held) if held else 'no rights'}")
+    w = words()
+    held = [name for name, on in ((w.users.read, result.reader),
+                                  (w.users.restricted, result.restricted),
+                                  (w.users.write, result.writer)) if on]  # fmt: skip
+    print(f"{result.role}: {', '.join(held) if held else w.no_rights}")
     return 0
 
 

@@ -219,7 +219,7 @@ async def confirm_and_apply(
         print(json.dumps(envelope, ensure_ascii=False, default=str), file=sys.stderr, flush=True)
         return exit_code(error.category)
     if report is None:
-        print("Cancelled: nothing was written.", file=sys.stderr, flush=True)
+        print(words().cancelled, file=sys.stderr, flush=True)
     elif json_events:
         envelope = {"ok": True, "data": report.to_dict()}
         print(json.dumps(envelope, ensure_ascii=False, default=str), file=sys.stderr, flush=True)

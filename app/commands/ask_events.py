@@ -55,18 +55,20 @@ def render(event: Event, out: TextIO, err: TextIO) -> None:
     """Print one event for a person: the answer on ``out``, everything else on ``err``."""
     match event:
         case StartEvent():
-            badge = "local / private" if event.egress == "local" else "EXTERNAL"
+            w = words()
+            badge = w.egress_local if event.egress == "local" else w.egress_external
             print(f"[{event.model} · {badge} · {event.mode}]", file=err, flush=True)
         case ThinkingEvent():
             if event.state == "start":
-                print("(thinking…)", file=err, flush=True)
+                print(words().thinking, file=err, flush=True)
         case TextEvent():
             out.write(event.delta)
             out.flush()
         case ToolUseEvent():
             print(f"\n→ {event.summary}", file=err, flush=True)
         case ToolResultEvent():
-            print(f"  {'ok' if event.ok else 'refused: ' + str(event.code)}", file=err, flush=True)
+            said = "ok" if event.ok else words().tool_refused.format(code=event.code)
+            print(f"  {said}", file=err, flush=True)
         case IterationEvent():
             pass
         case FinalEvent():

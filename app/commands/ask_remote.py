@@ -18,6 +18,7 @@ import sys
 from app.api.client import DedaloClient
 from app.commands.ask_events import print_events
 from app.commands.ask_plans import apply_summary, confirm_card, confirmed
+from app.commands.cli_words import words
 from app.commands.exits import EXIT_OK, exit_code
 from app.core.agent.plan_types import ApplyReport, PendingPlan
 from app.core.agent.request import ChatRequest
@@ -43,7 +44,7 @@ def credentials(user: str | None) -> tuple[str, str]:
                 hint="export ARXIU_PASSWORD=… before the command.",
                 category="input",
             )
-        password = getpass.getpass(f"Password for {name}: ")
+        password = getpass.getpass(words().password_for.format(name=name))
     return name, password
 
 
@@ -65,7 +66,7 @@ async def confirm_remote(client: DedaloClient, plan: PendingPlan, *, json_events
     print(confirm_card(plan), file=sys.stderr, flush=True)
     approved, second = confirmed(plan)
     if not approved:
-        print("Cancelled: nothing was written.", file=sys.stderr, flush=True)
+        print(words().cancelled, file=sys.stderr, flush=True)
         return EXIT_OK
     try:
         report = await client.apply(plan.to_dict(), plan.plan.plan_hash, confirm_restricted=second)

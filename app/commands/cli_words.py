@@ -67,6 +67,11 @@ class CliWords:
     off: str
     restricted: str
     writable: str
+    switched_on: str
+    """What ``arxiu archive set write_allowed true`` says after ``write_allowed = true``, in
+    parentheses (the key and its value stay as they are)."""
+    switched_off: str
+    """The same of ``write_allowed false``."""
     section_records: Counted
     """A section's heading in ``records list``: ``{label} ({tipo})`` and its records."""
     more: str
@@ -119,6 +124,39 @@ class CliWords:
     """``arxiu export``'s first line: the records, as ``{format}`` to ``{path}``."""
     export_left_out: Counted
     export_included: Counted
+    interrupted: str
+    """What the CLI says when Ctrl+C stops a command."""
+    bug: str
+    """A bug ended the command: ``{name}``, the exception's class."""
+    hint: str
+    """The hint line of a coded error (``{hint}``, as the core wrote it)."""
+    cancelled: str
+    """``arxiu ask --write`` when the person does not type ``yes``."""
+    preview_tables_only: str
+    """``arxiu import --preview`` of a kind that is not a table."""
+    thinking: str
+    """``arxiu ask`` while the model thinks."""
+    egress_local: str
+    egress_external: str
+    """The model line's badge: where the question goes (the model and mode stay as they are)."""
+    tool_refused: str
+    """A tool call the run refused, with its ``{code}``."""
+    password_for: str
+    """``arxiu ask --server``'s prompt for the password of ``{name}``."""
+    index_incomplete: str
+    """``arxiu search`` before the index is complete: each model's ``{figures}``."""
+    copied: str
+    """``arxiu archive copy``'s first line: ``{source}`` and ``{destination}`` as shown."""
+    copy_resumed: str
+    """The same when the copy resumed one that was interrupted."""
+    copy_row: str
+    """A table of the copy: its ``{table}`` name, the rows in ``{total}`` and ``{copied}`` by
+    this run (both written with the language's separators)."""
+    checksum_all: str
+    """``arxiu archive checksum``: the label of the last line, the digest of all the tables."""
+    no_rights: str
+    """``arxiu archive grant|revoke``: a role left with no right (the rights are said with
+    :class:`~app.commands.setup_words.UserWords`' ``read``, ``restricted`` and ``write``)."""
     models: ModelWords
     """``arxiu models`` and ``models discover`` (:mod:`app.commands.setup_words`)."""
     users: UserWords
@@ -153,6 +191,8 @@ ENGLISH = CliWords(
     off="off",
     restricted="restricted",
     writable="writable",
+    switched_on="on: the assistant may propose changes",
+    switched_off="off: nothing can be written",
     section_records=Counted("{label} ({tipo}): 1 record", "{label} ({tipo}): {n} records"),
     more="… {count} more (use --offset)",
     linked_from="Linked from",
@@ -195,6 +235,25 @@ ENGLISH = CliWords(
         "  1 restricted record included (said at the top)",
         "  {n} restricted records included (said at the top)",
     ),
+    interrupted="interrupted",
+    bug="arxiu hit a bug ({name}); please report it.",
+    hint="hint: {hint}",
+    cancelled="Cancelled: nothing was written.",
+    preview_tables_only="error: --preview shows how a table (KIND csv) would import",
+    thinking="(thinking…)",
+    egress_local="local / private",
+    egress_external="EXTERNAL",
+    tool_refused="refused: {code}",
+    password_for="Password for {name}: ",
+    index_incomplete=(
+        "note: the semantic index is incomplete (chunks embedded: {figures}); these hits come "
+        "from what is indexed so far. Run `arxiu index` or search with --wait."
+    ),
+    copied="Copied {source} -> {destination}",
+    copy_resumed="Resumed {source} -> {destination}",
+    copy_row="  {table:<18} {total:>9}  ({copied} this run)",
+    checksum_all="all",
+    no_rights="no rights",
     models=MODEL_WORDS["en"],
     users=USER_WORDS["en"],
     serve=SERVE_WORDS["en"],
@@ -230,6 +289,8 @@ CLI_WORDS: dict[str, CliWords] = {
         off="desactivada",
         restricted="restringida",
         writable="editable",
+        switched_on="activada: l'assistent pot proposar canvis",
+        switched_off="desactivada: no s'hi pot escriure res",
         section_records=Counted("{label} ({tipo}): 1 registre", "{label} ({tipo}): {n} registres"),
         more="… {count} més (useu --offset)",
         linked_from="Enllaçat des de",
@@ -277,6 +338,26 @@ CLI_WORDS: dict[str, CliWords] = {
             "  1 registre restringit inclòs (ho diu al començament)",
             "  {n} registres restringits inclosos (ho diu al començament)",
         ),
+        interrupted="interromput",
+        bug="l'Arxiu ha trobat un error de programació ({name}); si us plau, notifiqueu-lo.",
+        hint="suggeriment: {hint}",
+        cancelled="Cancel·lat: no s'ha escrit res.",
+        preview_tables_only="error: --preview mostra com s'importaria una taula (KIND csv)",
+        thinking="(pensant…)",
+        egress_local="local / privat",
+        egress_external="EXTERN",
+        tool_refused="refusat: {code}",
+        password_for="Contrasenya de l'usuari {name}: ",
+        index_incomplete=(
+            "nota: l'índex semàntic és incomplet (fragments incrustats: {figures}); aquests "
+            "resultats surten del que s'ha indexat fins ara. Executeu `arxiu index` o cerqueu "
+            "amb --wait."
+        ),
+        copied="S'ha copiat {source} -> {destination}",
+        copy_resumed="S'ha reprès la còpia {source} -> {destination}",
+        copy_row="  {table:<18} {total:>9}  ({copied} en aquesta execució)",
+        checksum_all="total",
+        no_rights="cap dret",
         models=MODEL_WORDS["ca"],
         users=USER_WORDS["ca"],
         serve=SERVE_WORDS["ca"],
@@ -311,6 +392,8 @@ CLI_WORDS: dict[str, CliWords] = {
         off="desactivada",
         restricted="restringida",
         writable="editable",
+        switched_on="activada: el asistente puede proponer cambios",
+        switched_off="desactivada: no se puede escribir nada",
         section_records=Counted("{label} ({tipo}): 1 registro", "{label} ({tipo}): {n} registros"),
         more="… {count} más (use --offset)",
         linked_from="Enlazado desde",
@@ -360,6 +443,26 @@ CLI_WORDS: dict[str, CliWords] = {
             "  1 registro restringido incluido (lo dice al principio)",
             "  {n} registros restringidos incluidos (lo dice al principio)",
         ),
+        interrupted="interrumpido",
+        bug="Arxiu ha encontrado un error de programación ({name}); por favor, notifíquelo.",
+        hint="sugerencia: {hint}",
+        cancelled="Cancelado: no se ha escrito nada.",
+        preview_tables_only="error: --preview muestra cómo se importaría una tabla (KIND csv)",
+        thinking="(pensando…)",
+        egress_local="local / privado",
+        egress_external="EXTERNO",
+        tool_refused="rechazado: {code}",
+        password_for="Contraseña de {name}: ",
+        index_incomplete=(
+            "nota: el índice semántico está incompleto (fragmentos incrustados: {figures}); "
+            "estos resultados proceden de lo indexado hasta ahora. Ejecute `arxiu index` o "
+            "busque con --wait."
+        ),
+        copied="Se ha copiado {source} -> {destination}",
+        copy_resumed="Se ha reanudado la copia {source} -> {destination}",
+        copy_row="  {table:<18} {total:>9}  ({copied} en esta ejecución)",
+        checksum_all="total",
+        no_rights="ningún derecho",
         models=MODEL_WORDS["es"],
         users=USER_WORDS["es"],
         serve=SERVE_WORDS["es"],
@@ -440,12 +543,13 @@ def error_lines(error: CodedError) -> list[str]:
     """A coded error for a person, as the CLI prints it on stderr: ``error [code]:``, the
     code's label in the chosen language (Catalan and Spanish; :mod:`app.core.error_labels`)
     and the message as the core wrote it (English, as the app shows it after the label), then
-    the hint. In English the message says it all and stands alone."""
+    the hint after ``hint:`` in the chosen language (the code stays as it is). In English the
+    message says it all and stands alone."""
     label = table().get(error.label_key)
     text = f"{label}: {error.message}" if label else error.message
     lines = [f"error [{error.code}]: {text}"]
     if error.hint:
-        lines.append(f"hint: {error.hint}")
+        lines.append(words().hint.format(hint=error.hint))
     return lines
 
 

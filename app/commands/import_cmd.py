@@ -108,7 +108,7 @@ def _preview(args: argparse.Namespace) -> int:
     from app.core.archive.importers.tabular import preview, preview_lines
 
     if args.kind != "csv":
-        print("error: --preview shows how a table (KIND csv) would import", file=sys.stderr)
+        print(cli_words.words().preview_tables_only, file=sys.stderr)
         return EXIT_TRUNCATED
     with open_current(args, create=True) as archive:
         shown = preview(args.path, archive=archive, sheet=args.sheet, mapping_file=args.mapping)

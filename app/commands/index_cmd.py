@@ -177,11 +177,7 @@ def worker_lines(result: WorkerResult) -> list[str]:
 def completeness(stats: IndexStats) -> str:
     """A sentence on how much of the archive the dense search covers yet: each model's
     chunks embedded of all, the figure the status bar shows."""
-    return (
-        f"note: the semantic index is incomplete (chunks embedded: "
-        f"{progress_text(stats.progress)}); these hits come from what is indexed so far. "
-        "Run `arxiu index` or search with --wait."
-    )
+    return words().index_incomplete.format(figures=progress_text(stats.progress))
 
 
 def run_eval(args: argparse.Namespace) -> int:

@@ -1,18 +1,22 @@
 """``arxiu ask`` prints an error streamed by a run as it prints a raised one: its code, its
 label in the CLI's language and its hint; ``--json-events`` and the exit code are the same in
-every language."""
+every language. The model line's badge, the thinking note and a refused tool call are in the
+CLI's language too."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from app.cli import main
+from app.commands.ask_events import render
 from app.commands.exits import exit_code
+from app.core.agent.events import StartEvent
 from app.core.errors import ModelError
-from app.core.models.scripted import ScriptedModel, Turn
+from app.core.models.scripted import ScriptedModel, Turn, call
 from tests.commands.test_ask_cmd import folder, scripted
 
 __all__ = ["folder", "scripted"]  # the fixtures of test_ask_cmd, used here too
@@ -27,6 +31,7 @@ LABELS = {
     "es": "El servidor del modelo ha dejado de responder: ",
     "en": "",
 }
+HINTS = {"ca": "suggeriment: ", "es": "sugerencia: ", "en": "hint: "}
 
 
 def _ask(folder: Path, scripted: dict[str, ScriptedModel], *extra: str) -> int:
@@ -48,7 +53,7 @@ def test_a_streamed_error_is_labelled_in_the_language(
     err = capsys.readouterr().err.splitlines()
     at = err.index(f"error [ai.stream_idle]: {LABELS[lang]}{STOPPED.message}")
     assert err[at - 1] == ""  # set apart from the streamed answer, as before
-    assert err[at + 1] == f"hint: {STOPPED.hint}"
+    assert err[at + 1] == f"{HINTS[lang]}{STOPPED.hint}"  # the hint as the core wrote it
 
 
 def test_the_json_events_are_the_same_in_every_language(
@@ -69,3 +74,56 @@ def test_the_json_events_are_the_same_in_every_language(
     assert frames[0]["code"] == "ai.stream_idle"
     assert frames[0]["message"] == STOPPED.message
     assert frames[0]["label_key"] == "error.ai.stream_idle"
+
+
+RUN_LINES = {
+    "ca": ("[tools · local / privat · read]", "(pensant…)", "  refusat: archive.record_not_found"),
+    "es": (
+        "[tools · local / privado · read]",
+        "(pensando…)",
+        "  rechazado: archive.record_not_found",
+    ),
+    "en": (
+        "[tools · local / private · read]",
+        "(thinking…)",
+        "  refused: archive.record_not_found",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_model_line_thinking_and_a_refused_tool_are_said_in_the_language(
+    folder: Path,
+    scripted: dict[str, ScriptedModel],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lang: str,
+) -> None:
+    """The model's id, the mode and the refusal's code stay as they are."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    missing = call("dedalo_read_record", {"section_tipo": "oh1", "section_id": 999})
+    scripted["tools"].extend(
+        Turn(thinking="Which record?", tool_calls=(missing,)), Turn(text="No.")
+    )
+    assert main(["ask", "who is oh1/999?", "--archive", str(folder)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    model, thinking, refused = RUN_LINES[lang]
+    assert err[err.index(model) + 1] == thinking
+    assert refused in err
+
+
+@pytest.mark.parametrize(
+    ("lang", "line"),
+    [
+        ("ca", "[cloud · EXTERN · write]"),
+        ("es", "[cloud · EXTERNO · write]"),
+        ("en", "[cloud · EXTERNAL · write]"),
+    ],
+)
+def test_an_external_model_is_flagged_in_the_language(
+    monkeypatch: pytest.MonkeyPatch, lang: str, line: str
+) -> None:
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    out, err = io.StringIO(), io.StringIO()
+    render(StartEvent(model="cloud", mode="write", egress="external"), out, err)
+    assert (out.getvalue(), err.getvalue()) == ("", line + "\n")

@@ -312,3 +312,27 @@ def test_a_json_lines_import_says_its_skips_in_the_language(
         "'testator' must be a string, not int",
     ]
     assert skipped[2]["template"] == "'{key}' must be {expected}, not {type}"
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        ("ca", "error: --preview mostra com s'importaria una taula (KIND csv)"),
+        ("es", "error: --preview muestra cómo se importaría una tabla (KIND csv)"),
+        ("en", "error: --preview shows how a table (KIND csv) would import"),
+    ],
+)
+def test_a_preview_of_what_is_not_a_table_is_refused_in_the_language(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lang: str,
+    said: str,
+) -> None:
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    ead = tmp_path / "fons.xml"
+    ead.write_text("<ead/>", encoding="utf-8")
+    folder = tmp_path / "archive"
+    assert main(["import", "ead", str(ead), "--preview", "--archive", str(folder)]) == 2
+    assert capsys.readouterr() == ("", said + "\n")
+    assert not folder.exists()  # nothing was imported, no archive made

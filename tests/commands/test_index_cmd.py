@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,38 @@ def test_the_worker_s_sentence_writes_seconds_and_rate_with_the_language_s_decim
         lines = worker_lines(result)
         assert lines[0] == sentence.format(texts=texts, rate=rate, batches=batches), lines
         assert lines[1:] == [f"  hashing-256: {vectors}"]
+
+
+INCOMPLETE = {
+    "ca": (
+        "nota: l'índex semàntic és incomplet (fragments incrustats: {figures}); aquests "
+        "resultats surten del que s'ha indexat fins ara. Executeu `arxiu index` o cerqueu amb "
+        "--wait."
+    ),
+    "es": (
+        "nota: el índice semántico está incompleto (fragmentos incrustados: {figures}); estos "
+        "resultados proceden de lo indexado hasta ahora. Ejecute `arxiu index` o busque con "
+        "--wait."
+    ),
+    "en": (
+        "note: the semantic index is incomplete (chunks embedded: {figures}); these hits come "
+        "from what is indexed so far. Run `arxiu index` or search with --wait."
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_an_incomplete_index_is_said_in_the_language(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """The note before the hits of a search whose dense index is not complete yet; each
+    model's figure (``hashing-256 0/2``) as the status bar writes it."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    folder = _archive(tmp_path / "archive")
+    base = ["search", "embassament", "--archive", str(folder), "--model", "hashing", "--json"]
+    assert main([*base, "--mode", "lexical"]) == 0  # chunks the records, embeds nothing
+    capsys.readouterr()
+    assert main(base) == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    before, after = INCOMPLETE[lang].split("{figures}")
+    assert re.fullmatch(re.escape(before) + r"hashing-256 0/\d+" + re.escape(after), line), line

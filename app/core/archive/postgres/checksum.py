@@ -37,11 +37,12 @@ class ArchiveDigest:
     tables: tuple[TableDigest, ...]
     sha256: str
 
-    def lines(self) -> list[str]:
-        """The report ``arxiu archive checksum`` prints: a line per table, then the total."""
-        width = max(len(t.table) for t in self.tables)
+    def lines(self, total: str = "all") -> list[str]:
+        """The report ``arxiu archive checksum`` prints: a line per table (its rows and
+        digest), then the total, named ``total`` (the CLI's word for it)."""
+        width = max(len(name) for name in [total, *(t.table for t in self.tables)])
         out = [f"{t.table:<{width}}  {t.rows:>9}  {t.sha256}" for t in self.tables]
-        out.append(f"{'all':<{width}}  {sum(t.rows for t in self.tables):>9}  {self.sha256}")
+        out.append(f"{total:<{width}}  {sum(t.rows for t in self.tables):>9}  {self.sha256}")
         return out
 
 
