@@ -246,9 +246,12 @@ def _config_sql() -> str:
 
 
 LEXICAL_NAME = "pg_0005_lexical_fast_fold"
-"""The ``_migrations`` row of this lexical column (:func:`lexical_sql`). ``pg_0004_lexical_spaces``
-made the same lexemes with a slower fold (:data:`FOLD_FIRST`), ``pg_0003_lexical_words`` split
-words at :data:`WORD_SEPARATORS` only: an archive with either gets this column again."""
+"""The ``_migrations`` row of this lexical column (:func:`lexical_sql`)."""
+SLOWER_LEXICAL_NAME = "pg_0004_lexical_spaces"
+"""The row of the column before it: the same lexemes, folded slower (without
+:data:`FOLD_FIRST`), so searched as it is; its owner makes it again (:func:`lexical_is_latest`).
+An archive with neither (``pg_0003_lexical_words`` split words at :data:`WORD_SEPARATORS`
+only) must get this column before its lexical search can run."""
 
 FOLD_FIRST = (
     " etaoinsrhldcumfpgwybvkxjqzETAOINSRHLDCUMFPGWYBVKXJQZ0123456789,;()'\"!?&%+=*#<>[]{}|~`^$\\"
@@ -300,16 +303,32 @@ def sql_literal(text: str) -> str:
 
 
 def has_lexical(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
-    """Whether ``index_chunks`` has this version's lexical column (an archive copied before it
-    existed, or before it split words at :data:`WORD_SEPARATORS`, has not)."""
+    """Whether ``index_chunks`` has a lexical column with this version's lexemes (an archive
+    copied before it existed, or before it split words at :data:`WORD_SEPARATORS`, has not);
+    it may still be the slower one (:func:`lexical_is_latest`)."""
+    return _lexical_step(conn) is not None
+
+
+def lexical_is_latest(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+    """Whether ``index_chunks`` has this version's lexical column (:data:`LEXICAL_NAME`), not
+    the slower one before it nor none."""
+    return _lexical_step(conn) == LEXICAL_NAME
+
+
+def _lexical_step(conn: psycopg.Connection[tuple[object, ...]]) -> str | None:
+    """The step of the lexical column ``index_chunks`` has (:data:`LEXICAL_NAME` or
+    :data:`SLOWER_LEXICAL_NAME`), or None (no column, or an older one)."""
     row = conn.execute(
         "SELECT 1 FROM information_schema.columns WHERE table_schema = 'public' "
         "AND table_name = 'index_chunks' AND column_name = 'lexical'"
     ).fetchone()
     if row is None:
-        return False
-    step = conn.execute("SELECT 1 FROM _migrations WHERE name = %s", (LEXICAL_NAME,)).fetchone()
-    return step is not None
+        return None
+    steps = conn.execute(
+        "SELECT name FROM _migrations WHERE name IN (%s, %s)", (LEXICAL_NAME, SLOWER_LEXICAL_NAME)
+    ).fetchall()
+    names = {str(r[0]) for r in steps}
+    return next((n for n in (LEXICAL_NAME, SLOWER_LEXICAL_NAME) if n in names), None)
 
 
 FOLD_FUNCTION = "arxiu_fold(text)"

@@ -127,10 +127,16 @@ class PgSearchEngine(HybridSearch):
 
     def _ensure_lexical(self, conn: Conn) -> None:
         """Add the chunks' lexical column to an archive copied before it existed (its owner
-        may; another role gets ``archive.pg_no_lexical``)."""
+        may; another role gets ``archive.pg_no_lexical``); its owner also makes the slower
+        column of an earlier version again (the others search it as it is: the same
+        lexemes)."""
         if self._lexical_ready:
             return
-        if not schema.has_lexical(conn):
+        latest = schema.lexical_is_latest(conn)
+        if not latest and schema.has_lexical(conn) and not schema.owns_archive(conn):
+            self._lexical_ready = True
+            return
+        if not latest:
             try:
                 with conn.transaction():
                     for statement in schema.lexical_sql():

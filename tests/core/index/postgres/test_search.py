@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from app.core.archive.model import RecordKey
+from app.core.archive.postgres import schema
 from app.core.archive.postgres.connect import connect, database_name, ensure_vector
 from app.core.archive.postgres.roles import grant
 from app.core.archive.postgres.schema import create_tables
@@ -213,3 +214,47 @@ def test_lexical_scores_are_fts5s_bm25_over_the_lexemes(pg_database: str) -> Non
 
     assert set(found) == {1, 2}
     assert found[1] == pytest.approx(bm25(2, 3)) and found[2] == pytest.approx(bm25(2, 2))
+
+
+def test_an_archive_with_the_slower_lexical_column_is_searched_and_its_owner_remakes_it(
+    pg_server: PgServer,
+    pg_database: str,
+    demo_index_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The column of the version before (``pg_0004_lexical_spaces``: the same lexemes, the
+    fold's table not led by the ASCII characters) is searched as it is by every role; its
+    owner's first search makes the faster one, with the same results."""
+    copy_archive(str(demo_index_dir), pg_database)
+    db = database_name(pg_database)
+    role = f"{db}_reader_cel"
+    with connect(pg_database, autocommit=True) as conn:
+        with monkeypatch.context() as patched, conn.transaction():
+            patched.setattr(schema, "FOLD_FIRST", "")
+            for statement in schema.lexical_sql():
+                conn.execute(statement.encode())
+            conn.execute("DELETE FROM _migrations WHERE name = %s", (schema.LEXICAL_NAME,))
+            conn.execute("INSERT INTO _migrations(name) VALUES (%s)", (schema.SLOWER_LEXICAL_NAME,))
+        assert schema.has_lexical(conn) and not schema.lexical_is_latest(conn)
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw-cel'")
+        grant(conn, db, role)
+    reader = open_search(pg_server.url(db, user=role, password="pw-cel"), [EMBEDDER])
+    try:
+        before = _keys_scores(reader.search("pantà", mode="lexical"))
+        assert before
+        with connect(pg_database) as conn:
+            assert not schema.lexical_is_latest(conn)  # a reader does not remake it
+        owner = open_search(pg_database, [EMBEDDER])
+        try:
+            assert owner.search("pantà", mode="lexical")
+        finally:
+            owner.close()
+        with connect(pg_database) as conn:
+            assert schema.lexical_is_latest(conn)
+    finally:
+        reader.close()
+    again = open_search(pg_server.url(db, user=role, password="pw-cel"), [EMBEDDER])
+    try:
+        assert _keys_scores(again.search("pantà", mode="lexical")) == before  # the same lexemes
+    finally:
+        again.close()
