@@ -4,7 +4,9 @@ The answer streams to stdout; tool activity, the model line and errors go to std
 ``--json-events`` every event is one line ``{"event": NAME, "data": {...}}`` on stdout, and
 stdout holds nothing but the seed's events. With ``--write`` a proposed change plan is shown
 as a confirm card (each op's tool and real arguments) on stderr and applied only after the
-person types ``yes``; the apply report goes to stdout as text, or — with ``--json-events`` — to
+person types yes (``sí`` in Catalan and Spanish, ``yes`` in every language:
+:func:`app.commands.ask_plans.is_yes`); the apply report goes to stdout as text, or — with
+``--json-events`` — to
 stderr as one line in the seed's apply response shape, ``{"ok": true, "data": {applied,
 skipped, failed?, created}}`` (``{"ok": false, "error": {...}}`` when the plan is refused).
 Writes need both the archive's switch (``arxiu archive set write_allowed true``) and the Settings

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Protocol
 
+from app.commands.plan_words import PLAN_WORDS, PlanWords
 from app.commands.setup_words import (
     MODEL_WORDS,
     SERVE_WORDS,
@@ -86,6 +87,12 @@ class CliWords:
     """``arxiu ask`` first indexes what waits (records to chunk, texts to embed)."""
     worker_bar: str
     """The progress label of ``arxiu index --worker``."""
+    indexing_bar: str
+    """The progress label of ``arxiu search --wait`` and ``arxiu eval retrieval``."""
+    import_bar: str
+    """The progress label of ``arxiu import`` (``{kind}``, as typed)."""
+    exact: str
+    """After a record's title in ``arxiu search``: its name matched the query exactly."""
     worker_embedded: str
     """``{vectors}`` in ``{seconds}`` s (``{rate}`` a second), ``{batches}``: the counts below."""
     worker_texts: Counted
@@ -157,6 +164,13 @@ class CliWords:
     no_rights: str
     """``arxiu archive grant|revoke``: a role left with no right (the rights are said with
     :class:`~app.commands.setup_words.UserWords`' ``read``, ``restricted`` and ``write``)."""
+    mcp_started: str
+    """``arxiu mcp``'s start line on stderr: ``{count}`` tools, ``{archive}`` and what leaves,
+    ``{shared}``: one of the two below."""
+    mcp_content: str
+    mcp_structure: str
+    plans: PlanWords
+    """``arxiu ask --write``'s confirm card and apply report (:mod:`app.commands.plan_words`)."""
     models: ModelWords
     """``arxiu models`` and ``models discover`` (:mod:`app.commands.setup_words`)."""
     users: UserWords
@@ -202,6 +216,9 @@ ENGLISH = CliWords(
     indexed_items=Counted("1 item indexed now", "{n} items indexed now"),
     indexing_first=Counted("Indexing 1 item first…", "Indexing {n} items first…"),
     worker_bar="embedding",
+    indexing_bar="indexing",
+    import_bar="import {kind}",
+    exact="(exact)",
     worker_embedded="{vectors} in {seconds:,.1f} s ({rate:,.1f} a second), {batches}; per model:",
     worker_texts=Counted("1 text embedded", "{n} texts embedded"),
     worker_batches=Counted("1 batch", "{n} batches"),
@@ -254,6 +271,12 @@ ENGLISH = CliWords(
     copy_row="  {table:<18} {total:>9}  ({copied} this run)",
     checksum_all="all",
     no_rights="no rights",
+    mcp_started=(
+        "arxiu mcp: {count} read-only tools over {archive} ({shared} only leaves) on stdio"
+    ),
+    mcp_content="record content (never restricted)",
+    mcp_structure="structure",
+    plans=PLAN_WORDS["en"],
     models=MODEL_WORDS["en"],
     users=USER_WORDS["en"],
     serve=SERVE_WORDS["en"],
@@ -300,6 +323,9 @@ CLI_WORDS: dict[str, CliWords] = {
         indexed_items=Counted("1 element indexat ara", "{n} elements indexats ara"),
         indexing_first=Counted("Primer s'indexa 1 element…", "Primer s'indexen {n} elements…"),
         worker_bar="incrustant",
+        indexing_bar="indexant",
+        import_bar="importació {kind}",
+        exact="(coincidència exacta)",
         worker_embedded=(
             "{vectors} en {seconds:,.1f} s ({rate:,.1f} per segon), {batches}; per model:"
         ),
@@ -358,6 +384,13 @@ CLI_WORDS: dict[str, CliWords] = {
         copy_row="  {table:<18} {total:>9}  ({copied} en aquesta execució)",
         checksum_all="total",
         no_rights="cap dret",
+        mcp_started=(
+            "arxiu mcp: {count} eines de només lectura sobre {archive} (només en surt {shared}) "
+            "per stdio"
+        ),
+        mcp_content="el contingut dels registres (mai els restringits)",
+        mcp_structure="l'estructura",
+        plans=PLAN_WORDS["ca"],
         models=MODEL_WORDS["ca"],
         users=USER_WORDS["ca"],
         serve=SERVE_WORDS["ca"],
@@ -405,6 +438,9 @@ CLI_WORDS: dict[str, CliWords] = {
             "Primero se indexa 1 elemento…", "Primero se indexan {n} elementos…"
         ),
         worker_bar="incrustando",
+        indexing_bar="indexando",
+        import_bar="importación {kind}",
+        exact="(coincidencia exacta)",
         worker_embedded=(
             "{vectors} en {seconds:,.1f} s ({rate:,.1f} por segundo), {batches}; por modelo:"
         ),
@@ -463,6 +499,13 @@ CLI_WORDS: dict[str, CliWords] = {
         copy_row="  {table:<18} {total:>9}  ({copied} en esta ejecución)",
         checksum_all="total",
         no_rights="ningún derecho",
+        mcp_started=(
+            "arxiu mcp: {count} herramientas de solo lectura sobre {archive} (solo sale "
+            "{shared}) por stdio"
+        ),
+        mcp_content="el contenido de los registros (nunca los restringidos)",
+        mcp_structure="la estructura",
+        plans=PLAN_WORDS["es"],
         models=MODEL_WORDS["es"],
         users=USER_WORDS["es"],
         serve=SERVE_WORDS["es"],
@@ -517,6 +560,12 @@ def number(value: int) -> str:
 def seconds(value: float) -> str:
     """``value`` seconds to a tenth, with the chosen language's decimal mark (``1.5``, ``1,5``)."""
     return said("{value:.1f}", value=value)
+
+
+def score(value: float) -> str:
+    """A search score to three decimals, with the chosen language's decimal mark (``1.300``,
+    ``1,300``: a Catalan reader takes ``1.300`` for a thousand three hundred)."""
+    return said("{value:.3f}", value=value)
 
 
 def table() -> dict[str, str]:

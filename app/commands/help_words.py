@@ -462,9 +462,9 @@ HELP_WORDS: dict[str, tuple[str, str]] = {
     "write mode: propose a change plan, shown as a confirm card on stderr, applied only after "
     "you type yes": (
         "mode d'escriptura: proposa un pla de canvis, que es mostra com a targeta de confirmació "
-        "a stderr i només s'aplica després que escriviu yes",
+        "a stderr i només s'aplica després que escriviu sí (o yes)",
         "modo de escritura: propone un plan de cambios, que se muestra como tarjeta de "
-        "confirmación en stderr y solo se aplica después de que escriba yes",
+        "confirmación en stderr y solo se aplica después de que escriba sí (o yes)",
     ),
     "the record the question is about ('this record')": (
         "el registre sobre el qual és la pregunta ('aquest registre')",

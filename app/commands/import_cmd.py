@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     """Import ``args.path`` as ``args.kind`` and print what happened."""
     if args.preview:
         return _preview(args)
-    bar = ProgressBar(f"import {args.kind}")
+    bar = ProgressBar(cli_words.words().import_bar.format(kind=args.kind))
     with open_current(args, create=True) as archive:
         try:
             summary = import_dataset(

@@ -188,7 +188,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.archive:
         results = _eval_postgres(args, modes)
     else:
-        bar = ProgressBar("indexing")
+        bar = ProgressBar(words().indexing_bar)
         results = evaluate_retrieval(
             args.corpus,
             args.queries,

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import sys
 
+from app.commands.cli_words import number, words
 from app.commands.common import add_archive_argument, open_current, shown_archive
 
 
@@ -49,10 +50,8 @@ def run_mcp(args: argparse.Namespace) -> int:
             external_content=args.external_content or settings.external_content,
             lang=settings.lang,
         )
-        shared = "record content (never restricted)" if toolbox.external_content else "structure"
         print(
-            f"arxiu mcp: {len(toolbox.offered())} read-only tools over {shown_archive(archive)} "
-            f"({shared} only leaves) on stdio",
+            started_line(len(toolbox.offered()), shown_archive(archive), toolbox.external_content),
             file=sys.stderr,
             flush=True,
         )
@@ -61,3 +60,11 @@ def run_mcp(args: argparse.Namespace) -> int:
         finally:
             index.close()
     return 0
+
+
+def started_line(tools: int, archive: str, content: bool) -> str:
+    """The start line on stderr, in the CLI's language: how many read-only tools over which
+    archive, and what leaves (record content, never restricted; else the structure only)."""
+    w = words()
+    shared = w.mcp_content if content else w.mcp_structure
+    return w.mcp_started.format(count=number(tools), archive=archive, shared=shared)

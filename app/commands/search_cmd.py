@@ -75,7 +75,7 @@ def run_search(args: argparse.Namespace) -> int:
         try:
             index.sync_lexical()
             if args.wait:
-                bar = ProgressBar("indexing")
+                bar = ProgressBar(cli_words.words().indexing_bar)
                 index.add_progress_listener(lambda p: bar.update(p.done, p.total))
                 index.index_now()
                 bar.finish()
@@ -127,14 +127,15 @@ def format_record(hit: RecordHit) -> str:
     the passage is, then the passage with the query's words in brackets."""
     head = f"{hit.rank:>3}. {hit.key}  {hit.title}"
     if hit.exact_name is not None:
-        head += f"  = {hit.exact_name}" if hit.exact_name != hit.title else "  (exact)"
+        exact = f"  {cli_words.words().exact}"
+        head += f"  = {hit.exact_name}" if hit.exact_name != hit.title else exact
     details = [d for d in (hit.date, "/".join(_tags(hit.langs))) if d]
     passage = hit.passage
     if passage is not None and passage.timecode:
         details.append(f"@{passage.timecode}")
     elif passage is not None and passage.page:
         details.append(f"p.{passage.page}")
-    details.append(f"{hit.score:.3f}")
+    details.append(cli_words.score(hit.score))
     lines = [head, "     " + " · ".join(details)]
     if passage is not None:
         lines.append("     " + _bracketed(passage.text, passage.marks)[: PASSAGE_CHARS + 20])
@@ -163,7 +164,7 @@ def _print_chunks(hits: list[SearchHit], as_json: bool) -> int:
         where = f" @{hit.timecode}" if hit.timecode else f" p.{hit.page}" if hit.page else ""
         print(
             f"{rank:>2}. {hit.key} {hit.label} [{hit.field_tipo} {hit.lang}{where}] "
-            f"{hit.score:.3f}\n    {hit.snippet}"
+            f"{cli_words.score(hit.score)}\n    {hit.snippet}"
         )
     if not hits:
         print(cli_words.words().no_hits)

@@ -1,5 +1,6 @@
 """``arxiu ask --server``: what it says for a person is in the CLI's language (``ARXIU_LANG``):
-the prompt for the password, and a declined plan that wrote nothing on the server."""
+the prompt for the password, a declined plan that wrote nothing on the server, and a plan
+applied there after the language's yes."""
 
 from __future__ import annotations
 
@@ -57,6 +58,46 @@ def test_a_declined_plan_says_nothing_was_written_in_the_language(
     assert captured.err.splitlines()[-1] == CANCELLED[lang]
     assert "applied" not in captured.out
     assert not find_matches(oh_archive, "rsc197", {"rsc85": "Anna Pujol"})  # nothing written
+
+
+APPLIED = {
+    "ca": ("Escriviu sí per aplicar-lo: ", "aplicat p1", "creat p1: section_id "),
+    "es": ("Escriba sí para aplicarlo: ", "aplicado p1", "creado p1: section_id "),
+}
+
+
+@pytest.mark.sqlite_only("the words are the same on either engine")
+@pytest.mark.parametrize("lang", ["ca", "es"])
+def test_the_language_s_yes_applies_the_plan_on_the_server(
+    live: Live,
+    models: dict[str, ScriptedModel],
+    oh_archive: Archive,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    lang: str,
+) -> None:
+    """The prompt asks for ``sí``; ``Si`` (no accent, any case) applies the plan on the server
+    and the report is in the language; ``sí`` in English is no yes, and nothing is written."""
+    argv = ["ask", "--server", live.url, "--user", "writer", "--write", "Create Anna Pujol"]
+    plan = call("propose_change_plan", {"summary": "Anna", "ops": ANNA_OPS})
+    monkeypatch.setenv("ARXIU_PASSWORD", password("writer"))
+    monkeypatch.setenv("ARXIU_LANG", "en")
+    models["local"].extend(Turn(tool_calls=(plan,)))
+    monkeypatch.setattr("sys.stdin", io.StringIO("sí\n"))
+    assert main(argv) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == CANCELLED["en"]
+    assert not find_matches(oh_archive, "rsc197", {"rsc85": "Anna Pujol"})
+
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    models["local"].extend(Turn(tool_calls=(plan,)))
+    monkeypatch.setattr("sys.stdin", io.StringIO("Si\n"))
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    prompt, applied, created = APPLIED[lang]
+    assert captured.err.splitlines()[-1] == prompt
+    lines = captured.out.splitlines()
+    assert applied in lines and any(line.startswith(created) for line in lines)
+    assert len(find_matches(oh_archive, "rsc197", {"rsc85": "Anna Pujol"})) == 1
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")

@@ -12,7 +12,7 @@ import pytest
 
 from app.cli import main
 from app.commands.ask_citations import citation_lines, claim_lines
-from app.commands.cli_words import cli_language, number, said, seconds
+from app.commands.cli_words import cli_language, number, said, score, seconds
 from app.core.agent.citations import Citation
 from app.core.agent.claims import Claim
 from app.core.archive import Field, Section, open_archive
@@ -223,8 +223,9 @@ def test_archive_info_writes_its_counts_with_the_language_s_thousands_separator(
     assert lines[-1] == section.format(n=shown.rjust(5))
 
 
-SEPARATORS = {"ca": ("1.234.567", "1,5", "1.234,5"), "es": ("1.234.567", "1,5", "1234,5"),
-              "en": ("1,234,567", "1.5", "1,234.5")}  # fmt: skip
+SEPARATORS = {"ca": ("1.234.567", "1,5", "1.234,5", "1,300"),
+              "es": ("1.234.567", "1,5", "1234,5", "1,300"),
+              "en": ("1,234,567", "1.5", "1,234.5", "1.300")}  # fmt: skip
 
 
 @pytest.mark.parametrize("lang", LANGS, indirect=True)
@@ -237,7 +238,8 @@ def test_the_cli_writes_numbers_with_the_separators_of_the_language_s_table(lang
         SEPARATORS[lang][0][1],
         SEPARATORS[lang][1][1],
     )
-    assert (number(1234567), seconds(1.46), said("{x:,.1f}", x=1234.5)) == SEPARATORS[lang]
+    said_so = (number(1234567), seconds(1.46), said("{x:,.1f}", x=1234.5), score(1.3))
+    assert said_so == SEPARATORS[lang]  # a score: never read as a thousand three hundred
     assert said("{text}: {n}", text="1,5", n=2) == "1,5: 2"  # text is left as it is
 
 

@@ -336,3 +336,20 @@ def test_a_preview_of_what_is_not_a_table_is_refused_in_the_language(
     assert main(["import", "ead", str(ead), "--preview", "--archive", str(folder)]) == 2
     assert capsys.readouterr() == ("", said + "\n")
     assert not folder.exists()  # nothing was imported, no archive made
+
+
+IMPORT_BAR = {"ca": "importació csv", "es": "importación csv", "en": "import csv"}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_progress_bar_is_in_the_language(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """stderr is not a terminal here: the bar prints a line every 10%, its label in the
+    language and the kind as typed."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    path = tmp_path / "fons.csv"
+    path.write_text("Identifier,Title\nr1,Carta del batlle\nr2,Plànol\n", encoding="utf-8")
+    assert main(["import", "csv", str(path), "--archive", str(tmp_path / "a")]) == 0
+    bar = IMPORT_BAR[lang] + " [" + "#" * 30 + "] 2/2 100%"
+    assert capsys.readouterr().err.splitlines()[-1] == bar

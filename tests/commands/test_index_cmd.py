@@ -269,3 +269,26 @@ def test_an_incomplete_index_is_said_in_the_language(
     (line,) = capsys.readouterr().err.splitlines()
     before, after = INCOMPLETE[lang].split("{figures}")
     assert re.fullmatch(re.escape(before) + r"hashing-256 0/\d+" + re.escape(after), line), line
+
+
+INDEXING_BAR = {"ca": "indexant", "es": "indexando", "en": "indexing"}
+BAR_LINE = re.compile(r"^(?P<label>.+?) \[[#-]+\] \d+/\d+ \d+%$")
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_eval_retrieval_s_progress_bar_is_in_the_language(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lang: str,
+) -> None:
+    """Its lines on stderr (not a terminal: one every 10%) carry the language's label; the
+    metrics on stdout stay as they are."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    corpus, queries, qrels = _beir(tmp_path / "beir")
+    argv = ["eval", "retrieval", str(corpus), str(queries), str(qrels), "--model", "hashing"]
+    assert main([*argv, "--mode", "lexical"]) == 0
+    captured = capsys.readouterr()
+    labels = {m["label"] for line in captured.err.splitlines() if (m := BAR_LINE.match(line))}
+    assert labels == {INDEXING_BAR[lang]}
+    assert captured.out.splitlines()[0].split() == ["mode", "nDCG@10", "R@100", "MRR@10"]

@@ -92,3 +92,41 @@ def test_sorting_and_filtering_by_date_and_language(
     assert all("lg-spa" in h["record_langs"] for h in json.loads(out))
     code, _, err = _run(capsys, *base, "--from", "2000", "--to", "1990")
     assert code == 2 and "index.bad_date_range" in err
+
+
+SAID = {
+    "ca": ("indexant", "(coincidència exacta)"),
+    "es": ("indexando", "(coincidencia exacta)"),
+    "en": ("indexing", "(exact)"),
+}
+"""``--wait``'s progress label and the mark of a title that is the query, by language."""
+BAR_LINE = re.compile(r"^(?P<label>.+?) \[[#-]+\] \d+/\d+ \d+%$")
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_wait_bar_and_the_exact_mark_are_in_the_language(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    lang: str,
+) -> None:
+    """A CSV of two rows imported, then searched for one title with ``--wait``: the bar's
+    lines on stderr (not a terminal: one every 10%) and the exact title's mark, in the
+    language; ``--json`` says nothing of either."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    path = tmp_path / "fons.csv"
+    path.write_text(
+        "Identifier,Title,Date\nr1,Carta del batlle,1912\nr2,Plànol del pantà,1950\n",
+        encoding="utf-8",
+    )
+    archive = str(tmp_path / "a")
+    assert main(["import", "csv", str(path), "--archive", archive]) == 0
+    capsys.readouterr()
+    args = ["Carta del batlle", "--archive", archive, "--model", "hashing"]
+    code, out, err = _run(capsys, *args, "--wait")
+    bar, exact = SAID[lang]
+    labels = {m["label"] for line in err.splitlines() if (m := BAR_LINE.match(line))}
+    assert code == 0 and labels == {bar}
+    assert "  1. csv1/1  Carta del batlle  " + exact in out.splitlines()
+    code, out, _ = _run(capsys, *args, "--json")
+    assert code == 0 and exact not in out and json.loads(out)[0]["exact"] == "Carta del batlle"
