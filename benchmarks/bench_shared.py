@@ -6,6 +6,7 @@ Run ``python benchmarks/bench_shared.py`` (all parts) or pick parts::
     python benchmarks/bench_shared.py import [--records 20000]
     python benchmarks/bench_shared.py clients [--chunks 100000]    # the last size
     python benchmarks/bench_shared.py parity --sqlite FOLDER --url postgresql://…
+    python benchmarks/bench_shared.py chunks [--sqlite FOLDER]
 
 * ``search``: dense search p50 on the same unit vectors (384-d, clustered like sentence
   embeddings) in the same run: the in-process numpy search (:class:`~app.core.index.dense.
@@ -16,6 +17,12 @@ Run ``python benchmarks/bench_shared.py`` (all parts) or pick parts::
   ``executemany``) and into PostgreSQL (``COPY``).
 * ``clients``: p95 time from a client's start (its pool opened) to its first dense hit with 1,
   4 and 16 clients at once, through :class:`~app.core.index.postgres.PgSearchEngine`.
+* ``chunks``: rows per second writing the chunks of a folder archive (``--sqlite``, chunked;
+  default: the demo, chunked here) into PostgreSQL with the chunker's statement, 1,000 rows a
+  transaction, against the floor in the same run: the same rows into a bare table of the same
+  columns (no generated column, no index), and into the archive's table with the lexical
+  column of the version before (``pg_0004``: its fold's table not led by the ASCII
+  characters, :data:`~app.core.archive.postgres.schema.FOLD_FIRST`).
 * ``parity``: the demo archive's 22 queries (``resources/demo/queries.json``) on a SQLite
   archive and on its copy in PostgreSQL: displacement interviews in each query's top 9 and
   nDCG@10, both engines side by side.
@@ -253,6 +260,95 @@ def bench_import(fresh: Callable[[str], str], n: int) -> None:
     )
 
 
+# -- chunks ------------------------------------------------------------------------------------
+CHUNK_BATCH = 1000
+"""Chunk rows a transaction (about the chunker's 500 records)."""
+
+
+def chunk_rows(folder: Path | None) -> list[tuple[object, ...]]:
+    """The ``index_chunks`` rows of the folder archive ``folder`` (the demo, chunked in a
+    temporary folder, when None), in the columns of the chunker's insert."""
+    work = None
+    if folder is None:
+        from app.core.archive.demo import create_demo_archive
+        from app.core.index.indexer import sync_chunks
+
+        work = Path(tempfile.mkdtemp(prefix="arxiu-bench-demo-"))
+        folder = work / "demo"
+        archive = create_demo_archive(folder)
+        sync_chunks(archive)
+        archive.close()
+    try:
+        db = sqlite3.connect(folder / "archive.db")
+        rows = db.execute(
+            "SELECT section_tipo, section_id, field_tipo, lang, position, timecode, page, label, "
+            "text, content_hash, restricted FROM index_chunks ORDER BY id"
+        ).fetchall()
+        db.close()
+    finally:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+    return [(*r[:10], None if r[10] is None else bool(r[10])) for r in rows]
+
+
+def _write_chunks(url: str, table: str, rows: list[tuple[object, ...]]) -> float:
+    """Seconds to insert ``rows`` into ``table`` with the chunker's statement, in batches."""
+    from app.core.index.postgres.chunker import _INSERT
+
+    statement = _INSERT.replace("INSERT INTO index_chunks", f"INSERT INTO {table}")
+    with connect(url, vector=False) as conn:
+        started = time.perf_counter()
+        for start in range(0, len(rows), CHUNK_BATCH):
+            part = rows[start : start + CHUNK_BATCH]
+            conn.execute(statement, [list(column) for column in zip(*part, strict=True)])
+            conn.commit()
+        return time.perf_counter() - started
+
+
+def _chunk_tables(url: str, *, previous_fold: bool) -> None:
+    """The archive's tables in ``url`` (with the previous version's lexical column)."""
+    from app.core.archive.postgres import schema
+
+    with connect(url, vector=False) as conn:
+        ensure_vector(conn)
+        create_tables(conn)
+        if previous_fold:
+            first, schema.FOLD_FIRST = schema.FOLD_FIRST, ""
+            try:
+                for statement in schema.lexical_sql():
+                    conn.execute(statement.encode())
+            finally:
+                schema.FOLD_FIRST = first
+        conn.commit()
+
+
+def bench_chunks(fresh: Callable[[str], str], folder: Path | None) -> None:
+    rows = chunk_rows(folder)
+    text = sum(len(str(r[7])) + len(str(r[8])) for r in rows)
+    bare = fresh("chunks_bare")
+    with connect(bare, vector=False) as conn:
+        conn.execute(
+            "CREATE TABLE bare (section_tipo text, section_id bigint, field_tipo text, lang text, "
+            "position int, timecode text, page text, label text, text text, content_hash text, "
+            "restricted boolean)"
+        )
+        conn.commit()
+    floor_s = _write_chunks(bare, "bare", rows)
+    times = {}
+    for name, previous in (("arxiu", False), ("previous fold", True)):
+        url = fresh("chunks")
+        _chunk_tables(url, previous_fold=previous)
+        times[name] = _write_chunks(url, "index_chunks", rows)
+    n = len(rows)
+    print(f"\n## chunks into PostgreSQL, {n:,} chunks ({text / 1e6:.1f} MB of label and text)")
+    print(f"bare table             {n / floor_s:10,.0f} chunks/s  {floor_s:7.2f} s")
+    for name, seconds in times.items():
+        print(
+            f"{name:<22} {n / seconds:10,.0f} chunks/s  {seconds:7.2f} s  "
+            f"{floor_s / seconds:5.2f}x the bare table"
+        )
+
+
 # -- concurrent clients ------------------------------------------------------------------------
 class FixedEmbedder:
     """A query 'model' that returns pre-made vectors (the clients measure the server, not a
@@ -358,8 +454,8 @@ def bench_parity(folder: Path, url: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", nargs="?", default="all",
-                        choices=["all", "search", "import", "clients", "parity"])  # fmt: skip
+    parts = ["all", "search", "import", "clients", "parity", "chunks"]
+    parser.add_argument("part", nargs="?", default="all", choices=parts)
     parser.add_argument("--chunks", default="20000,100000", help="sizes searched, commas")
     parser.add_argument("--million", action="store_true", help="also search 1M chunks")
     parser.add_argument("--records", type=int, default=20_000)
@@ -370,6 +466,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.part == "parity":
         bench_parity(args.sqlite, args.pg)
         return 0
+    if args.part == "chunks":
+        with server(args.url) as fresh:
+            bench_chunks(fresh, args.sqlite)
+        return 0
     with server(args.url) as fresh:
         sizes = [int(size) for size in args.chunks.split(",")]
         if args.part in ("all", "search"):
@@ -379,6 +479,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_import(fresh, args.records)
         if args.part in ("all", "clients"):
             bench_clients(fresh, sizes[-1])
+        if args.part == "all":
+            bench_chunks(fresh, args.sqlite)
     return 0
 
 
