@@ -313,12 +313,8 @@ def _chunk_tables(url: str, *, previous_fold: bool) -> None:
         ensure_vector(conn)
         create_tables(conn)
         if previous_fold:
-            first, schema.FOLD_FIRST = schema.FOLD_FIRST, ""
-            try:
-                for statement in schema.lexical_sql():
-                    conn.execute(statement.encode())
-            finally:
-                schema.FOLD_FIRST = first
+            for statement in schema.lexical_sql(first=""):
+                conn.execute(statement.encode())
         conn.commit()
 
 

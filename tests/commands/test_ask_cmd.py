@@ -265,30 +265,3 @@ def test_what_is_indexed_first_is_counted_in_the_language(
             quiet = open_index(archive, quiet=False)  # nothing left: nothing said
             assert quiet.pending() == 0 and capsys.readouterr().err == ""
             quiet.close()
-
-
-CANCELLED = {
-    "ca": "Cancel·lat: no s'ha escrit res.",
-    "es": "Cancelado: no se ha escrito nada.",
-    "en": "Cancelled: nothing was written.",
-}
-
-
-@pytest.mark.parametrize("lang", ["ca", "es", "en"])
-def test_a_declined_plan_says_nothing_was_written_in_the_language(
-    folder: Path,
-    scripted: dict[str, ScriptedModel],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    lang: str,
-) -> None:
-    monkeypatch.setenv("ARXIU_LANG", lang)
-    scripted["tools"].extend(
-        Turn(tool_calls=(call("propose_change_plan", {"summary": "Anna", "ops": ANNA_OPS}),))
-    )
-    monkeypatch.setattr("sys.stdin", io.StringIO("no\n"))
-    code = main(["ask", ANNA_QUESTION, "--write", "--context", "oh1/1", "--archive", str(folder)])
-    assert code == 0
-    assert capsys.readouterr().err.splitlines()[-1] == CANCELLED[lang]
-    with open_archive(folder) as archive:
-        assert not find_matches(archive, "rsc197", {"rsc85": "Anna Pujol"})

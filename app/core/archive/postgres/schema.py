@@ -264,7 +264,7 @@ chunks took 18.6 s of the server's time against 2.05 s with these first, the sam
 every chunk; writing the 146,711 chunks, 37 s of which the generated column was nearly all."""
 
 
-def lexical_sql() -> list[str]:
+def lexical_sql(first: str = FOLD_FIRST) -> list[str]:
     """The chunks' lexical column and its GIN index: a ``tsvector`` in the chunk language's
     configuration over the accent-folded label (weight ``A``) and text (weight ``B``), with
     :data:`WORD_SEPARATORS` and :data:`SPACE_LIKE` read as spaces (the words a folder archive's
@@ -274,8 +274,8 @@ def lexical_sql() -> list[str]:
     step is recorded as :data:`LEXICAL_NAME`."""
     config = _config_sql()
     column = (
-        f"setweight(to_tsvector({config}, {fold_sql('label')}), 'A') || "
-        f"setweight(to_tsvector({config}, {fold_sql('text')}), 'B')"
+        f"setweight(to_tsvector({config}, {fold_sql('label', first)}), 'A') || "
+        f"setweight(to_tsvector({config}, {fold_sql('text', first)}), 'B')"
     )
     return [
         "ALTER TABLE index_chunks DROP COLUMN IF EXISTS lexical",
@@ -286,14 +286,14 @@ def lexical_sql() -> list[str]:
     ]
 
 
-def fold_sql(expression: str) -> str:
+def fold_sql(expression: str, first: str = FOLD_FIRST) -> str:
     """The lexical column's fold of ``expression`` (SQL): :data:`ACCENTED` letters to their
     base letter, :data:`WORD_SEPARATORS` and :data:`SPACE_LIKE` to spaces, what
     :func:`app.core.archive.lexemes.words` reads a text as (:data:`FOLD_FIRST` first, mapped to
     themselves: the same result, faster)."""
     spaces = WORD_SEPARATORS + SPACE_LIKE
-    table = FOLD_FIRST + ACCENTED + spaces
-    mapped = FOLD_FIRST + UNACCENTED + " " * len(spaces)
+    table = first + ACCENTED + spaces
+    mapped = first + UNACCENTED + " " * len(spaces)
     return f"translate({expression}, {sql_literal(table)}, {sql_literal(mapped)})"
 
 
@@ -306,16 +306,16 @@ def has_lexical(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
     """Whether ``index_chunks`` has a lexical column with this version's lexemes (an archive
     copied before it existed, or before it split words at :data:`WORD_SEPARATORS`, has not);
     it may still be the slower one (:func:`lexical_is_latest`)."""
-    return _lexical_step(conn) is not None
+    return lexical_step(conn) is not None
 
 
 def lexical_is_latest(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
     """Whether ``index_chunks`` has this version's lexical column (:data:`LEXICAL_NAME`), not
     the slower one before it nor none."""
-    return _lexical_step(conn) == LEXICAL_NAME
+    return lexical_step(conn) == LEXICAL_NAME
 
 
-def _lexical_step(conn: psycopg.Connection[tuple[object, ...]]) -> str | None:
+def lexical_step(conn: psycopg.Connection[tuple[object, ...]]) -> str | None:
     """The step of the lexical column ``index_chunks`` has (:data:`LEXICAL_NAME` or
     :data:`SLOWER_LEXICAL_NAME`), or None (no column, or an older one)."""
     row = conn.execute(

@@ -132,11 +132,9 @@ class PgSearchEngine(HybridSearch):
         lexemes)."""
         if self._lexical_ready:
             return
-        latest = schema.lexical_is_latest(conn)
-        if not latest and schema.has_lexical(conn) and not schema.owns_archive(conn):
-            self._lexical_ready = True
-            return
-        if not latest:
+        step = schema.lexical_step(conn)
+        searchable_as_it_is = step == schema.SLOWER_LEXICAL_NAME and not schema.owns_archive(conn)
+        if step != schema.LEXICAL_NAME and not searchable_as_it_is:
             try:
                 with conn.transaction():
                     for statement in schema.lexical_sql():

@@ -220,7 +220,6 @@ def test_an_archive_with_the_slower_lexical_column_is_searched_and_its_owner_rem
     pg_server: PgServer,
     pg_database: str,
     demo_index_dir: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The column of the version before (``pg_0004_lexical_spaces``: the same lexemes, the
     fold's table not led by the ASCII characters) is searched as it is by every role; its
@@ -229,9 +228,8 @@ def test_an_archive_with_the_slower_lexical_column_is_searched_and_its_owner_rem
     db = database_name(pg_database)
     role = f"{db}_reader_cel"
     with connect(pg_database, autocommit=True) as conn:
-        with monkeypatch.context() as patched, conn.transaction():
-            patched.setattr(schema, "FOLD_FIRST", "")
-            for statement in schema.lexical_sql():
+        with conn.transaction():
+            for statement in schema.lexical_sql(first=""):
                 conn.execute(statement.encode())
             conn.execute("DELETE FROM _migrations WHERE name = %s", (schema.LEXICAL_NAME,))
             conn.execute("INSERT INTO _migrations(name) VALUES (%s)", (schema.SLOWER_LEXICAL_NAME,))
