@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from app.commands.common import ARCHIVE_HELP
+from app.commands.import_cmd import DATASETS_LISTED, IMPORT_HELP, STANDARDS_LISTED
 from app.commands.index_cmd import MODEL_HELP
 from app.commands.serve_cmd import DEFAULT_PORT
 from app.core.archive.exporters import FORMATS
@@ -67,9 +68,9 @@ HELP_WORDS: dict[str, tuple[str, str]] = {
         "información sobre el archivo",
     ),
     "list and show records": ("llista i mostra registres", "lista y muestra registros"),
-    f"import a dataset ({_KINDS})": (
-        f"importa un conjunt de dades ({_KINDS})",
-        f"importa un conjunto de datos ({_KINDS})",
+    IMPORT_HELP: (
+        f"importa registres ({STANDARDS_LISTED}; conjunts de dades de prova: {DATASETS_LISTED})",
+        f"importa registros ({STANDARDS_LISTED}; conjuntos de datos de prueba: {DATASETS_LISTED})",
     ),
     f"export a section or a subtree ({_FORMATS})": (
         f"exporta una secció o una branca ({_FORMATS})",

@@ -18,7 +18,13 @@ from app.commands.common import (
     print_json,
     shown_archive,
 )
-from app.core.archive.importers import KINDS, ImportOptions, ImportSummary
+from app.core.archive.importers import (
+    DATASET_KINDS,
+    KINDS,
+    STANDARD_KINDS,
+    ImportOptions,
+    ImportSummary,
+)
 from app.core.archive.importers.base import ReadUnit
 from app.core.counted import Counted
 from app.core.import_report import skip_reason
@@ -27,13 +33,17 @@ from app.core.importing import import_dataset
 EXIT_OK = 0
 EXIT_TRUNCATED = 2
 SKIPS_SHOWN = 20
+STANDARDS_LISTED = ", ".join(STANDARD_KINDS)
+DATASETS_LISTED = ", ".join(DATASET_KINDS)
+IMPORT_HELP = f"import records ({STANDARDS_LISTED}; test datasets: {DATASETS_LISTED})"
+"""The command's line in ``arxiu --help``: the archivist's formats, then the public datasets."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``import`` command."""
     parser = sub.add_parser(
         "import",
-        help="import a dataset (" + ", ".join(KINDS) + ")",
+        help=IMPORT_HELP,
         description="Import a dataset into the archive. Importing the same data again updates "
         "the records instead of creating them twice.",
     )

@@ -11,7 +11,14 @@ import pytest
 from app.cli import main
 from app.commands.import_cmd import summary_lines
 from app.core.archive import open_archive
-from app.core.archive.importers import ImportSummary
+from app.core.archive.importers import (
+    DATASET_KINDS,
+    IMPORTERS,
+    KINDS,
+    SERVICES,
+    STANDARD_KINDS,
+    ImportSummary,
+)
 from tests.conftest import shared_data
 
 
@@ -106,6 +113,33 @@ def test_an_unknown_kind_is_refused_by_the_parser(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as caught:
         main(["import", "marc21", str(tmp_path)])
     assert caught.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("lang", "datasets"),
+    [
+        ("en", "test datasets"),
+        ("ca", "conjunts de dades de prova"),
+        ("es", "conjuntos de datos de prueba"),
+    ],
+)
+def test_the_help_leads_with_the_archivist_s_formats(
+    lang: str, datasets: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arxiu --help`` and ``arxiu import --help`` list EAD first and the public datasets this
+    project tests with last, under their own name; every kind is listed once."""
+    assert sorted(KINDS) == sorted({*IMPORTERS, *SERVICES})
+    assert KINDS[0] == "ead" and set(KINDS[-len(DATASET_KINDS) :]) == set(DATASET_KINDS)
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    monkeypatch.setenv("COLUMNS", "1000")
+    outs = []
+    for args in (["--help"], ["import", "--help"]):
+        with pytest.raises(SystemExit):
+            main(args)
+        outs.append(capsys.readouterr().out)
+    for out in outs:
+        assert ", ".join(STANDARD_KINDS) in out and out.index("ead") < out.index("nomisma")
+    assert f"{datasets}: {', '.join(DATASET_KINDS)}" in outs[0]
 
 
 @pytest.mark.parametrize(

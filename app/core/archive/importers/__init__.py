@@ -56,11 +56,6 @@ if TYPE_CHECKING:
 Importer = Callable[["Archive", Path, ProgressFn | None], ImportSummary]
 
 IMPORTERS: dict[str, Importer] = {
-    "nomisma": import_nomisma,
-    "igch": import_igch,
-    "tate": import_tate,
-    "poilus": import_poilus,
-    "beir": import_beir,
     "ead": import_ead,
     "eac-cpf": import_eac_cpf,
     "dc": import_dublin_core,
@@ -68,6 +63,11 @@ IMPORTERS: dict[str, Importer] = {
     "json": import_json,
     "folder": import_folder,
     "ohms": import_ohms,
+    "nomisma": import_nomisma,
+    "igch": import_igch,
+    "tate": import_tate,
+    "poilus": import_poilus,
+    "beir": import_beir,
 }
 """KIND → importer."""
 
@@ -78,7 +78,13 @@ SERVICES: dict[str, ServiceImporter] = {
 }
 """KIND → importer of a service at a URL (the PATH is the URL; options in ImportOptions)."""
 
-KINDS = (*IMPORTERS, *SERVICES)
+DATASET_KINDS = ("nomisma", "igch", "tate", "poilus", "beir")
+"""The public datasets this project tests with (a developer's kinds, listed last)."""
+STANDARD_KINDS = ("ead", "eac-cpf", "dc", "oai", "csv", "json", "folder", "ohms")
+"""The formats an archivist's own records come in: EAD, EAC-CPF, Dublin Core, CSV/XLSX, JSON, a
+folder of files, OHMS, an OAI-PMH repository."""
+KINDS = (*STANDARD_KINDS, *DATASET_KINDS)
+"""Every kind ``arxiu import`` takes, the archivist's formats first."""
 
 
 def run_import(
@@ -124,9 +130,11 @@ def run_import(
 
 
 __all__ = [
+    "DATASET_KINDS",
     "IMPORTERS",
     "KINDS",
     "SERVICES",
+    "STANDARD_KINDS",
     "ImportOptions",
     "ImportSummary",
     "Skip",
