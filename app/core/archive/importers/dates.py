@@ -7,6 +7,7 @@ month names (English, French, Catalan, Spanish, with their common abbreviations)
 
 from __future__ import annotations
 
+import datetime
 import re
 
 MONTHS = {
@@ -49,6 +50,9 @@ def iso_date(text: str) -> str | None:
     """
     text = text.strip()
     if match := ISO.match(text):
+        year, month, day = match.groups()
+        if not is_day(int(year), int(month or 1), int(day or 1)):
+            return None
         return "-".join(p for p in match.groups() if p)
     sides = RANGE.split(text)
     if len(sides) > 2:
@@ -85,11 +89,22 @@ def written_point(text: str, ignored: frozenset[str] = IGNORED_WORDS) -> Point |
     return year, month, day
 
 
+def is_day(year: int, month: int, day: int) -> bool:
+    """Whether ``year-month-day`` is a day of the calendar (year 0 read as 1)."""
+    try:
+        datetime.date(max(year, 1), month, day)
+    except ValueError:
+        return False
+    return True
+
+
 def format_point(point: Point | None) -> str | None:
     """``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``; ``None`` without a year."""
     if point is None or point[0] is None:
         return None
-    year, month, day = point
+    year, month, day = point[0], point[1], point[2]
+    if not is_day(year, month or 1, day or 1):
+        return None  # 31 April
     if month is None:
         return f"{year:04d}"
     if day is None:

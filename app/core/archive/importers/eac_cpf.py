@@ -72,6 +72,7 @@ from app.core.archive.importers.base import (
     put,
     reserve_keys,
 )
+from app.core.archive.importers.dates import is_day
 from app.core.archive.importers.languages import archive_lang
 from app.core.archive.importers.safe_xml import (
     Element,
@@ -323,7 +324,10 @@ def _standard(node: Element | None) -> str | None:
     if node is None:
         return None
     value = attr(node, "standardDate") or text_of(node)
-    return value if ISO_DATE.match(value) else None
+    if not ISO_DATE.match(value):
+        return None
+    parts = [int(part) for part in value.lstrip("-").split("-")] + [1, 1]
+    return value if is_day(parts[0], parts[1], parts[2]) else None  # not 1989-13
 
 
 def _exist_dates(values: Values, exist: Element | None) -> None:

@@ -22,7 +22,7 @@ from typing import Any, cast
 from app.core.archive.importers.access import closes_access
 from app.core.archive.importers.authorities import AGENTS, PLACES, SUBJECTS, Mention, clean_name
 from app.core.archive.importers.base import Skip, Values
-from app.core.archive.importers.dates import format_point, written_point
+from app.core.archive.importers.dates import format_point, is_day, written_point
 from app.core.archive.importers.ead_fields import (
     ABSTRACT,
     AGENT_KINDS,
@@ -52,6 +52,14 @@ from app.core.archive.model import NEUTRAL_LANG
 DATE_UNREADABLE = "import.date_unreadable"
 """A ``unitdate/@normal`` that is not an ISO 8601 date or range (the text is still kept)."""
 _ISO = re.compile(r"^(\d{4})(?:-?(\d{2})(?:-?(\d{2}))?)?$")
+_HYPHENED = re.compile(r"^(\d{4}|\d{8})-(\d{4}|\d{8})$")
+"""Two years, or two basic-format days, joined by a hyphen (``1890-1975``,
+``19950909-19951023``): a range written without ISO's ``/``, which no ISO date looks like."""
+NO_DATE_WORDS = frozenset(
+    ("undated", "n.d.", "nd", "s.d.", "sd", "s/d", "s.f.", "sin fecha", "sense data", "sans date")
+)
+"""An ``@normal`` that says there is no date, in English, Spanish, Catalan, French or Latin
+(*sine die*): like the placeholders ``/``, ``0`` and ``0/0``, no date and nothing to report."""
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _MEDIA = frozenset(("dao", "daogrp", "daoset"))
 _PHYSICAL = frozenset(("physdesc", "physdescstructured", "physdescset"))
@@ -278,7 +286,7 @@ def _unitid(item: Element, values: Values) -> None:
 def _unitdate(item: Element, values: Values, ranges: list[tuple[str, str]], doc: Doc) -> None:
     put(values, DATES, text(item) or None)
     normal = (item.get("normal") or "").strip()
-    if not normal.strip("/0 "):  # "/", "0", "0/0": a converter's placeholder for no date
+    if not normal.strip("/0 ") or normal.casefold() in NO_DATE_WORDS:  # "/", "0", "undated"
         return
     parsed = iso_range(normal)
     if parsed is None:
@@ -297,6 +305,9 @@ def iso_date(value: str) -> str | None:
     """
     match = _ISO.match(value.strip())
     if match is not None:
+        year, month, day = match.groups()
+        if not is_day(int(year), int(month or 1), int(day or 1)):
+            return None  # 1890-19-75: no month 19 (``1890-1975`` is a range, read before)
         return "-".join(part for part in match.groups() if part)
     return _written_date(value)
 
@@ -313,7 +324,11 @@ def iso_range(normal: str) -> tuple[str, str] | None:
     several ranges separated by commas (``1846/1846,1898/1932`` → ``1846``–``1932``)."""
     dates: list[str] = []
     for part in normal.split(","):
-        start, _, end = part.partition("/")
+        hyphened = _HYPHENED.match(part.strip())
+        if hyphened and len(hyphened[1]) == len(hyphened[2]) and hyphened[1] <= hyphened[2]:
+            start, end = hyphened[1], hyphened[2]
+        else:
+            start, _, end = part.partition("/")
         earliest = iso_date(start)
         latest = iso_date(end) if end else earliest
         if earliest is None or latest is None:

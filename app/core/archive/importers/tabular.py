@@ -68,6 +68,7 @@ from app.core.archive.importers.csv_mapping import (
     save_mapping,
     saved_mapping,
 )
+from app.core.archive.importers.dates import is_day
 from app.core.archive.importers.languages import archive_lang
 from app.core.archive.importers.table_read import Table, TableRow, read_bytes, read_csv
 from app.core.archive.importers.xlsx import read_xlsx
@@ -549,7 +550,7 @@ def normal_date(text: str) -> str:
     match = _DATE_DMY.match(value)
     if match:
         day, month, year = (int(g) for g in match.groups())
-        if 1 <= month <= 12 and 1 <= day <= 31:
+        if is_day(year, month, day):  # not 31/02/1936
             return f"{year:04d}-{month:02d}-{day:02d}"
     return value
 

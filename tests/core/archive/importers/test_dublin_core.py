@@ -101,6 +101,8 @@ def test_iso_dates_as_archivists_write_them() -> None:
     assert iso_date("2023-09-05T10:00:00Z") == "2023-09-05"
     assert iso_date("12 de març de 1964") == "1964-03-12"
     assert iso_date("undated") is None and iso_date("1950s") is None
+    assert iso_date("1989-13") is None and iso_date("31 April 1997") is None
+    assert iso_date("1997-02-29") is None and iso_date("29 February 2000") == "2000-02-29"
 
 
 def test_a_second_import_creates_nothing(archive: Archive) -> None:

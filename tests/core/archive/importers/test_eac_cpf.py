@@ -170,6 +170,24 @@ def test_a_wrapper_of_records_reports_duplicates_and_missing_ids(
     assert _texts(archive, "FRAN_NP_050218", "agent2") == ["Vitet (famille ; 1701-1900)"]
 
 
+def test_a_standard_date_that_is_no_day_is_kept_as_written_only(
+    archive: Archive, tmp_path: Path
+) -> None:
+    """``1701-13-01`` matches the ISO pattern but names no month: the dates as written stay,
+    the start date is not set; the end date still is."""
+    data = (anf() / "FRAN_NP_050218.xml").read_bytes()
+    assert data.count(b'standardDate="1701-01-01"') == 1
+    (tmp_path / "bad.xml").write_bytes(
+        data.replace(b'standardDate="1701-01-01"', b'standardDate="1701-13-01"')
+    )
+
+    run_import(archive, "eac-cpf", tmp_path / "bad.xml")
+
+    assert _texts(archive, "FRAN_NP_050218", "agent6") == []
+    assert _texts(archive, "FRAN_NP_050218", "agent7") == ["1900-12-31"]
+    assert _texts(archive, "FRAN_NP_050218", "agent5") == ["XVIIIe siècle – XIXe siècle"]
+
+
 def test_a_target_given_as_a_full_uri_resolves(archive: Archive, tmp_path: Path) -> None:
     folder = tmp_path / "eac"
     folder.mkdir()

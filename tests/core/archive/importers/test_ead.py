@@ -372,7 +372,7 @@ def test_a_placeholder_normal_is_no_date_and_no_skip(archive: Archive, tmp_path:
     units = "".join(
         f'<c01 id="c{i}"><did><unittitle>Box {i}</unittitle>'
         f'<unitdate normal="{normal}">undated</unitdate></did></c01>'
-        for i, normal in enumerate(["/", "0", "0/0", "c. 1980s"])
+        for i, normal in enumerate(["/", "0", "0/0", "Undated", "s.d.", "c. 1980s"])
     )
     path = tmp_path / "placeholders.xml"
     path.write_text(
@@ -380,7 +380,7 @@ def test_a_placeholder_normal_is_no_date_and_no_skip(archive: Archive, tmp_path:
         f"<unittitle>Placeholders</unittitle></did><dsc>{units}</dsc></archdesc></ead>"
     )
     summary = run_import(archive, "ead", path)
-    assert summary.created == 5
+    assert summary.created == 7
     assert [s.code for s in summary.skipped] == ["import.date_unreadable"]  # c. 1980s only
     assert "c. 1980s" in summary.skipped[0].reason
 
@@ -396,6 +396,26 @@ def test_a_placeholder_normal_is_no_date_and_no_skip(archive: Archive, tmp_path:
     ],
 )
 def test_a_year_with_a_month_name_is_read(normal: str, expected: tuple[str, str]) -> None:
+    assert iso_range(normal) == expected
+
+
+@pytest.mark.parametrize(
+    ("normal", "expected"),
+    [
+        ("1890-1975", ("1890", "1975")),  # read as 1890-19-75 before
+        ("19950909-19951023", ("1995-09-09", "1995-10-23")),  # as the UW set writes one
+        ("1914-08", ("1914-08", "1914-08")),
+        ("1975-1890", None),  # backwards
+        ("1989-13", None),
+        ("19891340", None),
+        ("1900-02-29", None),
+        ("2000-02-29", ("2000-02-29", "2000-02-29")),
+        ("199991231-20001231", None),  # a typo in the UW set: still reported
+    ],
+)
+def test_a_hyphened_range_is_read_and_no_month_13(
+    normal: str, expected: tuple[str, str] | None
+) -> None:
     assert iso_range(normal) == expected
 
 

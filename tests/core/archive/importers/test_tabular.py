@@ -246,6 +246,7 @@ def test_helpers() -> None:
     assert split_cell(r"a|b\|c| |d") == ["a", "b|c", "d"]
     assert split_cell("a|b", multi=False) == ["a|b"]
     assert normal_date("18/07/1936") == "1936-07-18"
+    assert normal_date("31/02/1936") == "31/02/1936"  # no such day: kept as written
     assert normal_date("1936-07") == "1936-07"
     assert normal_date("c. 1936") == "c. 1936"
     assert agent_kind("Ames, Margaret Beckman, 1856-1909") == "person"
