@@ -403,6 +403,17 @@ AUTHORITY_SUFFIX = {"agent1": "creator", "subject1": "subject", "place1": "place
 _SUFFIX = re.compile(r"^(?P<base>.*?)\s*\[(?P<tag>[^\[\]]+)\]\s*$")
 _SPILL = re.compile(r"^column\s*\d+$", re.IGNORECASE)
 _TEMPLATE_NAME = re.compile(r"^[a-z]+(?:_[a-z]+)+$|^[a-z]+[A-Z][A-Za-z]*$")
+MACHINE_NAMES = frozenset(
+    {
+        *("unitid", "unittitle", "unitdate", "bioghist", "scopecontent", "custodhist"),
+        *("arrangement", "physdesc", "extent", "origination", "langmaterial", "accessrestrict"),
+        *("userestrict", "acqinfo", "controlaccess", "persname", "corpname", "famname"),
+        *("geogname", "genreform", "abstract", "qid"),
+    }
+)
+"""Headers that are names of EAD elements (or a Frictionless/Wikidata field), not words of a
+person's own: such a column is labelled with the known names in the three UI languages, as a
+template's column is (a header in a person's own words keeps them)."""
 _LANG_TAG = re.compile(r"^lg-[a-z]{2,8}$")
 
 
@@ -593,7 +604,9 @@ def _labels(header: str, names: _Names) -> dict[str, str]:
     """The field's labels: the known names in the three UI languages when the header is one of
     them or a template's column name (``scopeAndContent``, ``sort_name``), else the header."""
     if names[0] and (
-        compact(header) in {compact(n) for n in names} or _TEMPLATE_NAME.match(header)
+        compact(header) in {compact(n) for n in names}
+        or _TEMPLATE_NAME.match(header)
+        or header.casefold() in MACHINE_NAMES
     ):
         return {"lg-eng": names[0], "lg-cat": names[1], "lg-spa": names[2]}
     return {"lg-nolan": header}

@@ -93,6 +93,27 @@ def real_archive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Archive]:
     archive.close()
 
 
+@pytest.mark.parametrize(
+    ("relative", "header", "english", "catalan"),
+    [
+        (RECONCILED_FILE, "unittitle", "Title", "Títol"),
+        (RECONCILED_FILE, "bioghist", "Biographical history", "Història biogràfica"),
+        (RECONCILED_FILE, "Qid", "Wikidata id", "Identificador Wikidata"),
+        (NLA_FILE, "abstract", "Description", "Descripció"),
+    ],
+)
+def test_a_column_named_after_an_ead_element_is_labelled_in_the_three_languages(
+    real_archive: Archive, relative: str, header: str, english: str, catalan: str
+) -> None:
+    """The real files' machine headers (``unittitle``, ``bioghist``, ``abstract``) become
+    fields a Catalan or Spanish window names in its language, not the header as written."""
+    header_row, _ = real_rows(relative)
+    assert header in header_row
+    labels = [f.labels for f in real_archive.fields() if f.section_tipo.startswith("csv")]
+    assert any(lab.get("lg-eng") == english and lab.get("lg-cat") == catalan for lab in labels)
+    assert {"lg-nolan": header} not in labels
+
+
 def record_text(archive: Archive, key: RecordKey) -> str:
     record = archive.get_record(key)
     return " ".join(str(i["value"]) for items in record.values.values() for i in items)
