@@ -16,6 +16,7 @@ from app.core.archive.backlinks import linked_from
 from app.core.archive.hierarchy import Hierarchy, Node, breadcrumbs, children_of, hierarchy_of
 from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import locators
+from app.core.archive.vocabulary import LEVELS, Terms, field_terms, said
 from app.core.errors import ArxiuError
 from app.ui.i18n import language_name
 
@@ -90,14 +91,16 @@ def record_html(
         _thumbnails(archive, media, c),
         "<table cellspacing='0' cellpadding='5' width='100%'>",
     ]
+    coded = field_terms(archive, record.section_tipo)
     for field in archive.fields(record.section_tipo):
         items = record.items(field.tipo)
         if items and field.kind != "media":
-            parts.append(_field_row(archive, record.key, field, items, lang, c, narrow))
+            terms = coded.get(field.tipo)
+            parts.append(_field_row(archive, record.key, field, items, lang, c, narrow, terms))
     parts.append("</table>")
     if shape is not None:
         below = children_of(archive, record.key, lang, shape)
-        parts.append(_children(below, c, words.get("contents", "Contents")))
+        parts.append(_children(below, c, words.get("contents", "Contents"), lang))
     below_field = shape.parent_field if shape is not None else None
     title_from = words.get("linked_from", "Linked from")
     parts.append(_backlinks(archive, record.key, lang, c, title_from, below_field))
@@ -132,20 +135,22 @@ def _reference_line(record: Record, shape: Hierarchy | None, lang: str, c: Palet
     level = record.text(shape.level_field, lang) if shape.level_field else None
     bits = [
         f"<b>{html.escape(code)}</b>" if code else "",
-        _pill(level, c.pill, c.muted) if level else "",
+        _pill(said(level, LEVELS, lang), c.pill, c.muted) if level else "",
     ]
     shown = " ".join(b for b in bits if b)
     return f"<p style='color:{c.text}; margin:0 0 2px 0'>{shown}</p>" if shown else ""
 
 
-def _children(nodes: list[Node], c: Palette, title: str) -> str:
-    """The records under this one, in order: reference code and title, each a link."""
+def _children(nodes: list[Node], c: Palette, title: str, lang: str) -> str:
+    """The records under this one, in order: reference code and title, each a link, and the
+    level in ``lang``."""
     if not nodes:
         return ""
     rows = []
     for node in nodes[:CHILDREN_SHOWN]:
         code = f"<b>{html.escape(node.reference)}</b> " if node.reference else ""
-        level = f" <span style='color:{c.muted}; font-size:small'>{html.escape(node.level)}</span>"
+        shown = html.escape(said(node.level, LEVELS, lang))
+        level = f" <span style='color:{c.muted}; font-size:small'>{shown}</span>"
         rows.append(
             f"<li>{code}<a href='{record_link(node.key)}' style='color:{c.link}'>"
             f"{html.escape(node.label)}</a>{level if node.level else ''}</li>"
@@ -173,12 +178,14 @@ def _field_row(
     lang: str,
     c: Palette,
     narrow: bool = False,
+    terms: Terms | None = None,
 ) -> str:
     label = html.escape(field.label(lang))
     if field.kind == "relation":
         body = _relation_links(archive, items, lang, c)
     else:
-        body = "<br>".join(_value_html(key, field, item, c) for item in _by_language(items))
+        shown = (_value_html(key, field, item, c, terms, lang) for item in _by_language(items))
+        body = "<br>".join(shown)
     if narrow:
         return (
             f"<tr><td style='color:{c.muted}; font-size:small; border-top:1px solid {c.rule}'>"
@@ -199,11 +206,18 @@ def _by_language(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(items, key=rank)
 
 
-def _value_html(key: RecordKey, field: Field, item: dict[str, Any], c: Palette) -> str:
+def _value_html(
+    key: RecordKey,
+    field: Field,
+    item: dict[str, Any],
+    c: Palette,
+    terms: Terms | None = None,
+    lang: str = "lg-eng",
+) -> str:
     code = str(item.get("lang") or NEUTRAL_LANG)
     tag = LANG_TAGS.get(code)
     prefix = _pill(tag, c.pill, c.muted) + "&nbsp;" if tag and field.multilingual else ""
-    text = html.escape(_shown_value(field, item.get("value", "")))
+    text = html.escape(_shown_value(field, item.get("value", ""), terms, lang))
     if field.kind == "transcription":
         text = TIMECODE.sub(lambda m: _timecode_link(key, m.group(1), c), text)
         text = text.replace("\n", "<br>")
@@ -212,9 +226,14 @@ def _value_html(key: RecordKey, field: Field, item: dict[str, Any], c: Palette) 
     return prefix + text
 
 
-def _shown_value(field: Field, value: object) -> str:
+def _shown_value(
+    field: Field, value: object, terms: Terms | None = None, lang: str = "lg-eng"
+) -> str:
     """A stored value in words: a point as ``41.966° N, 2.415° E``, an archive language code
-    (``lg-cat``) as the language's name in the UI language, anything else as its text."""
+    (``lg-cat``) as the language's name in the UI language, a code of ``terms`` (a level of
+    description, an entity type) as its term in ``lang``, anything else as its text."""
+    if terms is not None and isinstance(value, str):
+        return said(value, terms, lang)
     if field.kind == "geo" and isinstance(value, dict):
         point = _point(value.get("lat"), value.get("lon"))
         if point is not None:

@@ -9,7 +9,7 @@ its selection and its column widths.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import (
@@ -22,6 +22,7 @@ from PySide6.QtCore import (
 
 from app.core.archive import Archive, Field, Record, RecordKey
 from app.core.archive.records import locators
+from app.core.archive.vocabulary import Terms, field_terms, said
 
 PAGE_SIZE = 100
 MAX_EXTRA_COLUMNS = 3
@@ -51,6 +52,9 @@ class SectionPage:
     labels: dict[RecordKey, str]
     """The labels of the records the relation cells of ``records`` name (may be empty: they
     are then read as the cells are drawn)."""
+    terms: dict[str, Terms] = field(default_factory=dict)
+    """The columns that hold codes (a level, an entity type), shown as terms of the UI's
+    language (:mod:`app.core.archive.vocabulary`)."""
 
 
 def read_section_page(
@@ -66,7 +70,8 @@ def read_section_page(
     if len(records) < rows:
         total = len(records)  # every record was read (the count is the same, or out of date)
     names = relation_labels(archive, fields, records, lang) if labels else {}
-    return SectionPage(section_tipo, fields, total, records, names)
+    terms = field_terms(archive, section_tipo)
+    return SectionPage(section_tipo, fields, total, records, names, terms)
 
 
 def relation_labels(
@@ -90,6 +95,7 @@ class RecordsTableModel(QAbstractTableModel):
         self._records: list[Record] = []
         self._total = 0
         self._labels: dict[RecordKey, str] = {}
+        self._terms: dict[str, Terms] = {}
 
     # -- loading -------------------------------------------------------------------------------
     @property
@@ -126,7 +132,7 @@ class RecordsTableModel(QAbstractTableModel):
             del self._records[new:]
             self.endRemoveRows()
         self._records[: min(old, new)] = page.records[: min(old, new)]
-        self._total, self._labels = page.total, dict(page.labels)
+        self._total, self._labels, self._terms = page.total, dict(page.labels), dict(page.terms)
         if new > old:
             self.beginInsertRows(QModelIndex(), old, new - 1)
             self._records.extend(page.records[old:])
@@ -140,6 +146,7 @@ class RecordsTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._section, self._fields, self._total = page.section_tipo, page.fields, page.total
         self._records, self._labels = list(page.records), dict(page.labels)
+        self._terms = dict(page.terms)
         self.endResetModel()
 
     def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
@@ -218,6 +225,9 @@ class RecordsTableModel(QAbstractTableModel):
         if field.kind == "relation":
             return ", ".join(self._label(key) for key in locators(record.items(field.tipo)))
         text = record.text(field.tipo, self._lang) or ""
+        terms = self._terms.get(field.tipo)
+        if terms is not None:
+            text = said(text, terms, self._lang)
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
     def _label(self, key: RecordKey) -> str:

@@ -1,6 +1,6 @@
 """Values in words in the record view: a place's coordinates as a point, an interview's
 language code as the language's name in the UI language (the demo archive, as the window shows
-it)."""
+it); a level of description and an entity type as terms of the UI language."""
 
 from __future__ import annotations
 
@@ -11,8 +11,15 @@ import pytest
 from PySide6.QtGui import QTextDocument
 
 from app.core.archive import RecordKey, open_archive
+from app.core.archive.hierarchy import hierarchy_of
+from app.core.archive.importers import run_import
+from app.core.archive.importers.authorities import AGENTS, ENTITY_TYPE
+from app.core.archive.importers.base import external_keys
+from app.core.archive.vocabulary import LANGS
 from app.ui import i18n
 from app.ui.browser.record_html import record_html
+from app.ui.browser.records_model import RecordsTableModel
+from tests.conftest import shared_data
 
 
 def _shown(demo_archive_dir: Path, key: RecordKey, lang: str) -> str:
@@ -43,3 +50,63 @@ def test_an_interview_language_is_named_in_the_ui_language(
             qapp.removeTranslator(translator)
     assert "lg-cat" not in lines
     assert name in lines
+
+
+RANDOLPH = ("ead", "uw-labor-archives", "APhilipRandolphInstitute5903.xml_LinkedDataProject.xml")
+"""A UW finding aid: a ``collection``, one accession (``otherlevel``) and five ``file``s in it."""
+
+
+@pytest.mark.parametrize(
+    ("lang", "collection", "file"),
+    [
+        ("lg-eng", "collection", "file"),
+        ("lg-cat", "col·lecció", "expedient"),
+        ("lg-spa", "colección", "expediente"),
+    ],
+)
+def test_a_level_of_description_is_said_in_the_ui_language(
+    qapp: Any, tmp_path: Path, lang: str, collection: str, file: str
+) -> None:
+    """EAD's ``@level`` codes stay as written in the archive (an export writes them back) and
+    the record view says them as archivists do in Catalan, Spanish and English: beside the
+    reference code, in the level field and after each child."""
+    archive = open_archive(tmp_path / "archive", create=True)
+    try:
+        run_import(archive, "ead", shared_data(*RANDOLPH))
+        keys = external_keys(archive, "ead")
+        top = archive.get_record(keys["APhilipRandolphInstitute5903.xml"])
+        shape = hierarchy_of(archive, top.section_tipo)
+        assert shape is not None and shape.level_field is not None
+        assert top.text(shape.level_field) == "collection"  # stored as the code
+        shown = []
+        for record in (top, archive.get_record(keys["APhilipRandolphInstitute5903.xml#c1"])):
+            document = QTextDocument()
+            document.setHtml(record_html(archive, record, [], lang=lang))
+            shown.append(document.toPlainText().splitlines())
+    finally:
+        archive.close()
+    assert collection in shown[0][1]  # the reference line: code and level
+    level_row = shown[0].index(("Level", "Nivell", "Nivel")[LANGS.index(lang)])
+    assert shown[0][level_row + 1] == collection
+    children = shown[1][shown[1].index("Contents (5)") + 1 :]
+    assert children[0] == f"Drawer 1a-1b {file}"
+    assert len(children) == 5 and all(line.endswith(f" {file}") for line in children)
+
+
+@pytest.mark.parametrize(
+    ("lang", "family"), [("lg-eng", "family"), ("lg-cat", "família"), ("lg-spa", "familia")]
+)
+def test_an_entity_type_is_said_in_the_ui_language_in_the_table(
+    qapp: Any, tmp_path: Path, lang: str, family: str
+) -> None:
+    archive = open_archive(tmp_path / "archive", create=True)
+    try:
+        run_import(archive, "eac-cpf", shared_data("eac-cpf", "anf", "FRAN_NP_050218.xml"))
+        model = RecordsTableModel(archive, lang)
+        model.set_section(AGENTS)
+        column = 1 + [f.tipo for f in model._fields].index(ENTITY_TYPE)
+        cells = [model.data(model.index(row, column)) for row in range(model.rowCount())]
+    finally:
+        archive.close()
+    assert family in cells
+    assert lang == "lg-eng" or "family" not in cells

@@ -90,6 +90,8 @@ DESCRIPTIONS = "ead1"
 """The archival descriptions' section (fonds, series, files, items), made by the EAD importer."""
 
 AGENT_KINDS = ("person", "family", "corporateBody")
+ENTITY_TYPE = "agent4"
+"""The agents' entity type field (one of :data:`AGENT_KINDS`, as EAC-CPF writes it)."""
 MARC_SUBFIELD = re.compile(r"\$[a-z0-9]")
 _SPACE = re.compile(r"\s+")
 
@@ -125,7 +127,7 @@ SCHEMA = Schema(
     fields=(
         _a("agent2", ("Name", "Nom", "Nombre"), multilingual=True),
         _a("agent3", ("Other names", "Altres noms", "Otros nombres"), multilingual=True),
-        _a("agent4", ("Entity type", "Tipus d'entitat", "Tipo de entidad")),
+        _a(ENTITY_TYPE, ("Entity type", "Tipus d'entitat", "Tipo de entidad")),
         _a("agent5", ("Dates", "Dates", "Fechas")),
         _a("agent6", ("From", "Des de", "Desde"), "date"),
         _a("agent7", ("To", "Fins a", "Hasta"), "date"),
@@ -227,7 +229,7 @@ def stub_record(mention: Mention, source_file: str = "") -> NewRecord:
     name = clean_name(mention.name)
     if mention.section == AGENTS:
         put(values, "agent2", name, mention.lang)
-        put(values, "agent4", mention.kind or None)
+        put(values, ENTITY_TYPE, mention.kind or None)
         put(values, "agent10", mention.number or None)
         put(values, "agent16", source_file or None)
     elif mention.section == PLACES:

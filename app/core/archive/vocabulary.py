@@ -1,0 +1,66 @@
+"""Controlled terms an archive stores as codes, said in the reader's language.
+
+EAD's ``@level`` (``fonds``, ``series``, ``file``, ``item``…, as AtoM and ArchivesSpace export
+it) and EAC-CPF's ``entityType`` (``person``, ``family``, ``corporateBody``) are kept as written,
+so that an export writes them back unchanged; a view shows them as the terms archivists use in
+Catalan (NODAC), Spanish (NEDA) and English (ISAD(G), ISAAR(CPF)). A value that is not one of
+the codes (a level a table import wrote in a person's own words, ``sèrie``) is shown as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from app.core.archive.hierarchy import hierarchy_of
+from app.core.archive.importers.authorities import AGENTS, ENTITY_TYPE
+from app.core.archive.store import Archive
+
+Terms = Mapping[str, tuple[str, str, str]]
+"""A code (folded: lower case, no spaces) → its term in English, Catalan and Spanish."""
+
+LANGS = ("lg-eng", "lg-cat", "lg-spa")
+"""The languages of a term's three forms."""
+
+LEVELS: Terms = {
+    "fonds": ("fonds", "fons", "fondo"),
+    "subfonds": ("subfonds", "subfons", "subfondo"),
+    "collection": ("collection", "col·lecció", "colección"),
+    "recordgrp": ("record group", "grup de fons", "grupo de fondos"),
+    "subgrp": ("subgroup", "subgrup", "subgrupo"),
+    "series": ("series", "sèrie", "serie"),
+    "subseries": ("subseries", "subsèrie", "subserie"),
+    "file": ("file", "expedient", "expediente"),
+    "item": ("item", "unitat documental", "unidad documental"),
+    "class": ("class", "classe", "clase"),
+    "otherlevel": ("other level", "altre nivell", "otro nivel"),
+    "unspecified": ("unspecified", "sense especificar", "sin especificar"),
+}
+"""EAD's levels of description (``@level``), and the importer's ``unspecified``."""
+
+ENTITY_TYPES: Terms = {
+    "person": ("person", "persona", "persona"),
+    "family": ("family", "família", "familia"),
+    "corporatebody": ("corporate body", "institució", "institución"),
+}
+"""EAC-CPF's entity types."""
+
+
+def said(value: str, terms: Terms, lang: str) -> str:
+    """``value`` in ``lang`` when it is one of ``terms``' codes (English for a language with no
+    form of its own), else as written."""
+    forms = terms.get("".join(value.split()).casefold())
+    if forms is None:
+        return value
+    return forms[LANGS.index(lang)] if lang in LANGS else forms[0]
+
+
+def field_terms(archive: Archive, section_tipo: str) -> dict[str, Terms]:
+    """``field tipo → terms`` for the fields of ``section_tipo`` that hold codes: the level of
+    an archival hierarchy (EAD's, or a table's ``level`` column), the authorities' entity type."""
+    found: dict[str, Terms] = {}
+    shape = hierarchy_of(archive, section_tipo)
+    if shape is not None and shape.level_field:
+        found[shape.level_field] = LEVELS
+    if section_tipo == AGENTS and any(f.tipo == ENTITY_TYPE for f in archive.fields(AGENTS)):
+        found[ENTITY_TYPE] = ENTITY_TYPES
+    return found
