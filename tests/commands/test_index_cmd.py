@@ -10,6 +10,7 @@ import pytest
 
 from app.cli import main
 from app.core.archive import Field, Section, open_archive
+from tests.commands.test_index_progress import BAR
 
 
 def _archive(folder: Path) -> Path:
@@ -272,7 +273,6 @@ def test_an_incomplete_index_is_said_in_the_language(
 
 
 INDEXING_BAR = {"ca": "indexant", "es": "indexando", "en": "indexing"}
-BAR_LINE = re.compile(r"^(?P<label>.+?) \[[#-]+\] \d+/\d+ \d+%$")
 
 
 @pytest.mark.parametrize("lang", ["ca", "es", "en"])
@@ -289,6 +289,6 @@ def test_eval_retrieval_s_progress_bar_is_in_the_language(
     argv = ["eval", "retrieval", str(corpus), str(queries), str(qrels), "--model", "hashing"]
     assert main([*argv, "--mode", "lexical"]) == 0
     captured = capsys.readouterr()
-    labels = {m["label"] for line in captured.err.splitlines() if (m := BAR_LINE.match(line))}
+    labels = {m["label"] for line in captured.err.splitlines() if (m := BAR.match(line))}
     assert labels == {INDEXING_BAR[lang]}
     assert captured.out.splitlines()[0].split() == ["mode", "nDCG@10", "R@100", "MRR@10"]

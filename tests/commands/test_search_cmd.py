@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from tests.commands.test_index_progress import BAR
 
 QUERIES = [
     ("Quines entrevistes parlen de les famílies que van haver de marxar pel pantà?", "lg-cat"),
@@ -100,7 +101,6 @@ SAID = {
     "en": ("indexing", "(exact)"),
 }
 """``--wait``'s progress label and the mark of a title that is the query, by language."""
-BAR_LINE = re.compile(r"^(?P<label>.+?) \[[#-]+\] \d+/\d+ \d+%$")
 
 
 @pytest.mark.parametrize("lang", ["ca", "es", "en"])
@@ -125,7 +125,7 @@ def test_the_wait_bar_and_the_exact_mark_are_in_the_language(
     args = ["Carta del batlle", "--archive", archive, "--model", "hashing"]
     code, out, err = _run(capsys, *args, "--wait")
     bar, exact = SAID[lang]
-    labels = {m["label"] for line in err.splitlines() if (m := BAR_LINE.match(line))}
+    labels = {m["label"] for line in err.splitlines() if (m := BAR.match(line))}
     assert code == 0 and labels == {bar}
     assert "  1. csv1/1  Carta del batlle  " + exact in out.splitlines()
     code, out, _ = _run(capsys, *args, "--json")

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app.core.archive.hierarchy import hierarchy_of
+from app.core.archive.hierarchy_shape import Hierarchy
 from app.core.archive.importers.authorities import AGENTS, ENTITY_TYPE
-from app.core.archive.store import Archive
 
 Terms = Mapping[str, tuple[str, str, str]]
 """A code (folded: lower case, no spaces) → its term in English, Catalan and Spanish."""
@@ -54,13 +53,13 @@ def said(value: str, terms: Terms, lang: str) -> str:
     return forms[LANGS.index(lang)] if lang in LANGS else forms[0]
 
 
-def field_terms(archive: Archive, section_tipo: str) -> dict[str, Terms]:
+def field_terms(section_tipo: str, shape: Hierarchy | None) -> dict[str, Terms]:
     """``field tipo → terms`` for the fields of ``section_tipo`` that hold codes: the level of
-    an archival hierarchy (EAD's, or a table's ``level`` column), the authorities' entity type."""
+    an archival hierarchy (EAD's, or a table's ``level`` column; ``shape`` is the section's
+    :func:`~app.core.archive.hierarchy.hierarchy_of`), the authorities' entity type."""
     found: dict[str, Terms] = {}
-    shape = hierarchy_of(archive, section_tipo)
     if shape is not None and shape.level_field:
         found[shape.level_field] = LEVELS
-    if section_tipo == AGENTS and any(f.tipo == ENTITY_TYPE for f in archive.fields(AGENTS)):
+    if section_tipo == AGENTS:
         found[ENTITY_TYPE] = ENTITY_TYPES
     return found

@@ -91,7 +91,7 @@ def record_html(
         _thumbnails(archive, media, c),
         "<table cellspacing='0' cellpadding='5' width='100%'>",
     ]
-    coded = field_terms(archive, record.section_tipo)
+    coded = field_terms(record.section_tipo, shape)
     for field in archive.fields(record.section_tipo):
         items = record.items(field.tipo)
         if items and field.kind != "media":

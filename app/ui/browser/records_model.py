@@ -21,6 +21,7 @@ from PySide6.QtCore import (
 )
 
 from app.core.archive import Archive, Field, Record, RecordKey
+from app.core.archive.hierarchy import hierarchy_of
 from app.core.archive.records import locators
 from app.core.archive.vocabulary import Terms, field_terms, said
 
@@ -70,7 +71,7 @@ def read_section_page(
     if len(records) < rows:
         total = len(records)  # every record was read (the count is the same, or out of date)
     names = relation_labels(archive, fields, records, lang) if labels else {}
-    terms = field_terms(archive, section_tipo)
+    terms = field_terms(section_tipo, hierarchy_of(archive, section_tipo))
     return SectionPage(section_tipo, fields, total, records, names, terms)
 
 

@@ -56,9 +56,9 @@ def test_the_fields_that_hold_codes(archive: Archive, tmp_path: Path) -> None:
     ead = hierarchy_of(archive, "ead1")
     csv = hierarchy_of(archive, csv_section)
     assert ead is not None and csv is not None and csv.level_field is not None
-    assert field_terms(archive, "ead1") == {ead.level_field: LEVELS}
-    assert field_terms(archive, csv_section) == {csv.level_field: LEVELS}
-    assert field_terms(archive, AGENTS) == {ENTITY_TYPE: ENTITY_TYPES}
-    assert field_terms(archive, "subject1") == {}
+    assert field_terms("ead1", ead) == {ead.level_field: LEVELS}
+    assert field_terms(csv_section, csv) == {csv.level_field: LEVELS}
+    assert field_terms(AGENTS, hierarchy_of(archive, AGENTS)) == {ENTITY_TYPE: ENTITY_TYPES}
+    assert field_terms("subject1", hierarchy_of(archive, "subject1")) == {}
     levels = {r.text(csv.level_field) for r in archive.iter_records(csv_section)}
     assert {said(level, LEVELS, "lg-cat") for level in levels} == {"fons", "sèrie"}

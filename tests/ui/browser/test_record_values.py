@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 
 from app.core.archive import RecordKey, open_archive
 from app.core.archive.hierarchy import hierarchy_of
 from app.core.archive.importers import run_import
-from app.core.archive.importers.authorities import AGENTS, ENTITY_TYPE
+from app.core.archive.importers.authorities import AGENTS
 from app.core.archive.importers.base import external_keys
 from app.core.archive.vocabulary import LANGS
 from app.ui import i18n
@@ -104,7 +105,10 @@ def test_an_entity_type_is_said_in_the_ui_language_in_the_table(
         run_import(archive, "eac-cpf", shared_data("eac-cpf", "anf", "FRAN_NP_050218.xml"))
         model = RecordsTableModel(archive, lang)
         model.set_section(AGENTS)
-        column = 1 + [f.tipo for f in model._fields].index(ENTITY_TYPE)
+        heading = ("Entity type", "Tipus d'entitat", "Tipo de entidad")[LANGS.index(lang)]
+        across = Qt.Orientation.Horizontal
+        headings = [model.headerData(c, across) for c in range(model.columnCount())]
+        column = headings.index(heading)
         cells = [model.data(model.index(row, column)) for row in range(model.rowCount())]
     finally:
         archive.close()
