@@ -27,7 +27,7 @@ from app.commands.setup_words import (
 from app.core import paths
 from app.core.counted import Counted
 from app.core.i18n_tables import load_table
-from app.core.phrases import Numbers
+from app.core.phrases import Numbers, Translations
 
 UI_LANGS = {"ca": "lg-cat", "es": "lg-spa", "en": "lg-eng"}
 """The languages the CLI speaks, and the archive language of each (labels, titles)."""
@@ -581,24 +581,25 @@ class CodedError(Protocol):
     @property
     def code(self) -> str: ...
     @property
-    def message(self) -> str: ...
-    @property
     def label_key(self) -> str: ...
-    @property
-    def hint(self) -> str | None: ...
+    def message_in(self, table: Translations, /) -> str: ...
+    def hint_in(self, table: Translations, /) -> str | None: ...
 
 
 def error_lines(error: CodedError) -> list[str]:
     """A coded error for a person, as the CLI prints it on stderr: ``error [code]:``, the
     code's label in the chosen language (Catalan and Spanish; :mod:`app.core.error_labels`)
-    and the message as the core wrote it (English, as the app shows it after the label), then
-    the hint after ``hint:`` in the chosen language (the code stays as it is). In English the
-    message says it all and stands alone."""
-    label = table().get(error.label_key)
-    text = f"{label}: {error.message}" if label else error.message
+    and the message, then the hint after ``hint:``, both in the chosen language where the
+    tables hold them (the code stays as it is). In English the message says it all and stands
+    alone."""
+    words_table = table()
+    label = words_table.get(error.label_key)
+    message = error.message_in(words_table)
+    text = f"{label}: {message}" if label else message
     lines = [f"error [{error.code}]: {text}"]
-    if error.hint:
-        lines.append(words().hint.format(hint=error.hint))
+    hint = error.hint_in(words_table)
+    if hint:
+        lines.append(words().hint.format(hint=hint))
     return lines
 
 

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Mapping
 
 from app.core.json_types import JsonObject, JsonValue
+from app.core.phrases import Phrase, Translations
 
 _LOGGED = "_arxiu_bug_logged"
 
@@ -36,8 +37,12 @@ class ArxiuError(Exception):
 
     Args:
         code: stable dotted code (``archive.corrupt``, ``ai.model_unknown``...).
-        message: one sentence saying what went wrong, in plain words.
-        hint: what to do next, if anything.
+        message: one sentence saying what went wrong, in plain words: a fixed English sentence,
+            or a :class:`~app.core.phrases.Phrase` (an English template and its values) where it
+            names something (a section, a file, a number). Either is said in a person's
+            language by :meth:`message_in` (the translation tables hold the sentence or the
+            template); :attr:`message` is the English, for logs and the wire.
+        hint: what to do next, if anything (a sentence or a phrase, as ``message``).
         category: who is to blame: ``input``, ``environment``, ``provider``, ``permission``,
             ``conflict`` or ``internal``.
         retryable: whether the same request may succeed later.
@@ -51,17 +56,20 @@ class ArxiuError(Exception):
     def __init__(
         self,
         code: str,
-        message: str,
+        message: str | Phrase,
         *,
-        hint: str | None = None,
+        hint: str | Phrase | None = None,
         category: str | None = None,
         retryable: bool = False,
         details: Mapping[str, object] | None = None,
     ) -> None:
-        super().__init__(message)
+        english = english_of(message)
+        super().__init__(english)
         self.code = code
-        self.message = message
-        self.hint = hint
+        self.message = english
+        self.hint = english_of(hint) if hint is not None else None
+        self.message_words: str | Phrase = message
+        self.hint_words: str | Phrase | None = hint
         self.category = category or self.default_category
         self.retryable = retryable
         self.details: JsonObject = json_object(details) if details else {}
@@ -70,6 +78,14 @@ class ArxiuError(Exception):
     def label_key(self) -> str:
         """Key of the translatable label for this error (``error.<code>``)."""
         return "error." + self.code
+
+    def message_in(self, table: Translations) -> str:
+        """The message in the language of ``table`` (English where it has no translation)."""
+        return said_in(self.message_words, table)
+
+    def hint_in(self, table: Translations) -> str | None:
+        """The hint in the language of ``table`` (English where it has no translation)."""
+        return said_in(self.hint_words, table) if self.hint_words is not None else None
 
     def to_dict(self) -> JsonObject:
         """The error as the seed protocol's error payload."""
@@ -89,6 +105,19 @@ class ArxiuError(Exception):
     def __str__(self) -> str:
         text = f"[{self.code}] {self.message}"
         return f"{text} ({self.hint})" if self.hint else text
+
+
+def english_of(words: str | Phrase) -> str:
+    """A message or hint in English: the sentence, or the phrase's template filled in."""
+    return words.english() if isinstance(words, Phrase) else words
+
+
+def said_in(words: str | Phrase, table: Translations) -> str:
+    """A message or hint in the language of ``table``: a phrase said in it, a sentence looked up
+    in it (as it is where the table has no translation)."""
+    if isinstance(words, Phrase):
+        return words.said_in(table)
+    return table.get(words) or words
 
 
 def json_form(value: object) -> JsonValue:

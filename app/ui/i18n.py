@@ -153,11 +153,14 @@ class InstalledTranslations:
 def error_text(error: ArxiuError, *, paragraphs: bool = False) -> str:
     """What went wrong, for a banner or a message box: the label of the error's code in the UI's
     language (Catalan and Spanish; :mod:`app.core.error_labels`), then the message and the hint
-    as the core wrote them: on one line, or (``paragraphs``) each in a paragraph of its own.
-    In English the message says it all and stands alone."""
+    (in the UI's language where the tables hold them, else as the core wrote them): on one
+    line, or (``paragraphs``) each in a paragraph of its own. In English the message says it
+    all and stands alone."""
     separator = "\n\n" if paragraphs else " "
-    said = separator.join(part for part in (error.message, error.hint) if part)
-    label = InstalledTranslations().get(error.label_key)
+    table = InstalledTranslations()
+    parts = (error.message_in(table), error.hint_in(table))
+    said = separator.join(part for part in parts if part)
+    label = table.get(error.label_key)
     if not label:
         return said
     return f"{label}{separator if paragraphs else ': '}{said}" if said else label

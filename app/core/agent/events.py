@@ -41,6 +41,7 @@ from app.core.json_types import (
     req_str,
     str_or,
 )
+from app.core.phrases import Phrase, Translations
 
 ThinkingState = Literal["start", "delta", "stop"]
 StopKind = Literal["end_turn", "change_plan", "stopped"]
@@ -230,6 +231,10 @@ class FinalEvent:
         )
 
 
+ErrorWords = tuple[str | Phrase, str | Phrase | None]
+"""An error's message and hint as raised: each a sentence or a phrase."""
+
+
 @dataclass(frozen=True)
 class ErrorEvent:
     """The terminal failure frame: the coded error body itself."""
@@ -241,6 +246,9 @@ class ErrorEvent:
     retryable: bool
     details: JsonObject | None = None
     hint: str | None = None
+    words: ErrorWords | None = field(default=None, compare=False, repr=False)
+    """The error's message and hint as it was raised (phrases a front end says in its
+    language); ``None`` for a frame read from a payload (its English is all there is)."""
     kind: Literal["error"] = field(default="error", init=False)
 
     @classmethod
@@ -254,6 +262,7 @@ class ErrorEvent:
             retryable=error.retryable,
             details=error.details or None,
             hint=error.hint,
+            words=(error.message_words, error.hint_words),
         )
 
     @classmethod
@@ -267,14 +276,23 @@ class ErrorEvent:
 
     def error(self) -> ArxiuError:
         """The coded error this frame carries."""
+        message, hint = self.words or (self.message, self.hint)
         return ArxiuError(
             self.code,
-            self.message,
-            hint=self.hint,
+            message,
+            hint=hint,
             category=self.category,
             retryable=self.retryable,
             details=self.details,
         )
+
+    def message_in(self, table: Translations) -> str:
+        """The message in the language of ``table`` (:meth:`ArxiuError.message_in`)."""
+        return self.error().message_in(table)
+
+    def hint_in(self, table: Translations) -> str | None:
+        """The hint in the language of ``table`` (:meth:`ArxiuError.hint_in`)."""
+        return self.error().hint_in(table)
 
     @property
     def restricted(self) -> bool:

@@ -121,8 +121,9 @@ class ErrorBanner(QFrame):
         super().__init__(parent)
         self.error = error
         self.setObjectName("errorBanner")
-        said = self.tr(error.message)  # the core's words, in the UI's language if in the table
-        label = InstalledTranslations().get(error.label_key) if said == error.message else None
+        table = InstalledTranslations()
+        said = error.message_in(table)  # the core's words, in the UI's language if in the table
+        label = table.get(error.label_key) if said == error.message else None
         title = QLabel(label or said, self)  # else the code's label, in the UI's language
         title.setObjectName("errorTitle")
         title.setWordWrap(True)
@@ -133,8 +134,9 @@ class ErrorBanner(QFrame):
             message = QLabel(said, self)  # the message as the core wrote it (English)
             message.setWordWrap(True)
             layout.addWidget(message)
-        if error.hint:
-            self.hint = QLabel(self.tr(error.hint), self)
+        hint = error.hint_in(table)
+        if hint:
+            self.hint = QLabel(hint, self)
             self.hint.setWordWrap(True)
             layout.addWidget(self.hint)
         code = QLabel(error.code, self)
