@@ -1,6 +1,6 @@
 """``arxiu``'s error printer: a coded error's label in the CLI's language (``ARXIU_LANG``),
-then the message and the hint as the core wrote them (the hint after ``hint:`` in the
-language); the code and the exit status stay."""
+then its message and its hint (after ``hint:``) in the language; the code and the exit status
+stay."""
 
 from __future__ import annotations
 
@@ -28,6 +28,18 @@ LABELS = {
     "en": ("", ""),
 }
 HINT = {"ca": "suggeriment: ", "es": "sugerencia: ", "en": "hint: "}
+NO_EAD = {
+    "ca": ("No hi ha cap fitxer ni carpeta EAD a {path}.",
+           "Indica un fitxer .xml EAD o una carpeta que en contingui."),
+    "es": ("No hay ningún archivo ni carpeta EAD en {path}.",
+           "Indica un archivo .xml EAD o una carpeta que los contenga."),
+    "en": ("There is no EAD file or folder at {path}.",
+           "Give an EAD .xml file or a folder of them."),
+}  # fmt: skip
+NO_ARCHIVE = {
+    "ca": "No hi ha cap arxiu a {path} (hi falta archive.db).",
+    "es": "No hay ningún archivo en {path} (falta archive.db).",
+}
 
 
 @pytest.mark.parametrize("lang", ["ca", "es", "en"])
@@ -41,10 +53,10 @@ def test_an_import_of_a_missing_file_says_its_label_in_the_language(
 
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
+    message, hint = NO_EAD[lang]
     assert captured.err.splitlines() == [
-        f"error [import.file_missing]: {LABELS[lang][0]}There is no EAD file or folder at "
-        f"{absent}.",
-        f"{HINT[lang]}Give an EAD .xml file or a folder of them.",
+        f"error [import.file_missing]: {LABELS[lang][0]}{message.format(path=absent)}",
+        f"{HINT[lang]}{hint}",
     ]
 
 
@@ -62,10 +74,8 @@ def test_a_missing_archive_is_labelled_in_the_language_of_a_real_process(
         )
         assert done.returncode == 2 and done.stdout == ""
         first = done.stderr.splitlines()[0]
-        assert first == (
-            f"error [archive.not_found]: {LABELS[lang][1]}No archive at {absent} "
-            "(there is no archive.db)."
-        )
+        said = NO_ARCHIVE[lang].format(path=absent)
+        assert first == f"error [archive.not_found]: {LABELS[lang][1]}{said}"
 
 
 BUG = {

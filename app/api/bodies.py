@@ -19,6 +19,7 @@ from typing import Any
 
 from app.core.archive.ids import check_ids, lone_surrogate_at
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 MAX_JSON_DEPTH = 64
 """The most objects and arrays a body may nest (a change plan needs about 10)."""
@@ -28,14 +29,14 @@ def too_deep() -> ArxiuError:
     """``request.json_too_deep``."""
     return ArxiuError(
         "request.json_too_deep",
-        f"The body is nested deeper than {MAX_JSON_DEPTH} levels.",
+        Phrase.of("The body is nested deeper than {depth} levels.", depth=MAX_JSON_DEPTH),
         hint="Send a flatter JSON body.",
         category="input",
         details={"max_depth": MAX_JSON_DEPTH},
     )
 
 
-def not_json(message: str = "The body is not JSON.") -> ArxiuError:
+def not_json(message: str | Phrase = "The body is not JSON.") -> ArxiuError:
     """``request.invalid`` for a body that is not (UTF-8) JSON."""
     return ArxiuError(
         "request.invalid",
@@ -50,7 +51,10 @@ def lone_surrogate(where: str) -> ArxiuError:
     """``request.invalid`` for text that holds a lone surrogate."""
     return ArxiuError(
         "request.invalid",
-        f"{where or 'The body'} holds a lone surrogate (\\ud800–\\udfff), which is not text.",
+        Phrase.of(
+            "{where} holds a lone surrogate (\\ud800–\\udfff), which is not text.",
+            where=where or Phrase.of("The body"),
+        ),
         hint="Send the text as valid Unicode.",
         category="input",
         details={"field": where or "body"},

@@ -23,6 +23,7 @@ import httpx
 
 from app.core.agent.events import EVENT_NAMES, Event, from_wire
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 API_PATH = "/dedalo/core/api/v1/json/"
 CSRF_HEADER = "X-Dedalo-Csrf-Token"
@@ -34,13 +35,17 @@ def event_from_wire(name: str, data: Any) -> Event:
     Keys the event type does not know (a newer server's) are dropped."""
     if name not in EVENT_NAMES or not isinstance(data, dict):
         raise ArxiuError(
-            "api.protocol", f"The server sent an unknown event {name!r}.", category="provider"
+            "api.protocol",
+            Phrase.of("The server sent an unknown event {name!r}.", name=name),
+            category="provider",
         )
     try:
         return from_wire(name, data)
     except (KeyError, TypeError, ValueError) as error:
         raise ArxiuError(
-            "api.protocol", f"The server sent a malformed {name} event.", category="provider"
+            "api.protocol",
+            Phrase.of("The server sent a malformed {name} event.", name=name),
+            category="provider",
         ) from error
 
 
@@ -50,7 +55,7 @@ def error_from_envelope(body: Any, status: int) -> ArxiuError:
     if not isinstance(error, dict) or not isinstance(error.get("code"), str):
         return ArxiuError(
             "api.protocol",
-            f"The server answered HTTP {status} without a coded error.",
+            Phrase.of("The server answered HTTP {status} without a coded error.", status=status),
             category="provider",
         )
     return ArxiuError(
@@ -208,7 +213,11 @@ def unreachable(url: str, error: Exception) -> ArxiuError:
     """``api.unreachable``: the server could not be reached or the connection broke."""
     return ArxiuError(
         "api.unreachable",
-        f"The Arxiu server at {url} cannot be reached ({type(error).__name__}).",
+        Phrase.of(
+            "The Arxiu server at {url} cannot be reached ({kind}).",
+            url=url,
+            kind=type(error).__name__,
+        ),
         hint="Check the URL and that `arxiu serve` is running there.",
         retryable=True,
     )

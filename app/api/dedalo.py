@@ -42,12 +42,13 @@ from app.api.users import User
 from app.core.agent.events import ErrorEvent, Event, FinalEvent, ThinkingEvent
 from app.core.agent.request import ChatRequest
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 PATH = "/dedalo/core/api/v1/json/"
 CHAT_KEYS = ("answer", "stop", "change_plan", "turns", "model", "usage", "history")
 
 
-def auth_error(code: str, message: str, hint: str) -> ArxiuError:
+def auth_error(code: str, message: str | Phrase, hint: str | Phrase) -> ArxiuError:
     """An ``auth.*`` refusal."""
     return ArxiuError(code, message, hint=hint, category="permission")
 
@@ -80,7 +81,9 @@ class DedaloApi:
             if call.action in {"login", "logout"} and call.dd_api == "dd_utils_api":
                 return await self._login(call) if call.action == "login" else self._logout(call)
             if call.dd_api != "dd_mcp_api":
-                raise invalid(f"Unknown API {call.dd_api!r}.", "dd_api", "Use dd_mcp_api.")
+                raise invalid(
+                    Phrase.of("Unknown API {api!r}.", api=call.dd_api), "dd_api", "Use dd_mcp_api."
+                )
             call.user = self._authenticated(request)
             return await self._dispatch(call)
         except ArxiuError as error:
@@ -111,7 +114,7 @@ class DedaloApi:
             raise ArxiuError(
                 "auth.rate_limited",
                 "Too many failed logins; wait before trying again.",
-                hint=f"Try again in {math.ceil(wait)} s.",
+                hint=Phrase.of("Try again in {seconds} s.", seconds=math.ceil(wait)),
                 category="permission",
                 retryable=True,
                 details={"retry_after": math.ceil(wait)},
@@ -180,14 +183,20 @@ class DedaloApi:
             )
         if call.action == "agent_apply":
             return await self._apply(call)
-        raise invalid(f"Unknown action {call.action!r}.", "action", "See the seed's four actions.")
+        raise invalid(
+            Phrase.of("Unknown action {action!r}.", action=call.action),
+            "action",
+            "See the seed's four actions.",
+        )
 
     async def _start_chat(self, call: Call) -> AsyncIterator[Event]:
         assert call.user is not None
         question = call.options.get("question")
         limit = self.ctx.limits.max_question_chars
         if isinstance(question, str) and len(question) > limit:
-            raise invalid(f"The question is over {limit} characters.", "question")
+            raise invalid(
+                Phrase.of("The question is over {limit} characters.", limit=limit), "question"
+            )
         if call.options.get("mode") == "write" and not self.ctx.write_allowed(call.user):
             raise write_refused()  # the server's or the user's wall, named as such
         request = ChatRequest.from_dict(

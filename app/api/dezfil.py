@@ -40,6 +40,7 @@ from app.core.agent.events import Event, FinalEvent, StartEvent
 from app.core.agent.request import ChatRequest
 from app.core.errors import ArxiuError
 from app.core.json_types import JsonObject
+from app.core.phrases import Phrase
 from app.core.session import AssistantSession
 
 NDJSON = "application/x-ndjson"
@@ -47,7 +48,7 @@ MESSAGE_KEYS = frozenset({"runId", "message", "context", "history", "supersedes"
 RESOLUTION_KEYS = frozenset({"runId", "resolution", "context", "choice"})
 
 
-def request_invalid(message: str) -> DezfilRefusal:
+def request_invalid(message: str | Phrase) -> DezfilRefusal:
     """``assistant_request_invalid`` (400): not an AssistantRequest."""
     return DezfilRefusal(
         "assistant_request_invalid", message, hint="Send a message or a resolution."
@@ -120,7 +121,9 @@ class DezfilDialect:
     async def _message(self, user: User, raw: dict[str, Any]) -> Response:
         unknown = sorted(set(raw) - MESSAGE_KEYS)
         if unknown:
-            raise request_invalid(f"Unknown AssistantRequest field {unknown[0]!r}.")
+            raise request_invalid(
+                Phrase.of("Unknown AssistantRequest field {name!r}.", name=unknown[0])
+            )
         if "message" not in raw:
             raise request_invalid("An AssistantRequest needs a message or a resolution.")
         message = raw["message"]
@@ -128,7 +131,9 @@ class DezfilDialect:
             raise request_invalid("message must be a non-empty string.")
         limit = self.ctx.limits.max_question_chars
         if len(message) > limit:
-            raise request_invalid(f"The message is longer than {limit:,} characters.")
+            raise request_invalid(
+                Phrase.of("The message is longer than {limit:,} characters.", limit=limit)
+            )
         run = self.runs.get(user.id, raw.get("runId"))
         if run.choice is not None:
             raise DezfilRefusal(
@@ -200,7 +205,9 @@ class DezfilDialect:
             raise request_invalid("Send either a message or a resolution, never both.")
         unknown = sorted(set(raw) - RESOLUTION_KEYS)
         if unknown:
-            raise request_invalid(f"Unknown AssistantRequest field {unknown[0]!r}.")
+            raise request_invalid(
+                Phrase.of("Unknown AssistantRequest field {name!r}.", name=unknown[0])
+            )
         resolution = raw["resolution"]
         if (
             not isinstance(resolution, Mapping)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.models.catalog import Catalog
@@ -37,7 +38,12 @@ class DezfilRefusal(ArxiuError):
     """A Dezfil request refused with one of the seed's codes and its HTTP status."""
 
     def __init__(
-        self, code: str, message: str, *, status: int = 400, hint: str | None = None
+        self,
+        code: str,
+        message: str | Phrase,
+        *,
+        status: int = 400,
+        hint: str | Phrase | None = None,
     ) -> None:
         super().__init__(code, message, hint=hint or "Check GET /api/assistant.", category="input")
         self.status = status
@@ -88,7 +94,8 @@ def check_choice(raw: Any, catalog: Catalog) -> Choice:
             )
     if model is not None and model not in catalog.ids():
         raise DezfilRefusal(
-            "assistant_model_not_offered", f"This instance does not offer the model {model!r}."
+            "assistant_model_not_offered",
+            Phrase.of("This instance does not offer the model {model!r}.", model=model),
         )
     entry = catalog.get(model)
     if effort is None or effort == DEFAULT_EFFORT:
@@ -96,12 +103,19 @@ def check_choice(raw: Any, catalog: Catalog) -> Choice:
     if not entry.efforts:
         raise DezfilRefusal(
             "assistant_effort_not_supported",
-            f'The model {entry.id!r} has no effort levels; only "default" is accepted.',
+            Phrase.of(
+                'The model {model!r} has no effort levels; only "default" is accepted.',
+                model=entry.id,
+            ),
         )
     if effort not in entry.efforts:
         raise DezfilRefusal(
             "assistant_effort_not_offered",
-            f"The model {entry.id!r} does not offer the effort {effort!r}.",
+            Phrase.of(
+                "The model {model!r} does not offer the effort {effort!r}.",
+                model=entry.id,
+                effort=effort,
+            ),
         )
     return Choice(entry.id, effort, model, effort)
 

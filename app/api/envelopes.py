@@ -8,6 +8,7 @@ from typing import Any
 from starlette.responses import JSONResponse
 
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 STATUS_BY_CODE: dict[str, int] = {
     "request.invalid": 400,
@@ -77,7 +78,7 @@ def success(data: Any, request_id: str, **extra: Any) -> JSONResponse:
     return JSONResponse({**body, **extra, "data": data})
 
 
-def invalid(message: str, field: str, hint: str | None = None) -> ArxiuError:
+def invalid(message: str | Phrase, field: str, hint: str | Phrase | None = None) -> ArxiuError:
     """A ``request.invalid`` error naming the offending field."""
     return ArxiuError(
         "request.invalid",

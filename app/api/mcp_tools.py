@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.agent.egress import EgressGate
 from app.core.agent.egress_errors import for_model
 from app.core.errors import ArxiuError, ToolError
+from app.core.phrases import Phrase
 from app.core.tools.base import EgressClass, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -142,7 +143,9 @@ def not_offered(name: str, registry: ToolRegistry) -> ToolError:
     if name in registry and registry.get(name).egress == "write":
         return ToolError(
             "mcp.write_not_offered",
-            f"{name} changes the archive; this server does not offer write tools.",
+            Phrase.of(
+                "{name} changes the archive; this server does not offer write tools.", name=name
+            ),
             hint="Propose the change to an archivist, who can make it in Arxiu.",
             category="permission",
         )
@@ -157,7 +160,7 @@ def not_offered(name: str, registry: ToolRegistry) -> ToolError:
         )
     return ToolError(
         "mcp.tool_unknown",
-        f"There is no tool called {name!r}.",
+        Phrase.of("There is no tool called {name!r}.", name=name),
         hint="List the tools and call one of them.",
         category="input",
     )

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse
 
 from app.api.envelopes import failure_body, new_request_id, status_for
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 
 def refusal_response(error: ArxiuError, *, status: int | None = None) -> JSONResponse:
@@ -20,7 +21,7 @@ def refusal_response(error: ArxiuError, *, status: int | None = None) -> JSONRes
     )
 
 
-def invalid(message: str, *, field: str = "") -> ArxiuError:
+def invalid(message: str | Phrase, *, field: str = "") -> ArxiuError:
     """``request.invalid`` about the request's shape (naming the field when there is one)."""
     return ArxiuError(
         "request.invalid",

@@ -22,6 +22,7 @@ from typing import Any
 
 from app.core import paths
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 USERS_FILE = "api_users.json"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
@@ -49,7 +50,7 @@ def default_users_path() -> Path:
     return paths.config_dir() / USERS_FILE
 
 
-def user_error(code: str, message: str, hint: str | None = None) -> ArxiuError:
+def user_error(code: str, message: str | Phrase, hint: str | Phrase | None = None) -> ArxiuError:
     """A coded error about users (category ``input``)."""
     return ArxiuError(code, message, hint=hint, category="input")
 
@@ -121,7 +122,7 @@ def check_password(password: str) -> str:
     if not isinstance(password, str) or not password or len(password) > MAX_PASSWORD_CHARS:
         raise user_error(
             "user.password_invalid",
-            f"A password must be 1-{MAX_PASSWORD_CHARS} characters.",
+            Phrase.of("A password must be 1-{most} characters.", most=MAX_PASSWORD_CHARS),
             hint="Type another password.",
         )
     return password
@@ -143,7 +144,11 @@ class UserStore:
         except (OSError, ValueError) as error:
             raise ArxiuError(
                 "user.store_unreadable",
-                f"The users file {self.path} cannot be read: {error}",
+                Phrase.of(
+                    "The users file {path} cannot be read: {why}",
+                    path=str(self.path),
+                    why=str(error),
+                ),
                 hint="Restore it from a backup, or delete it and add the users again.",
             ) from error
         users = data.get("users") if isinstance(data, dict) else None
@@ -161,7 +166,9 @@ class UserStore:
         found = users.get(name)
         if found is None:
             raise user_error(
-                "user.unknown", f"There is no user {name!r}.", hint="See `arxiu users list`."
+                "user.unknown",
+                Phrase.of("There is no user {name!r}.", name=name),
+                hint="See `arxiu users list`.",
             )
         found["id"] = user_id(found)  # a file older than ids: this user's id is kept now
         return found
@@ -195,7 +202,7 @@ class UserStore:
             if name in users:
                 raise user_error(
                     "user.exists",
-                    f"User {name!r} already exists.",
+                    Phrase.of("User {name!r} already exists.", name=name),
                     hint="Use `arxiu users passwd`.",
                 )
             users[name] = row

@@ -48,6 +48,7 @@ from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.plan_types import PendingPlan
 from app.core.agent.request import ChatRequest, Mode
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 NDJSON = "application/x-ndjson"
 CHAT_KEYS = frozenset(
@@ -190,8 +191,8 @@ class VadalogDialect:
         if name != served:
             error = ArxiuError(
                 "archive.unknown",
-                f"This server does not serve an archive called {name!r}.",
-                hint=f"Use /api/v1/agent/{served}/….",
+                Phrase.of("This server does not serve an archive called {name!r}.", name=name),
+                hint=Phrase.of("Use /api/v1/agent/{served}/….", served=served),
                 category="input",
                 details={"archive": served},
             )
@@ -365,7 +366,7 @@ def _names(raw: dict[str, Any], key: str) -> frozenset[str] | None:
         or len(value) > MAX_LIST_ITEMS
         or not all(isinstance(v, str) for v in value)
     ):
-        raise invalid(f"{key} must be a list of strings.", field=key)
+        raise invalid(Phrase.of("{key} must be a list of strings.", key=key), field=key)
     return frozenset(value)
 
 
@@ -377,7 +378,7 @@ def parse_chat(raw: dict[str, Any], max_chars: int) -> ChatBody:
     """
     unknown = sorted(set(raw) - CHAT_KEYS)
     if unknown:
-        raise invalid(f"Unknown field {unknown[0]!r}.", field=unknown[0])
+        raise invalid(Phrase.of("Unknown field {name!r}.", name=unknown[0]), field=unknown[0])
     session_id = raw.get("session_id", DEFAULT_SESSION_ID)
     if not valid_session_id(session_id):
         raise invalid("session_id must be a string of 1-128 characters.", field="session_id")
@@ -389,7 +390,10 @@ def parse_chat(raw: dict[str, Any], max_chars: int) -> ChatBody:
     if not reply and (not isinstance(message, str) or not message.strip()):
         raise invalid("The message is missing.", field="message")
     if isinstance(message, str) and len(message) > max_chars:
-        raise invalid(f"The message is longer than {max_chars:,} characters.", field="message")
+        raise invalid(
+            Phrase.of("The message is longer than {limit:,} characters.", limit=max_chars),
+            field="message",
+        )
     model, mode = raw.get("model"), raw.get("mode")
     if model is not None and (not isinstance(model, str) or not model):
         raise invalid("model must be a model id.", field="model")

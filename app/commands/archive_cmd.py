@@ -21,6 +21,7 @@ from app.core.archive.write_switch import (
     writes_allowed,
 )
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 SETTABLE = (WRITE_ALLOWED_KEY,)
 
@@ -83,7 +84,9 @@ def _database(archive: Archive) -> str | None:
 def run_set(args: argparse.Namespace) -> int:
     """Set an archive switch (``write_allowed true|false``) and say what it is now."""
     if args.key != WRITE_ALLOWED_KEY:  # argparse's choices already refuse other keys
-        raise ArxiuError("request.invalid", f"Unknown key {args.key!r}.", category="input")
+        raise ArxiuError(
+            "request.invalid", Phrase.of("Unknown key {key!r}.", key=args.key), category="input"
+        )
     allowed = parse_switch(args.value)
     with open_current(args) as archive:
         set_writes_allowed(archive, allowed)

@@ -12,6 +12,7 @@ from app.core import paths
 from app.core.archive import Archive, open_archive
 from app.core.archive.store import is_shared
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 ARCHIVE_HELP = (
     "archive folder, or postgresql://USER@HOST:PORT/DATABASE for a shared archive "
@@ -55,7 +56,10 @@ def archive_dir(args: argparse.Namespace) -> Path:
         return where
     raise ArchiveError(
         "archive.shared_not_local",
-        f"This command needs an archive folder, not a shared archive ({shown(where)}).",
+        Phrase.of(
+            "This command needs an archive folder, not a shared archive ({where}).",
+            where=shown(where),
+        ),
         hint="Give --archive a folder.",
         category="input",
     )

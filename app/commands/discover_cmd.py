@@ -22,13 +22,14 @@ from app.core.models.discovery import (
 from app.core.models.discovery_roots import check_folder, saved_folders
 from app.core.models.discovery_servers import KNOWN_SERVERS, SERVER_LABELS, ServerSpec
 from app.core.models.gguf import MIB
+from app.core.phrases import Phrase
 
 NOT_FOUND = Counted(
     "There is no discovered model {number}; 1 was found.",
     "There is no discovered model {number}; {n} were found.",
 )
-"""The message of ``ai.discovered_unknown`` (English, as the core's messages are; the CLI
-puts the code's label in its language before it)."""
+"""The message of ``ai.discovered_unknown``: the form for the count is the English template of
+the error's phrase, said in the CLI's language (the tables hold both forms)."""
 
 
 def server_spec(text: str) -> ServerSpec:
@@ -41,8 +42,11 @@ def server_spec(text: str) -> ServerSpec:
     if app not in SERVER_LABELS or not port.isdigit() or not 0 < int(port) < 65536:
         raise ModelError(
             "ai.server_spec_invalid",
-            f'"{text}" is not a local server: write APP:PORT, APP one of '
-            f"{', '.join(SERVER_LABELS)}.",
+            Phrase.of(
+                '"{text}" is not a local server: write APP:PORT, APP one of {apps}.',
+                text=text,
+                apps=", ".join(SERVER_LABELS),
+            ),
             hint="Only servers on this computer (loopback) are asked.",
             category="input",
         )
@@ -123,7 +127,7 @@ def _chosen(args: argparse.Namespace) -> Found:
     if not 1 <= number <= len(result.models):
         raise ModelError(
             "ai.discovered_unknown",
-            NOT_FOUND.template(len(result.models)).format(number=number, n=len(result.models)),
+            Phrase.of(NOT_FOUND.template(len(result.models)), number=number, n=len(result.models)),
             hint="Run `arxiu models discover` to see the numbers.",
             category="input",
             details={"number": number, "found": len(result.models)},

@@ -25,6 +25,7 @@ from app.commands.cli_words import counted, words
 from app.commands.common import add_archive_argument, archive_location
 from app.commands.common import shown as shown_location
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.api.context import ApiContext
@@ -90,7 +91,9 @@ def check_host(host: str, allow_remote: bool) -> None:
     if not allow_remote:
         raise ArxiuError(
             "serve.remote_refused",
-            f"Refusing to listen on {host}: other machines could reach the archive.",
+            Phrase.of(
+                "Refusing to listen on {host}: other machines could reach the archive.", host=host
+            ),
             hint="Add --allow-remote if that is what you want, or use --host 127.0.0.1.",
             category="input",
         )
@@ -127,7 +130,12 @@ def run_serve(args: argparse.Namespace) -> int:
     except OSError as error:
         raise ArxiuError(
             "serve.bind_failed",
-            f"Cannot listen on {args.host}:{args.port}: {error.strerror or error}.",
+            Phrase.of(
+                "Cannot listen on {host}:{port}: {why}.",
+                host=args.host,
+                port=args.port,
+                why=str(error.strerror or error),
+            ),
             hint="Pick another --port (0 picks a free one), or stop what is using it.",
         ) from error
     port = sock.getsockname()[1]

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from app.core.archive import Archive, open_archive
 from app.core.archive.store import DB_NAME, is_shared
 from app.core.errors import ArchiveError, ArxiuError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.ui.shared_archive_dialog import SharedArchiveChoice
@@ -80,14 +81,14 @@ def open_chosen(folder: Path, *, create: bool) -> Archive:
     if (folder / DB_NAME).exists():
         raise ArchiveError(
             "archive.exists",
-            f"There is already an archive in {folder}.",
+            Phrase.of("There is already an archive in {folder}.", folder=str(folder)),
             hint="Use File → Open archive… to open it, or choose an empty folder.",
             category="conflict",
         )
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise ArchiveError(
             "archive.folder_not_empty",
-            f"{folder} is not empty and holds no archive.",
+            Phrase.of("{folder} is not empty and holds no archive.", folder=str(folder)),
             hint="Choose an empty folder, or create a new one in the dialog.",
             category="input",
         )

@@ -82,7 +82,7 @@ class IndexStatusWidget(QWidget):
 
     def _report(self, progress: Any) -> None:
         """Called on the indexer's thread: post to the GUI thread."""
-        error = progress.error.message if progress.error is not None else ""
+        error = error_text(progress.error) if progress.error is not None else ""
         loading = getattr(progress, "loading", None) or ""
         dense = getattr(progress, "dense", None)
         self.progressed.emit(

@@ -12,10 +12,13 @@ import pytest
 
 from app.cli import main
 from app.commands.ask_citations import citation_lines, claim_lines
-from app.commands.cli_words import cli_language, number, said, score, seconds
+from app.commands.cli_words import cli_language, error_lines, number, said, score, seconds
 from app.core.agent.citations import Citation
 from app.core.agent.claims import Claim
+from app.core.agent.events import ErrorEvent
 from app.core.archive import Field, Section, open_archive
+from app.core.archive.exporters.base import require_section
+from app.core.errors import ArxiuError
 from app.core.i18n_tables import load_table
 from app.core.phrases import DECIMAL, THOUSANDS
 
@@ -283,3 +286,38 @@ def test_section_field_and_record_labels_are_said_in_the_cli_s_language(
     assert listed[0].startswith(f"{section} (c1): ") and listed[1].endswith(f"  {record}"), listed
     shown = _out(capsys, "records", "show", "c1", "1", "--archive", str(folder)).splitlines()
     assert shown[0].startswith(f"{record} (c1/1)") and f"{field} [c2]" in shown, shown
+
+
+ERROR_LINES = {
+    "en": [
+        "error [export.section_unknown]: The archive has no section 'fons'.",
+        "hint: `arxiu archive info` lists the sections.",
+    ],
+    "ca": [
+        "error [export.section_unknown]: Secció desconeguda: L'arxiu no té cap secció «fons».",
+        "suggeriment: `arxiu archive info` mostra la llista de seccions.",
+    ],
+    "es": [
+        "error [export.section_unknown]: Sección desconocida: El archivo no tiene ninguna "
+        "sección «fons».",
+        "sugerencia: `arxiu archive info` muestra la lista de secciones.",
+    ],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ca", "es"])
+def test_an_error_and_the_frame_that_streams_it_are_said_in_the_language(
+    lang: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The export's own error for an unknown section, raised by the core, and the same error as
+    a run's error frame (``ErrorEvent``): label, message and hint all in the language; a frame
+    read back from its payload keeps only the English message (the wire carries it so)."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    with open_archive(tmp_path / "a", create=True) as archive, pytest.raises(ArxiuError) as raised:
+        require_section(archive, "fons")
+    error = raised.value
+    assert error_lines(error) == ERROR_LINES[lang]
+    frame = ErrorEvent.from_error(error)
+    assert error_lines(frame) == ERROR_LINES[lang]
+    read_back = ErrorEvent.from_dict(frame.to_dict())
+    assert read_back == frame and read_back.error().message == error.message

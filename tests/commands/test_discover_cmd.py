@@ -209,6 +209,19 @@ def test_the_human_listing_speaks_the_cli_language_and_agrees_with_its_count(
     assert out.splitlines()[-2:] == [recommended, add]
 
 
+UNKNOWN_NUMBER = {
+    "ca": (
+        "No hi ha cap model trobat amb el número 7; ",
+        ("se n'han trobat 0.", "se n'ha trobat 1.", "se n'han trobat 2."),
+    ),
+    "es": (
+        "No hay ningún modelo encontrado con el número 7; ",
+        ("se han encontrado 0.", "se ha encontrado 1.", "se han encontrado 2."),
+    ),
+    "en": ("There is no discovered model 7; ", ("0 were found.", "1 was found.", "2 were found.")),
+}
+
+
 @pytest.mark.parametrize(
     ("lang", "label"),
     [
@@ -224,16 +237,14 @@ def test_an_unknown_number_says_how_many_were_found_in_agreeing_words(
     lang: str,
     label: str,
 ) -> None:
-    """The code's label in the CLI's language, then the message (English, as the core's are)
-    with its count in the form that agrees: 0 were, 1 was, 2 were found."""
+    """The code's label in the CLI's language, then the message in it too, with its count in
+    the form that agrees: 0 were, 1 was, 2 were found."""
     monkeypatch.setenv("ARXIU_LANG", lang)
-    said = ("0 were found.", "1 was found.", "2 were found.")
+    lead, said = UNKNOWN_NUMBER[lang]
     for count, tail in enumerate(said):
         if count:
             write_gguf(fake_home / f".cache/llama.cpp/model-{count}.gguf")
         code, _, err = arxiu(capsys, "models", "add", "--from-discovered", "7", "--no-servers")
         assert code != 0
         first = err.splitlines()[0]
-        assert first == (
-            f"error [ai.discovered_unknown]: {label}There is no discovered model 7; {tail}"
-        ), first
+        assert first == f"error [ai.discovered_unknown]: {label}{lead}{tail}", first

@@ -1,12 +1,26 @@
-"""The coded error tree's helpers: a bug is logged once, however many handlers it passes."""
+"""The coded error tree's helpers: a bug is logged once, however many handlers it passes; an
+error's message and hint are said in the archivist's language."""
 
 from __future__ import annotations
 
+import ast
 import logging
+import string
+from pathlib import Path
 
 import pytest
 
-from app.core.errors import ArxiuError, log_bug
+from app.core.errors import ArchiveError, ArxiuError, log_bug
+from app.core.i18n_tables import TABLE_LANGS, load_table
+from app.core.phrases import Phrase
+
+APP = Path(__file__).resolve().parents[2] / "app"
+ERROR_TYPES = {
+    "ArxiuError", "ArchiveError", "ImportFailed", "IndexError_", "ModelError", "ToolError",
+    "DezfilRefusal", "RequestInvalid",
+}  # fmt: skip
+"""The coded error classes of app/ (a test below finds every subclass, so none is missed)."""
+WORDS = ("message", "hint")
 
 
 def _raise_and_catch() -> ZeroDivisionError:
@@ -71,3 +85,104 @@ def test_an_import_failure_names_its_line_or_none() -> None:
     assert ImportFailed("import.xml_malformed", "m", details={"line": None}).line == 0
     assert ImportFailed("import.xml_malformed", "m", details={"line": True}).line == 0
     assert ImportFailed("import.bad", "m").line == 0
+
+
+def error_words_in_app() -> list[tuple[str, str, ast.expr]]:
+    """Every message and hint written where app/ makes a coded error: ``(where, "message" or
+    "hint", the expression)`` (``RequestInvalid`` takes its message first, the others second)."""
+    found: list[tuple[str, str, ast.expr]] = []
+    for path in sorted(APP.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name not in ERROR_TYPES:
+                continue
+            where = f"{path.relative_to(APP.parent)}:{node.lineno}"
+            first = 0 if name == "RequestInvalid" else 1
+            if len(node.args) > first:
+                found.append((where, "message", node.args[first]))
+            found += [(where, k.arg, k.value) for k in node.keywords if k.arg in WORDS]
+    return found
+
+
+def written_words(node: ast.expr) -> str | None:
+    """The English a message or hint expression writes: a sentence, or a phrase's template."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "of"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "Phrase"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return node.args[0].value
+    return None
+
+
+def test_every_error_class_of_the_app_is_scanned() -> None:
+    """A new subclass of a coded error is added to :data:`ERROR_TYPES`, or the scan below would
+    miss its messages."""
+    subclasses = set()
+    for path in sorted(APP.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                isinstance(b, ast.Name) and b.id in ERROR_TYPES for b in node.bases
+            ):
+                subclasses.add(node.name)
+    assert subclasses <= ERROR_TYPES
+    assert {"ArchiveError", "ImportFailed", "ToolError", "RequestInvalid"} <= subclasses
+
+
+def test_no_error_message_or_hint_is_an_f_string() -> None:
+    """An f-string cannot be translated: a message that names something is a phrase."""
+    words = error_words_in_app()
+    assert len(words) > 300  # the scan finds the app's errors
+    f_strings = [f"{at} {what}" for at, what, node in words if isinstance(node, ast.JoinedStr)]
+    assert f_strings == []
+
+
+@pytest.mark.parametrize("lang", TABLE_LANGS)
+def test_every_error_message_and_hint_is_said_in_catalan_and_spanish(lang: str) -> None:
+    """Each sentence or phrase template written as an error's message or hint is in the table,
+    and its translation fills in the same parameters."""
+    table, parse = load_table(lang), string.Formatter().parse
+    missing, misfit = [], []
+    for where, what, node in error_words_in_app():
+        english = written_words(node)
+        if english is None:
+            continue  # passed on from another error, or an OS's or a library's own text
+        said = table.get(english)
+        if not said:
+            missing.append(f"{where} {what}: {english!r}")
+        elif {p[1] for p in parse(english) if p[1]} != {p[1] for p in parse(said) if p[1]}:
+            misfit.append(f"{where} {what}: {english!r} -> {said!r}")
+    assert missing == []
+    assert misfit == []
+
+
+def test_an_error_says_its_message_and_hint_in_a_table_s_language() -> None:
+    error = ArchiveError(
+        "archive.section_unknown",
+        Phrase.of("The archive has no section {section!r}.", section="fons"),
+        hint="`arxiu archive info` lists the sections.",
+    )
+    assert error.message == "The archive has no section 'fons'."
+    assert str(error) == (
+        "[archive.section_unknown] The archive has no section 'fons'. "
+        "(`arxiu archive info` lists the sections.)"
+    )
+    table = {
+        "The archive has no section {section!r}.": "L'arxiu no té cap secció «{section}».",
+        "`arxiu archive info` lists the sections.": "`arxiu archive info` n'enumera les seccions.",
+    }
+    assert error.message_in(table) == "L'arxiu no té cap secció «fons»."
+    assert error.hint_in(table) == "`arxiu archive info` n'enumera les seccions."
+    assert error.message_in({}) == error.message
+    assert ArxiuError("x.y", "Plain {not a field}").message_in({}) == "Plain {not a field}"
+    assert ArxiuError("x.y", "No hint").hint_in(table) is None

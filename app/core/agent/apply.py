@@ -38,6 +38,7 @@ from app.core.archive.model import AuditInfo, RecordKey
 from app.core.archive.write_switch import require_writes
 from app.core.errors import ToolError
 from app.core.json_types import JsonObject
+from app.core.phrases import Phrase
 from app.core.tools.base import ToolContext, ToolResult
 from app.core.tools.write_effects import guard_plan
 
@@ -222,7 +223,7 @@ def substitute_refs(value: Any, made: dict[str, RecordKey], key: str = "") -> An
         if found is None:
             raise ToolError(
                 "mcp.plan_invalid",
-                f"ref {value['ref']!r} names an op that made no record.",
+                Phrase.of("ref {ref!r} names an op that made no record.", ref=value["ref"]),
                 category="input",
             )
         return found.section_id if key == "section_id" else found.to_locator()

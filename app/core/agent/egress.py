@@ -24,6 +24,7 @@ from app.core.archive.ids import check_ids, lone_surrogate_at
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError, ToolError
 from app.core.json_types import JsonObject
+from app.core.phrases import Phrase
 from app.core.tools.base import EGRESS_CLASSES, Tool, ToolResult
 from app.core.tools.sections import sections_named
 
@@ -39,7 +40,7 @@ STRUCTURE_SCOPE = "structure"
 so an external model may read it as it is (see :mod:`app.core.agent.egress_errors`)."""
 
 
-def refused(message: str, *, details: JsonObject | None = None) -> ToolError:
+def refused(message: str | Phrase, *, details: JsonObject | None = None) -> ToolError:
     """The ``mcp.egress_restricted`` error."""
     return ToolError(
         "mcp.egress_restricted",
@@ -80,18 +81,23 @@ class EgressGate:
         try:  # before any look-up: SQLite cannot hold such an id, nor encode such text
             check_ids(args)
         except ArxiuError as error:
-            return ToolError(error.code, error.message, hint=error.hint, details=error.details)
+            return ToolError(
+                error.code, error.message_words, hint=error.hint_words, details=error.details
+            )
         where = lone_surrogate_at(args)
         if where is not None:
             return ToolError(
                 "mcp.invalid_args",
-                f"{where} holds a lone surrogate, which is not text.",
+                Phrase.of("{where} holds a lone surrogate, which is not text.", where=where),
                 hint="Send the text as valid Unicode.",
             )
         if tool.egress == "write":
             return ToolError(
                 "mcp.write_requires_plan",
-                f"{tool.name} changes the archive and only runs from a confirmed change plan.",
+                Phrase.of(
+                    "{tool} changes the archive and only runs from a confirmed change plan.",
+                    tool=tool.name,
+                ),
                 hint="Propose a change plan instead.",
                 category="permission",
             )
@@ -105,7 +111,9 @@ class EgressGate:
         try:
             named = sections_named(args, self.archive)
         except ArxiuError as error:
-            return refused(f"The call cannot be classified: {error.message}")
+            return refused(
+                Phrase.of("The call cannot be classified: {reason}", reason=error.message_words)
+            )
         named |= self._sections_in(args)
         return self._check_keys(named, set(record_locators(args)), where="call")
 
@@ -139,13 +147,18 @@ class EgressGate:
                 details: JsonObject = {"section_tipo": tipo}
                 if where == "call":  # the call and the archive's structure alone decide it
                     details["scope"] = STRUCTURE_SCOPE
-                return refused(
-                    f"The {where} refers to the restricted section {tipo}.", details=details
+                message = (
+                    Phrase.of("The call refers to the restricted section {tipo}.", tipo=tipo)
+                    if where == "call"
+                    else Phrase.of("The result refers to the restricted section {tipo}.", tipo=tipo)
                 )
+                return refused(message, details=details)
         for key in sorted(keys):
             if self._restricted_record(key):
                 return refused(
-                    f"The {where} refers to a restricted record.",
+                    "The call refers to a restricted record."
+                    if where == "call"
+                    else "The result refers to a restricted record.",
                     details={"section_tipo": key.section_tipo},
                 )
         return None

@@ -31,6 +31,7 @@ from app.core.agent.egress import STRUCTURE_SCOPE
 from app.core.archive.ids import check_ids
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError, ToolError
+from app.core.phrases import Phrase
 from app.core.tools.base import ToolResult
 from app.core.tools.write_effects import guard_effects
 
@@ -41,6 +42,11 @@ GENERIC_CODE = "mcp.not_available"
 GENERIC_MESSAGE = (
     "This is not available to this model: what it names may not exist, or may be restricted."
 )
+GENERIC_OP_MESSAGE = (
+    "Op {op_id}: This is not available to this model: what it names may not exist, or may be "
+    "restricted."
+)
+""":data:`GENERIC_MESSAGE` naming the op of a plan (a phrase's template)."""
 GENERIC_HINT = "Switch to a model badged local / private and ask again."
 SHAPE_CODES = frozenset(
     {
@@ -72,10 +78,10 @@ MISSING_DIR = Path("/nonexistent-arxiu-egress")
 
 def generic(op_id: str | None = None) -> ToolError:
     """The one failure an external model gets for anything existence-revealing."""
-    prefix = f"Op {op_id}: " if op_id else ""
+    message = Phrase.of(GENERIC_OP_MESSAGE, op_id=op_id) if op_id else GENERIC_MESSAGE
     return ToolError(
         GENERIC_CODE,
-        prefix + GENERIC_MESSAGE,
+        message,
         hint=GENERIC_HINT,
         category="permission",
         details={"op_id": op_id} if op_id else None,

@@ -56,6 +56,7 @@ from app.core.agent.transcript import Transcript, history_messages
 from app.core.errors import ArxiuError, ModelError, log_bug
 from app.core.models.base import ChatModel, Message, ToolCall, ToolSpec
 from app.core.models.stop_signal import StopSignal
+from app.core.phrases import Phrase
 from app.core.tools.base import ToolResult
 
 if TYPE_CHECKING:
@@ -332,7 +333,7 @@ def turn_limit(max_turns: int) -> ModelError:
     """The error of a run that did not finish within ``max_turns`` model turns."""
     return ModelError(
         "ai.turn_limit",
-        f"The assistant did not finish within {max_turns} model turns.",
+        Phrase.of("The assistant did not finish within {turns} model turns.", turns=max_turns),
         hint="Ask a narrower question, or split it in steps.",
         category="provider",
         details={"turns": max_turns},

@@ -39,6 +39,7 @@ from app.core.agent.plan_types import (
 from app.core.agent.plans import plan_hash as content_hash
 from app.core.archive.plan_seal import plan_key, seal
 from app.core.errors import ArxiuError, ToolError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.engine import Connection, Row
@@ -136,7 +137,7 @@ def _unknown() -> ToolError:
 def _resolved(status: str) -> ToolError:
     return ToolError(
         "mcp.plan_resolved",
-        f"This change plan was already resolved ({status}).",
+        Phrase.of("This change plan was already resolved ({status}).", status=status),
         hint="Ask again to get a new plan.",
         category="conflict",
         details={"status": status},

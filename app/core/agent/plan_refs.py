@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from app.core.errors import ArxiuError, ToolError
 from app.core.json_types import JsonObject
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.model import Field, RecordKey
@@ -100,15 +101,23 @@ def check_slots(op_id: str, tool: str, args: JsonObject, archive: Archive) -> li
     if len(slots) != sum(1 for _ in refs_in(args)):
         raise ref_invalid(
             op_id,
-            f'Op {op_id}: a {{"ref": op_id}} may stand only for a record (a section_id, a '
-            "portal target, or a relation field's value).",
+            Phrase.of(
+                'Op {op_id}: a {{"ref": op_id}} may stand only for a record (a section_id, a '
+                "portal target, or a relation field's value).",
+                op_id=op_id,
+            ),
         )
     for slot in slots:
         if slot.section is None:
             raise ref_invalid(
                 op_id,
-                f"Op {op_id}: {slot.where} takes no record of a known section, so it cannot "
-                f"refer to op {slot.ref}.",
+                Phrase.of(
+                    "Op {op_id}: {where} takes no record of a known section, so it cannot "
+                    "refer to op {ref}.",
+                    op_id=op_id,
+                    where=slot.where,
+                    ref=slot.ref,
+                ),
             )
     return slots
 
@@ -122,16 +131,27 @@ def check_made(op_id: str, slots: list[RefSlot], made: dict[str, RecordKey]) -> 
     for slot in slots:
         key = made.get(slot.ref)
         if key is None:
-            raise ref_invalid(op_id, f"Op {op_id}: op {slot.ref} made no record to refer to.")
+            raise ref_invalid(
+                op_id,
+                Phrase.of(
+                    "Op {op_id}: op {ref} made no record to refer to.", op_id=op_id, ref=slot.ref
+                ),
+            )
         if key.section_tipo != slot.section:
             raise ref_invalid(
                 op_id,
-                f"Op {op_id}: {slot.where} needs a record of {slot.section}, but op {slot.ref} "
-                f"made {key}.",
+                Phrase.of(
+                    "Op {op_id}: {where} needs a record of {section}, but op {ref} made {key}.",
+                    op_id=op_id,
+                    where=slot.where,
+                    section=str(slot.section),
+                    ref=slot.ref,
+                    key=str(key),
+                ),
             )
 
 
-def ref_invalid(op_id: str, message: str) -> ToolError:
+def ref_invalid(op_id: str, message: str | Phrase) -> ToolError:
     """A reference refused: ``mcp.plan_invalid`` naming the op."""
     return ToolError(
         "mcp.plan_invalid",

@@ -22,6 +22,7 @@ from app.core.agent.plan_types import ChangePlan, PlanOp
 from app.core.errors import ArxiuError, ToolError
 from app.core.json_types import JsonObject, as_object
 from app.core.models.base import ToolSpec
+from app.core.phrases import Phrase
 from app.core.tools.value_langs import ValueLangs, with_value_langs
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def plan_hash(plan: JsonObject) -> str:
 
 
 def plan_invalid(
-    message: str, *, op_id: str | None = None, code: str = "mcp.plan_invalid"
+    message: str | Phrase, *, op_id: str | None = None, code: str = "mcp.plan_invalid"
 ) -> ToolError:
     """A plan refused as a whole (the model gets it as the tool result and may re-propose)."""
     details = {"op_id": op_id} if op_id else None
@@ -124,7 +125,9 @@ def validate_plan(
         raise plan_invalid("The plan needs at least one op.")
     if len(ops) > MAX_OPS:
         raise plan_invalid(
-            f"The plan has {len(ops)} ops; at most {MAX_OPS} are allowed.",
+            Phrase.of(
+                "The plan has {n} ops; at most {limit} are allowed.", n=len(ops), limit=MAX_OPS
+            ),
             code="mcp.plan_too_large",
         )
     creators: dict[str, str] = {}
@@ -144,6 +147,43 @@ def created_section(op: PlanOp) -> str:
     return tipo if op.tool in CREATING_TOOLS and isinstance(tipo, str) else ""
 
 
+def _op_parts(op: Any, seen: dict[str, str], registry: ToolRegistry) -> tuple[str, str, JsonObject]:
+    """An op's id, write tool and args, each checked (the refs in the args name earlier ops).
+
+    Raises:
+        ToolError: ``mcp.plan_invalid``.
+    """
+    if not isinstance(op, dict) or set(op) - {"op_id", "tool", "args", "summary"}:
+        raise plan_invalid("Each op must be {op_id, tool, args, summary}.")
+    op_id, name, args = op.get("op_id"), op.get("tool"), op.get("args")
+    if not isinstance(op_id, str) or not OP_ID_RE.match(op_id):
+        raise plan_invalid(  # any JSON value: written as repr() writes it, quotes and all
+            Phrase.of("Op id {op_id} must be 1–32 letters, digits, '-' or '_'.", op_id=repr(op_id))
+        )
+    if op_id in seen:
+        raise plan_invalid(Phrase.of("Op id {op_id} is used twice.", op_id=op_id), op_id=op_id)
+    if not isinstance(name, str) or name not in registry or registry.get(name).egress != "write":
+        raise plan_invalid(
+            Phrase.of("Op {op_id}: {tool} is not a write tool.", op_id=op_id, tool=repr(name)),
+            op_id=op_id,
+        )
+    if not isinstance(args, dict):
+        raise plan_invalid(
+            Phrase.of("Op {op_id}: args must be an object.", op_id=op_id), op_id=op_id
+        )
+    for ref in refs_in(args):
+        if not seen.get(ref):
+            raise plan_invalid(
+                Phrase.of(
+                    "Op {op_id}: ref {ref!r} must name an earlier create or find_or_create op.",
+                    op_id=op_id,
+                    ref=ref,
+                ),
+                op_id=op_id,
+            )
+    return op_id, name, args
+
+
 def _validate_op(
     op: Any,
     seen: dict[str, str],
@@ -152,23 +192,7 @@ def _validate_op(
     langs: ValueLangs,
     done: frozenset[str],
 ) -> PlanOp:
-    if not isinstance(op, dict) or set(op) - {"op_id", "tool", "args", "summary"}:
-        raise plan_invalid("Each op must be {op_id, tool, args, summary}.")
-    op_id, name, args = op.get("op_id"), op.get("tool"), op.get("args")
-    if not isinstance(op_id, str) or not OP_ID_RE.match(op_id):
-        raise plan_invalid(f"Op id {op_id!r} must be 1–32 letters, digits, '-' or '_'.")
-    if op_id in seen:
-        raise plan_invalid(f"Op id {op_id} is used twice.", op_id=op_id)
-    if not isinstance(name, str) or name not in registry or registry.get(name).egress != "write":
-        raise plan_invalid(f"Op {op_id}: {name!r} is not a write tool.", op_id=op_id)
-    if not isinstance(args, dict):
-        raise plan_invalid(f"Op {op_id}: args must be an object.", op_id=op_id)
-    for ref in refs_in(args):
-        if not seen.get(ref):
-            raise plan_invalid(
-                f"Op {op_id}: ref {ref!r} must name an earlier create or find_or_create op.",
-                op_id=op_id,
-            )
+    op_id, name, args = _op_parts(op, seen, registry)
     checked = (
         args
         if op_id in done
@@ -180,8 +204,15 @@ def _validate_op(
         if seen[slot.ref] != slot.section:
             raise ref_invalid(
                 op_id,
-                f"Op {op_id}: {slot.where} needs a record of {slot.section}, but op {slot.ref} "
-                f"makes a record of {seen[slot.ref]}.",
+                Phrase.of(
+                    "Op {op_id}: {where} needs a record of {section}, but op {ref} makes a "
+                    "record of {made}.",
+                    op_id=op_id,
+                    where=slot.where,
+                    section=str(slot.section),
+                    ref=slot.ref,
+                    made=seen[slot.ref],
+                ),
             )
     _require_writable(archive, checked, op_id)
     summary = op.get("summary")
@@ -206,8 +237,8 @@ def _checked_args(
     except ArxiuError as error:
         raise ToolError(
             error.code,
-            f"Op {op_id}: {error.message}",
-            hint=error.hint or "Fix the op and propose the plan again.",
+            Phrase.of("Op {op_id}: {reason}", op_id=op_id, reason=error.message_words),
+            hint=error.hint_words or "Fix the op and propose the plan again.",
             category=error.category,
             details={**error.details, "op_id": op_id},
         ) from error
@@ -226,11 +257,15 @@ def check_write_args(
 def _require_writable(archive: Archive, args: JsonObject, op_id: str) -> None:
     tipo = args.get("section_tipo")
     if not isinstance(tipo, str):
-        raise plan_invalid(f"Op {op_id} names no section_tipo.", op_id=op_id)
+        raise plan_invalid(Phrase.of("Op {op_id} names no section_tipo.", op_id=op_id), op_id=op_id)
     if not archive.has_section(tipo) or not archive.section(tipo).writable:
         raise ToolError(
             "mcp.section_not_writable",
-            f"Op {op_id}: the section {tipo} is not open to assistant writes.",
+            Phrase.of(
+                "Op {op_id}: the section {tipo} is not open to assistant writes.",
+                op_id=op_id,
+                tipo=tipo,
+            ),
             hint="Only sections marked writable in the settings can be changed.",
             category="permission",
             details={"op_id": op_id, "section_tipo": tipo},

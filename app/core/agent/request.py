@@ -25,6 +25,7 @@ from app.core.agent.history_entry import HistoryEntry, entry_json
 from app.core.archive.ids import check_id, lone_surrogate_at
 from app.core.errors import ArxiuError, ModelError
 from app.core.json_types import JsonObject, JsonValue
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.models.catalog import Catalog, ModelEntry
@@ -48,7 +49,9 @@ class RequestInvalid(ArxiuError):
 
     default_category = "input"
 
-    def __init__(self, message: str, *, field: str, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str | Phrase, *, field: str, hint: str | Phrase | None = None
+    ) -> None:
         super().__init__(
             "request.invalid",
             message,
@@ -172,7 +175,9 @@ def parse_request(raw: Any) -> ChatRequest:
         raise RequestInvalid("The request must be an object.", field="")
     unknown = sorted(set(raw) - REQUEST_KEYS)
     if unknown:
-        raise RequestInvalid(f"Unknown request field {unknown[0]!r}.", field=unknown[0])
+        raise RequestInvalid(
+            Phrase.of("Unknown request field {name!r}.", name=unknown[0]), field=unknown[0]
+        )
     question = raw.get("question")
     if not isinstance(question, str):
         raise RequestInvalid("The question is missing.", field="question")
@@ -204,7 +209,7 @@ def check_request(
     where = lone_surrogate_at(_texts(request))
     if where is not None:  # no provider, index or log could take it
         raise RequestInvalid(
-            f"{where} holds a lone surrogate, which is not text.",
+            Phrase.of("{where} holds a lone surrogate, which is not text.", where=where),
             field=where,
             hint="Send the text as valid Unicode.",
         )
@@ -243,7 +248,7 @@ def _check_model(entry: ModelEntry, images: tuple[tuple[str, bytes], ...], mode:
     if images and not entry.vision:
         raise ModelError(
             "ai.model_no_vision",
-            f'The model "{entry.id}" cannot read images.',
+            Phrase.of('The model "{model}" cannot read images.', model=entry.id),
             hint="Pick a model marked as vision-capable, or remove the images.",
             category="input",
             details={"model": entry.id},
@@ -251,7 +256,10 @@ def _check_model(entry: ModelEntry, images: tuple[tuple[str, bytes], ...], mode:
     if mode == "write" and not entry.supports_tools:
         raise ModelError(
             "ai.model_cannot_plan",
-            f'The model "{entry.id}" cannot propose changes: it does not call tools.',
+            Phrase.of(
+                'The model "{model}" cannot propose changes: it does not call tools.',
+                model=entry.id,
+            ),
             hint="Write mode needs a model that calls tools (an OpenAI-compatible server such "
             "as Ollama, or Anthropic); add one with `arxiu models add`.",
             category="input",
@@ -264,7 +272,9 @@ def _check_question(value: str) -> None:
         raise RequestInvalid("The question is missing.", field="question")
     if len(value) > MAX_QUESTION_CHARS:
         raise RequestInvalid(
-            f"The question is longer than {MAX_QUESTION_CHARS:,} characters.",
+            Phrase.of(
+                "The question is longer than {limit:,} characters.", limit=MAX_QUESTION_CHARS
+            ),
             field="question",
             hint="Shorten the question.",
         )
@@ -280,9 +290,15 @@ def _history(value: Any) -> tuple[HistoryEntry, ...]:
     for number, item in enumerate(value):
         where = f"history[{number}]"
         if not isinstance(item, Mapping) or set(item) - HISTORY_KEYS:
-            raise RequestInvalid(f"{where} must be {{role, text}} only (text-only).", field=where)
+            raise RequestInvalid(
+                Phrase.of("{where} must be {{role, text}} only (text-only).", where=where),
+                field=where,
+            )
         if item.get("role") not in ("user", "assistant") or not isinstance(item.get("text"), str):
-            raise RequestInvalid(f"{where} needs role user/assistant and a text.", field=where)
+            raise RequestInvalid(
+                Phrase.of("{where} needs role user/assistant and a text.", where=where),
+                field=where,
+            )
         entry: HistoryEntry = {"role": item["role"], "text": item["text"]}
         if item.get("tainted") is True:
             entry["tainted"] = True
@@ -293,7 +309,7 @@ def _history(value: Any) -> tuple[HistoryEntry, ...]:
 def _check_count(entries: int) -> None:
     if entries > MAX_HISTORY_ENTRIES:
         raise RequestInvalid(
-            f"history has more than {MAX_HISTORY_ENTRIES} entries.",
+            Phrase.of("history has more than {limit} entries.", limit=MAX_HISTORY_ENTRIES),
             field="history",
             hint="Start a new conversation or reset this one.",
         )
@@ -304,7 +320,10 @@ def _check_history(history: tuple[HistoryEntry, ...]) -> None:
     for number, entry in enumerate(history):
         if entry.get("role") not in ("user", "assistant") or not isinstance(entry.get("text"), str):
             where = f"history[{number}]"
-            raise RequestInvalid(f"{where} needs role user/assistant and a text.", field=where)
+            raise RequestInvalid(
+                Phrase.of("{where} needs role user/assistant and a text.", where=where),
+                field=where,
+            )
     size = len(json.dumps(list(history), ensure_ascii=False).encode("utf-8"))
     if size > MAX_HISTORY_BYTES:
         raise RequestInvalid(
@@ -332,8 +351,9 @@ def _context(value: Any) -> RecordContext | None:
     return RecordContext(tipo, sid, summary, str(value.get("mode") or "view"))
 
 
-_SUMMARY_LIMIT = (
-    f"context.summary must be text of at most {MAX_CONTEXT_SUMMARY_CHARS:,} characters."
+_SUMMARY_LIMIT = Phrase.of(
+    "context.summary must be text of at most {limit:,} characters.",
+    limit=MAX_CONTEXT_SUMMARY_CHARS,
 )
 
 
@@ -351,38 +371,50 @@ def _images(value: Any) -> tuple[Image, ...]:
     if not isinstance(value, list):
         raise RequestInvalid("images must be a list of {mime, data}.", field="images")
     if len(value) > MAX_IMAGES:
-        raise RequestInvalid(f"At most {MAX_IMAGES} images per request.", field="images")
+        raise RequestInvalid(
+            Phrase.of("At most {limit} images per request.", limit=MAX_IMAGES), field="images"
+        )
     return tuple(_image(item, number) for number, item in enumerate(value))
 
 
 def _image(item: Any, number: int) -> Image:
     where = f"images[{number}]"
     if not isinstance(item, Mapping):
-        raise RequestInvalid(f"{where} must be {{mime, data}}.", field=where)
+        raise RequestInvalid(Phrase.of("{where} must be {{mime, data}}.", where=where), field=where)
     mime, data = item.get("mime"), item.get("data")
     if not isinstance(mime, str):
-        raise RequestInvalid(f"{where} needs an image/* mime type.", field=where)
+        raise RequestInvalid(
+            Phrase.of("{where} needs an image/* mime type.", where=where), field=where
+        )
     if isinstance(data, str):
         try:
             data = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError) as error:
-            raise RequestInvalid(f"{where}: data is not base64.", field=where) from error
+            raise RequestInvalid(
+                Phrase.of("{where}: data is not base64.", where=where), field=where
+            ) from error
     if not isinstance(data, bytes):
-        raise RequestInvalid(f"{where} has no image data.", field=where)
+        raise RequestInvalid(Phrase.of("{where} has no image data.", where=where), field=where)
     return Image(mime, data)
 
 
 def _check_images(images: tuple[Image, ...]) -> tuple[tuple[str, bytes], ...]:
     if len(images) > MAX_IMAGES:
-        raise RequestInvalid(f"At most {MAX_IMAGES} images per request.", field="images")
+        raise RequestInvalid(
+            Phrase.of("At most {limit} images per request.", limit=MAX_IMAGES), field="images"
+        )
     for number, image in enumerate(images):
         where = f"images[{number}]"
         if not image.mime.startswith("image/"):
-            raise RequestInvalid(f"{where} needs an image/* mime type.", field=where)
+            raise RequestInvalid(
+                Phrase.of("{where} needs an image/* mime type.", where=where), field=where
+            )
         if not image.data:
-            raise RequestInvalid(f"{where} has no image data.", field=where)
+            raise RequestInvalid(Phrase.of("{where} has no image data.", where=where), field=where)
         if len(image.data) > MAX_IMAGE_BYTES:
-            raise RequestInvalid(f"{where} is larger than 5 MiB.", field=where)
+            raise RequestInvalid(
+                Phrase.of("{where} is larger than 5 MiB.", where=where), field=where
+            )
     if sum(len(image.data) for image in images) > MAX_IMAGES_TOTAL_BYTES:
         raise RequestInvalid("The images add up to more than 15 MiB.", field="images")
     return tuple((image.mime, image.data) for image in images)
@@ -423,8 +455,12 @@ def _effort(value: str | None, entry: ModelEntry) -> str | None:
         offered = ", ".join(["default", *entry.efforts])
         raise ModelError(
             "ai.effort_not_offered",
-            f'The model "{entry.id}" does not offer the effort {value!r}.',
-            hint=f"Pick one of: {offered}.",
+            Phrase.of(
+                'The model "{model}" does not offer the effort {effort!r}.',
+                model=entry.id,
+                effort=value,
+            ),
+            hint=Phrase.of("Pick one of: {efforts}.", efforts=offered),
             category="input",
             details={"model": entry.id, "efforts": ["default", *entry.efforts]},
         )

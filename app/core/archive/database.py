@@ -28,6 +28,7 @@ from app.core.archive import lexical_table
 from app.core.archive.engine import Connection
 from app.core.archive.migrations import MIGRATIONS, Migration
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 T = TypeVar("T")
 
@@ -68,20 +69,26 @@ def translate(exc: sqlite3.Error, path: Path) -> ArchiveError:
     if "locked" in text or "busy" in text:
         return ArchiveError(
             "archive.locked",
-            f"The archive {path} is locked by another program.",
+            Phrase.of("The archive {path} is locked by another program.", path=str(path)),
             hint="Close the other program using it, then try again.",
             retryable=True,
         )
     if "readonly" in text or "read-only" in text or "unable to open" in text:
         return ArchiveError(
             "archive.read_only",
-            f"The archive {path} cannot be written (read-only location or missing permission).",
+            Phrase.of(
+                "The archive {path} cannot be written (read-only location or missing permission).",
+                path=str(path),
+            ),
             hint="Copy the archive folder somewhere writable, or fix its permissions.",
         )
     if "not a database" in text or "malformed" in text or "corrupt" in text:
         return ArchiveError(
             "archive.corrupt",
-            f"The archive database {path} is damaged or is not an Arxiu archive.",
+            Phrase.of(
+                "The archive database {path} is damaged or is not an Arxiu archive.",
+                path=str(path),
+            ),
             hint="Restore the archive folder from a backup; the file was left as it is.",
         )
     if "append-only" in text:
@@ -92,7 +99,11 @@ def translate(exc: sqlite3.Error, path: Path) -> ArchiveError:
         )
     if "disk" in text and "full" in text:
         return ArchiveError("archive.disk_full", "The disk is full.", hint="Free some space.")
-    return ArchiveError("archive.sqlite", f"SQLite error on {path}: {exc}", category="internal")
+    return ArchiveError(
+        "archive.sqlite",
+        Phrase.of("SQLite error on {path}: {error}", path=str(path), error=str(exc)),
+        category="internal",
+    )
 
 
 class Database:
@@ -220,7 +231,7 @@ class Database:
         if self.read_only:
             raise ArchiveError(
                 "archive.read_only",
-                f"The archive {self.path} was opened read-only.",
+                Phrase.of("The archive {path} was opened read-only.", path=str(self.path)),
                 hint="Open it again with write access.",
             )
         return self._writer.submit(self._write_now, fn)
@@ -276,7 +287,11 @@ class Database:
         if problems != ["ok"]:
             raise ArchiveError(
                 "archive.corrupt",
-                f"The archive database {self.path} is damaged: {problems[0]}.",
+                Phrase.of(
+                    "The archive database {path} is damaged: {problem}.",
+                    path=str(self.path),
+                    problem=problems[0],
+                ),
                 hint="Restore the archive folder from a backup; the file was left as it is.",
                 details={"problems": problems},
             )
@@ -287,8 +302,13 @@ class Database:
         if current > len(MIGRATIONS):
             raise ArchiveError(
                 "archive.schema_newer",
-                f"The archive {self.path} was written by a newer Arxiu "
-                f"(schema {current}, this version knows {len(MIGRATIONS)}).",
+                Phrase.of(
+                    "The archive {path} was written by a newer Arxiu "
+                    "(schema {schema}, this version knows {known}).",
+                    path=str(self.path),
+                    schema=current,
+                    known=len(MIGRATIONS),
+                ),
                 hint="Update Arxiu to open this archive; it was not modified.",
                 category="input",
             )

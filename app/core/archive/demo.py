@@ -34,6 +34,7 @@ from app.core.archive.media import add_media
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
 from app.core.archive.store import DB_NAME, Archive, open_archive
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 DEMO_VERSION_KEY = "demo_version"
 STAGING_MARK = ".building-"
@@ -118,11 +119,11 @@ def load_demo_source(folder: Path) -> DemoSource:
 
 
 def _parse_section(spec: Mapping[str, object]) -> tuple[Section, list[Field]]:
-    tipo = _text(spec, "tipo", "a section")
+    tipo = _text(spec, "tipo", Phrase.of("a section"))
     description = _optional_text(spec, "description", tipo)
     section = Section(
         tipo=tipo,
-        labels=_labels(spec.get("labels"), f"section {tipo} labels"),
+        labels=_labels(spec.get("labels"), Phrase.of("section {tipo} labels", tipo=tipo)),
         description="" if description is None else description,
         restricted=bool(spec.get("restricted", False)),
         writable=bool(spec.get("writable", False)),
@@ -136,12 +137,12 @@ def _parse_section(spec: Mapping[str, object]) -> tuple[Section, list[Field]]:
 
 
 def _parse_field(section_tipo: str, spec: Mapping[str, object], position: int) -> Field:
-    where = f"a field of {section_tipo}"
+    where = Phrase.of("a field of {section}", section=section_tipo)
     kind = _optional_text(spec, "kind", where)
     return Field(
         tipo=_text(spec, "tipo", where),
         section_tipo=section_tipo,
-        labels=_labels(spec.get("labels"), f"{where}: labels"),
+        labels=_labels(spec.get("labels"), Phrase.of("{where}: labels", where=where)),
         kind="text" if kind is None else kind,
         multilingual=bool(spec.get("multilingual", False)),
         target_section=_optional_text(spec, "target_section", where),
@@ -149,55 +150,67 @@ def _parse_field(section_tipo: str, spec: Mapping[str, object], position: int) -
     )
 
 
-def _text(spec: Mapping[str, object], key: str, where: str) -> str:
+def _text(spec: Mapping[str, object], key: str, where: str | Phrase) -> str:
     """``spec[key]``, a string that must be there."""
     value = _optional_text(spec, key, where)
     if value is None:
-        raise _invalid(f"{where}: {key!r} is missing.")
+        raise _invalid(Phrase.of("{where}: {key!r} is missing.", where=where, key=key))
     return value
 
 
-def _optional_text(spec: Mapping[str, object], key: str, where: str) -> str | None:
+def _optional_text(spec: Mapping[str, object], key: str, where: str | Phrase) -> str | None:
     """``spec[key]``, a string, or ``None`` when absent (or null)."""
     value = spec.get(key)
     if value is not None and not isinstance(value, str):
-        raise _invalid(f"{where}: {key!r} must be a text.")
+        raise _invalid(Phrase.of("{where}: {key!r} must be a text.", where=where, key=key))
     return value
 
 
-def _labels(value: object, where: str) -> dict[str, str]:
+def _labels(value: object, where: str | Phrase) -> dict[str, str]:
     """``{lang: label}``."""
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise _invalid(f"{where} must map languages to texts.")
+        raise _invalid(Phrase.of("{where} must map languages to texts.", where=where))
     return {str(k): v for k, v in value.items()}
 
 
 def _objects(value: object, where: str) -> list[Mapping[str, object]]:
     """A list of JSON objects."""
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise _invalid(f"{where} must be a list of objects.")
+        raise _invalid(Phrase.of("{where} must be a list of objects.", where=where))
     return value
 
 
 def _record_id(rec: Mapping[str, object]) -> int:
     value = rec.get("id")
     if not isinstance(value, int | str) or not str(value).isdigit():
-        raise _invalid(f"a record's id must be a number, not {value!r}.")
+        raise _invalid(Phrase.of("a record's id must be a number, not {value}.", value=repr(value)))
     return int(value)
 
 
 def _read_records(folder: Path, tipo: str) -> list[dict[str, object]]:
     data = _read_json(folder / "records" / f"{tipo}.json")
     if data.get("section") != tipo:
-        raise _invalid(f"records/{tipo}.json is for section {data.get('section')!r}.")
+        raise _invalid(
+            Phrase.of(
+                "records/{tipo}.json is for section {section}.",
+                tipo=tipo,
+                section=repr(data.get("section")),
+            )
+        )
     templates = data.get("templates", {})
     if not isinstance(templates, dict):
-        raise _invalid(f"records/{tipo}.json: templates must be an object.")
+        raise _invalid(Phrase.of("records/{tipo}.json: templates must be an object.", tipo=tipo))
     out = []
     for rec in _objects(data.get("records"), f"records/{tipo}.json records"):
         name = rec.get("$template")
         if name is not None and name not in templates:
-            raise _invalid(f"{tipo}/{rec.get('id')}: unknown template {name!r}.")
+            raise _invalid(
+                Phrase.of(
+                    "{record}: unknown template {name}.",
+                    record=f"{tipo}/{rec.get('id')}",
+                    name=repr(name),
+                )
+            )
         base = dict(templates[name]) if name is not None else {}
         out.append({**base, **{k: v for k, v in rec.items() if k != "$template"}})
     return out
@@ -218,7 +231,14 @@ def _expand_record(
             continue
         spec = fields.get(field_tipo)
         if spec is None:
-            raise _invalid(f"{key}: section {tipo} has no field {field_tipo!r}.")
+            raise _invalid(
+                Phrase.of(
+                    "{key}: section {tipo} has no field {field!r}.",
+                    key=str(key),
+                    tipo=tipo,
+                    field=field_tipo,
+                )
+            )
         if spec.kind == "media":
             demo.media.append((key, field_tipo, _media_file(folder, key, raw)))
         elif spec.kind == "relation":
@@ -236,7 +256,15 @@ def _relation_items(key: RecordKey, spec: Field, raw: Any, known: set[RecordKey]
         except ValueError as exc:
             raise _invalid(f"{key} {spec.tipo}: {exc}") from exc
         if target not in known or target.section_tipo != spec.target_section:
-            raise _invalid(f"{key} {spec.tipo}: {target} is not a {spec.target_section} record.")
+            raise _invalid(
+                Phrase.of(
+                    "{key} {field}: {target} is not a {section} record.",
+                    key=str(key),
+                    field=spec.tipo,
+                    target=str(target),
+                    section=str(spec.target_section),
+                )
+            )
         items.append({"lang": NEUTRAL_LANG, "value": target.to_locator()})
     return items
 
@@ -250,7 +278,14 @@ def _value_items(raw: Any) -> Items:
 def _media_file(folder: Path, key: RecordKey, raw: Any) -> Path:
     path = folder / "media" / str(raw)
     if not path.is_file():
-        raise _invalid(f"{key}: media file {raw!r} is missing from {folder / 'media'}.")
+        raise _invalid(
+            Phrase.of(
+                "{key}: media file {raw} is missing from {folder}.",
+                key=str(key),
+                raw=repr(raw),
+                folder=str(folder / "media"),
+            )
+        )
     return path
 
 
@@ -261,20 +296,22 @@ def _read_json(path: Path) -> dict[str, object]:
     except FileNotFoundError as exc:
         raise ArchiveError(
             "archive.demo_missing",
-            f"The demo archive's sources are missing ({path}).",
+            Phrase.of("The demo archive's sources are missing ({path}).", path=str(path)),
             hint="Reinstall Arxiu, or open an existing archive with --archive.",
         ) from exc
     except (OSError, json.JSONDecodeError) as exc:
-        raise _invalid(f"{path.name} cannot be read: {exc}") from exc
+        raise _invalid(
+            Phrase.of("{name} cannot be read: {error}", name=path.name, error=str(exc))
+        ) from exc
     if not isinstance(data, dict):
-        raise _invalid(f"{path.name} must hold a JSON object.")
+        raise _invalid(Phrase.of("{name} must hold a JSON object.", name=path.name))
     return data
 
 
-def _invalid(message: str) -> ArchiveError:
+def _invalid(message: str | Phrase) -> ArchiveError:
     return ArchiveError(
         "archive.demo_invalid",
-        f"The demo archive's sources are invalid: {message}",
+        Phrase.of("The demo archive's sources are invalid: {why}", why=message),
         hint="This is a packaging bug; report it.",
         category="internal",
     )
@@ -301,14 +338,20 @@ def _check_target(folder: Path) -> None:
     if (folder / DB_NAME).exists():
         raise ArchiveError(
             "archive.exists",
-            f"There is already an archive in {folder}; the demo archive was not created.",
+            Phrase.of(
+                "There is already an archive in {folder}; the demo archive was not created.",
+                folder=str(folder),
+            ),
             hint="Open it instead, or choose an empty folder.",
             category="conflict",
         )
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise ArchiveError(
             "archive.folder_not_empty",
-            f"{folder} is not empty and holds no archive; the demo archive was not created.",
+            Phrase.of(
+                "{folder} is not empty and holds no archive; the demo archive was not created.",
+                folder=str(folder),
+            ),
             hint="Choose an empty folder, or move its files elsewhere.",
             category="input",
         )
@@ -325,7 +368,11 @@ def _make_staging(folder: Path) -> Path:
     except OSError as exc:
         raise ArchiveError(
             "archive.read_only",
-            f"Cannot create the demo archive in {parent}: {exc.strerror or exc}.",
+            Phrase.of(
+                "Cannot create the demo archive in {folder}: {error}.",
+                folder=str(parent),
+                error=str(exc.strerror or exc),
+            ),
             hint="Choose a folder you can write to (or set ARXIU_HOME).",
         ) from exc
 
@@ -351,6 +398,10 @@ def _publish(staging: Path, folder: Path) -> bool:
             return False
         raise ArchiveError(
             "archive.read_only",
-            f"Cannot move the demo archive into {folder}: {exc.strerror or exc}.",
+            Phrase.of(
+                "Cannot move the demo archive into {folder}: {error}.",
+                folder=str(folder),
+                error=str(exc.strerror or exc),
+            ),
             hint="Check that the folder is writable and not in use.",
         ) from exc

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 SQLITE_MIN = -(2**63)
 SQLITE_MAX = 2**63 - 1
@@ -29,7 +30,10 @@ def id_out_of_range(where: str) -> ArchiveError:
     """``archive.id_out_of_range`` for the id at ``where``."""
     return ArchiveError(
         "archive.id_out_of_range",
-        f"{where} is out of range: record ids are whole numbers of at most 19 digits.",
+        Phrase.of(
+            "{where} is out of range: record ids are whole numbers of at most 19 digits.",
+            where=where,
+        ),
         hint="Give the id of an existing record.",
         category="input",
         details={"field": where},

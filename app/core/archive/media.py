@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypedDict
 from app.core.archive import records
 from app.core.archive.model import AuditInfo, Media, RecordKey
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.engine import Connection, Row
@@ -168,13 +169,19 @@ def _checked_size(source: Path) -> int:
     """The size of ``source``, a file of at most 2 GiB."""
     if not source.is_file():
         raise ArchiveError(
-            "archive.media_missing", f"Media file {source} does not exist.", category="input"
+            "archive.media_missing",
+            Phrase.of("Media file {path} does not exist.", path=str(source)),
+            category="input",
         )
     size = source.stat().st_size
     if size > MAX_MEDIA_BYTES:
         raise ArchiveError(
             "archive.media_too_large",
-            f"{source.name} is {size / 1024**3:.1f} GiB; the limit is 2 GiB.",
+            Phrase.of(
+                "{name} is {size:.1f} GiB; the limit is 2 GiB.",
+                name=source.name,
+                size=size / 1024**3,
+            ),
             category="input",
         )
     return size

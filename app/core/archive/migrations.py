@@ -30,6 +30,7 @@ from app.core.archive import lexical_table
 from app.core.archive.answer_ledger import LEDGER_SQL
 from app.core.archive.plan_seal import PLAN_SECRET, seal
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -109,7 +110,10 @@ def transform(db: sqlite_utils.Database, table: str, **changes: Any) -> None:
     if without_rowid(db, table):
         raise ArchiveError(
             "archive.migration_invalid",
-            f"The table {table!r} is WITHOUT ROWID: sqlite-utils' transform cannot rebuild it.",
+            Phrase.of(
+                "The table {table!r} is WITHOUT ROWID: sqlite-utils' transform cannot rebuild it.",
+                table=table,
+            ),
             hint="Rebuild it in the migration with CREATE TABLE, INSERT ... SELECT, DROP, RENAME.",
             category="internal",
         )

@@ -17,6 +17,7 @@ import orjson
 
 from app.core.archive.model import NEUTRAL_LANG, AuditInfo, Link, Locator, Record, RecordKey
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.engine import Connection, Engine, Row
@@ -78,7 +79,10 @@ def normalize_values(values: Mapping[str, object]) -> Values:
         if not isinstance(items, list):
             raise ArchiveError(
                 "archive.value_invalid",
-                f"Field {field_tipo}: values must be a list of {{lang, value}} items.",
+                Phrase.of(
+                    "Field {field}: values must be a list of {{lang, value}} items.",
+                    field=field_tipo,
+                ),
                 category="input",
             )
         clean = []
@@ -86,7 +90,11 @@ def normalize_values(values: Mapping[str, object]) -> Values:
             if not isinstance(item, dict) or "value" not in item:
                 raise ArchiveError(
                     "archive.value_invalid",
-                    f"Field {field_tipo}: item {number} has no 'value'.",
+                    Phrase.of(
+                        "Field {field}: item {number} has no 'value'.",
+                        field=field_tipo,
+                        number=number,
+                    ),
                     category="input",
                 )
             # int(id or number) and str(lang or neutral), without the calls when they are
@@ -142,7 +150,9 @@ class RecordWriter:
             if _exists(conn, section_tipo, sid):
                 raise ArchiveError(
                     "archive.record_exists",
-                    f"Record {section_tipo}/{sid} already exists.",
+                    Phrase.of(
+                        "Record {section}/{id} already exists.", section=section_tipo, id=sid
+                    ),
                     category="conflict",
                 )
             key = RecordKey(section_tipo, sid)
@@ -185,8 +195,13 @@ class RecordWriter:
             if expected_version is not None and before.version != expected_version:
                 raise ArchiveError(
                     "archive.version_conflict",
-                    f"Record {key} changed since it was read "
-                    f"(version {before.version}, expected {expected_version}).",
+                    Phrase.of(
+                        "Record {key} changed since it was read "
+                        "(version {version}, expected {expected}).",
+                        key=str(key),
+                        version=before.version,
+                        expected=expected_version,
+                    ),
                     hint="Read the record again and redo the change.",
                     category="conflict",
                 )
@@ -281,7 +296,9 @@ class RecordWriter:
 def require_section(conn: Connection, tipo: str) -> None:
     if conn.execute("SELECT 1 FROM sections WHERE tipo = ?", (tipo,)).fetchone() is None:
         raise ArchiveError(
-            "archive.section_unknown", f"There is no section {tipo!r}.", category="input"
+            "archive.section_unknown",
+            Phrase.of("There is no section {tipo!r}.", tipo=tipo),
+            category="input",
         )
 
 
@@ -292,7 +309,9 @@ def _require_field(conn: Connection, section_tipo: str, field_tipo: str) -> None
     if row is None:
         raise ArchiveError(
             "archive.field_unknown",
-            f"Section {section_tipo} has no field {field_tipo!r}.",
+            Phrase.of(
+                "Section {section} has no field {field!r}.", section=section_tipo, field=field_tipo
+            ),
             hint="Describe the section to see its fields.",
             category="input",
         )
@@ -340,10 +359,21 @@ def links_into(conn: Connection, key: RecordKey) -> list[Link]:
 def record_linked(key: RecordKey, incoming: list[Link]) -> ArchiveError:
     """The refusal to delete a record that others link to, naming them."""
     names = ", ".join(f"{link.source} ({link.field_tipo})" for link in incoming[:10])
-    more = f" and {len(incoming) - 10} more" if len(incoming) > 10 else ""
+    message = (
+        Phrase.of(
+            "Record {key} cannot be deleted: {names} and {more} more link to it.",
+            key=str(key),
+            names=names,
+            more=len(incoming) - 10,
+        )
+        if len(incoming) > 10
+        else Phrase.of(
+            "Record {key} cannot be deleted: {names} link to it.", key=str(key), names=names
+        )
+    )
     return ArchiveError(
         "archive.record_linked",
-        f"Record {key} cannot be deleted: {names}{more} link to it.",
+        message,
         hint="Unlink it from those records first, or delete it with the unlink option.",
         category="conflict",
         details={
@@ -394,7 +424,9 @@ def read_record(conn: Connection, key: RecordKey) -> Record:
     ).fetchone()
     if row is None:
         raise ArchiveError(
-            "archive.record_not_found", f"Record {key} does not exist.", category="input"
+            "archive.record_not_found",
+            Phrase.of("Record {key} does not exist.", key=str(key)),
+            category="input",
         )
     return row_to_record(row)
 

@@ -23,6 +23,7 @@ from app.core.archive.migrations import MIGRATIONS
 from app.core.archive.model import AuditRow, Field, Link, Record, RecordKey, Section
 from app.core.archive.records import RecordWriter, row_to_record
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 DB_NAME = "archive.db"
 MEDIA_DIR = "media"
@@ -158,7 +159,7 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         if row is None:
             raise ArchiveError(
                 "archive.section_unknown",
-                f"There is no section {tipo!r} in this archive.",
+                Phrase.of("There is no section {tipo!r} in this archive.", tipo=tipo),
                 hint="List the sections to find the right tipo.",
                 category="input",
             )
@@ -192,7 +193,7 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         if row is None:
             raise ArchiveError(
                 "archive.field_unknown",
-                f"There is no field {tipo!r} in this archive.",
+                Phrase.of("There is no field {tipo!r} in this archive.", tipo=tipo),
                 hint="Describe the section to see its fields.",
                 category="input",
             )
@@ -205,7 +206,7 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         if record is None:
             raise ArchiveError(
                 "archive.record_not_found",
-                f"Record {key} does not exist.",
+                Phrase.of("Record {key} does not exist.", key=str(key)),
                 category="input",
             )
         return record
@@ -428,6 +429,28 @@ def _row_to_link(row: Row) -> Link:
     )
 
 
+def _create_or_refuse(folder: Path, *, create: bool, read_only: bool) -> None:
+    """Create the archive ``folder`` holds none of, or refuse: ``archive.not_found`` without
+    ``create``, or with ``read_only`` (nothing is made)."""
+    if not create:
+        raise ArchiveError(
+            "archive.not_found",
+            Phrase.of(
+                "No archive at {folder} (there is no {file}).", folder=str(folder), file=DB_NAME
+            ),
+            hint="Check the path, or create an archive there.",
+            category="input",
+        )
+    if read_only:
+        raise ArchiveError(
+            "archive.not_found",
+            Phrase.of("No archive at {folder}.", folder=str(folder)),
+            category="input",
+        )
+    _make_folder(folder)
+    _create_database(folder / DB_NAME)
+
+
 def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = False) -> Archive:
     """Open (and with ``create=True`` create) the archive in ``folder``, migrating its schema.
 
@@ -443,20 +466,10 @@ def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = 
         return _open_shared(str(folder), create=create, read_only=read_only)
     folder = Path(folder).expanduser()
     db_path = folder / DB_NAME
-    if not db_path.exists():
-        if not create:
-            raise ArchiveError(
-                "archive.not_found",
-                f"No archive at {folder} (there is no {DB_NAME}).",
-                hint="Check the path, or create an archive there.",
-                category="input",
-            )
-        if read_only:
-            raise ArchiveError("archive.not_found", f"No archive at {folder}.", category="input")
-        _make_folder(folder)
-        _create_database(db_path)
-    else:
+    if db_path.exists():
         _check_header(db_path)
+    else:
+        _create_or_refuse(folder, create=create, read_only=read_only)
     db = Database(db_path, read_only=read_only)
     try:
         db.check_readable()
@@ -465,7 +478,10 @@ def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = 
             if version < len(MIGRATIONS):
                 raise ArchiveError(
                     "archive.needs_upgrade",
-                    f"The archive {folder} needs a schema update and was opened read-only.",
+                    Phrase.of(
+                        "The archive {folder} needs a schema update and was opened read-only.",
+                        folder=str(folder),
+                    ),
                     hint="Open it once with write access to update it.",
                 )
             db.migrate()  # raises archive.schema_newer, touching nothing
@@ -473,7 +489,10 @@ def open_archive(folder: Path | str, *, create: bool = False, read_only: bool = 
             if version < len(MIGRATIONS) and not os.access(folder, os.W_OK):
                 raise ArchiveError(
                     "archive.read_only",
-                    f"The archive {folder} needs a schema update but its folder is read-only.",
+                    Phrase.of(
+                        "The archive {folder} needs a schema update but its folder is read-only.",
+                        folder=str(folder),
+                    ),
                     hint="Open it from a writable location.",
                 )
             db.migrate()
@@ -528,10 +547,21 @@ def _check_header(db_path: Path) -> None:
     except OSError:
         return  # unreadable: SQLite reports it with its own code
     if len(head) < MIN_PAGE_SIZE or not head.startswith(SQLITE_MAGIC):
-        what = f"empty ({len(head)} bytes)" if len(head) < MIN_PAGE_SIZE else "not SQLite"
+        message = (
+            Phrase.of(
+                "The archive database {path} is empty ({n} bytes): it holds no archive.",
+                path=str(db_path),
+                n=len(head),
+            )
+            if len(head) < MIN_PAGE_SIZE
+            else Phrase.of(
+                "The archive database {path} is not SQLite: it holds no archive.",
+                path=str(db_path),
+            )
+        )
         raise ArchiveError(
             "archive.corrupt",
-            f"The archive database {db_path} is {what}: it holds no archive.",
+            message,
             hint="Restore the archive folder from a backup; the file was left as it is.",
             details={"path": str(db_path), "size": len(head)},
         )
@@ -552,7 +582,11 @@ def _create_database(db_path: Path) -> None:
         temp.unlink(missing_ok=True)
         raise ArchiveError(
             "archive.read_only",
-            f"Cannot create the archive database {db_path}: {exc.strerror}.",
+            Phrase.of(
+                "Cannot create the archive database {path}: {error}.",
+                path=str(db_path),
+                error=str(exc.strerror),
+            ),
             hint="Choose a folder you can write to.",
         ) from exc
 
@@ -564,6 +598,10 @@ def _make_folder(folder: Path) -> None:
     except OSError as exc:
         raise ArchiveError(
             "archive.read_only",
-            f"Cannot create the archive folder {folder}: {exc.strerror}.",
+            Phrase.of(
+                "Cannot create the archive folder {folder}: {error}.",
+                folder=str(folder),
+                error=str(exc.strerror),
+            ),
             hint="Choose a folder you can write to.",
         ) from exc

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -43,7 +44,7 @@ def parse_switch(text: str) -> bool:
         return False
     raise ArxiuError(
         "request.invalid",
-        f"{text!r} is not true or false.",
+        Phrase.of("{text!r} is not true or false.", text=text),
         hint="Write true or false.",
         category="input",
     )

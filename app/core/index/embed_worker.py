@@ -13,7 +13,8 @@ Protocol (``multiprocessing`` pipe). Parent → child: ``(id, "load", model_id)`
 (an indexing batch), ``(id, "waiting", bool)`` (a person waits, or no longer does) or
 ``(0, "close", None)``. Child → parent, for each request: ``(id, "ok", payload)`` (the vector
 length for a load, the rows for an embed or a batch, ``None`` for ``waiting``) or
-``(id, "error", {code, message})``.
+``(id, "error", {code, message, hint})`` (a message or hint as a sentence or a
+:class:`~app.core.phrases.Phrase`, so that it is still said in a person's language).
 
 Queries and batches have lanes of their own in the child: loads and query vectors are served on
 a small pool that an indexing batch never occupies, and batches on one thread of their own, so
@@ -51,6 +52,7 @@ from app.core.index.embedders import (
     default_embedders,
 )
 from app.core.index.indexer import as_embedders
+from app.core.phrases import Phrase
 
 log = logging.getLogger(__name__)
 
@@ -313,12 +315,14 @@ class WorkerEmbedder:
 
 
 def _coded(payload: Mapping[str, object]) -> IndexError_:
-    """The child's error (``{code, message, hint?, retryable?}`` over the pipe) as raised here."""
+    """The child's error (``{code, message, hint?, retryable?}`` over the pipe, its message and
+    hint a sentence or a :class:`~app.core.phrases.Phrase`) as raised here."""
+    message = payload.get("message", "Embedding failed.")
     hint = payload.get("hint")
     return IndexError_(
         str(payload.get("code", "index.failed")),
-        str(payload.get("message", "Embedding failed.")),
-        hint=hint if isinstance(hint, str) else None,
+        message if isinstance(message, Phrase) else str(message),
+        hint=hint if isinstance(hint, str | Phrase) else None,
         retryable=bool(payload.get("retryable", False)),
     )
 
@@ -386,10 +390,14 @@ def _answer(
     try:
         reply: tuple[str, Any] = ("ok", _handle(models, lanes, kind, payload))
     except ArxiuError as error:
-        reply = ("error", {"code": error.code, "message": error.message, "hint": error.hint})
+        reply = (
+            "error",
+            {"code": error.code, "message": error.message_words, "hint": error.hint_words},
+        )
     except Exception as error:  # a failure inside a model library: coded for the parent
         log.exception("embedding failed in the worker")
-        reply = ("error", {"code": "index.embed_failed", "message": f"Embedding failed: {error}"})
+        failed = Phrase.of("Embedding failed: {why}", why=str(error))
+        reply = ("error", {"code": "index.embed_failed", "message": failed})
     _send(conn, send_lock, request, reply)
 
 
@@ -412,7 +420,9 @@ def _handle(models: dict[str, Embedder], lanes: _Lanes, kind: str, payload: Any)
     if kind == "batch":
         model, texts = payload
         return _embed_yielding(models[model], texts, lanes)
-    raise IndexError_("index.failed", f"Unknown request {kind!r}.", category="internal")
+    raise IndexError_(
+        "index.failed", Phrase.of("Unknown request {kind!r}.", kind=kind), category="internal"
+    )
 
 
 def _embed_yielding(embedder: Embedder, texts: list[str], lanes: _Lanes) -> Vectors:

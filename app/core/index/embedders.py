@@ -52,6 +52,7 @@ from app.core import paths
 from app.core.errors import IndexError_
 from app.core.index.ort_encoder import ORT_BATCH, ORT_PARALLEL, OrtEncoder
 from app.core.index.use_cache import load_use
+from app.core.phrases import Phrase
 
 log = logging.getLogger(__name__)
 
@@ -331,7 +332,9 @@ class SentenceTransformerEmbedder:
         if not (self.path / "modules.json").exists() and not (self.path / "config.json").exists():
             raise IndexError_(
                 "index.model_missing",
-                f"{self.path} is not a sentence-transformers model folder.",
+                Phrase.of(
+                    "{path} is not a sentence-transformers model folder.", path=str(self.path)
+                ),
                 hint="Choose a folder saved with SentenceTransformer.save().",
                 category="input",
             )
@@ -358,9 +361,13 @@ class SentenceTransformerEmbedder:
         except ImportError as exc:  # the bundle and a torch-less install have none of them
             raise IndexError_(
                 "index.model_load_failed",
-                f"The embedding model in {self.path} needs torch and sentence-transformers "
-                f"({exc.name or 'torch'} is not installed): only a BERT model with mean pooling "
-                "runs on ONNX Runtime.",
+                Phrase.of(
+                    "The embedding model in {path} needs torch and sentence-transformers "
+                    "({module} is not installed): only a BERT model with mean pooling "
+                    "runs on ONNX Runtime.",
+                    path=str(self.path),
+                    module=exc.name or "torch",
+                ),
                 hint="Use the bundled model or such a folder, or install torch and "
                 "sentence-transformers.",
             ) from exc
@@ -379,7 +386,11 @@ class SentenceTransformerEmbedder:
         except (ImportError, OSError, ValueError) as exc:
             raise IndexError_(
                 "index.model_load_failed",
-                f"The embedding model in {self.path} could not be loaded: {exc}",
+                Phrase.of(
+                    "The embedding model in {path} could not be loaded: {why}",
+                    path=str(self.path),
+                    why=str(exc),
+                ),
                 hint="Check the model folder, or switch back to the bundled model.",
             ) from exc
         return quantise(model) if self.backend == "torch-int8" else model

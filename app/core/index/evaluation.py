@@ -24,6 +24,7 @@ from app.core.index.hits import Searcher, SearchMode
 from app.core.index.indexer import Progress, as_embedders
 from app.core.index.metrics import Qrels, evaluate
 from app.core.index.service import MODEL_SETTING, Index
+from app.core.phrases import Phrase
 
 DEPTH = 100
 ALL_MODES: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
@@ -56,7 +57,7 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
 def _bad(path: Path, exc: Exception) -> IndexError_:
     return IndexError_(
         "index.eval_input",
-        f"Cannot read {path}: {exc}",
+        Phrase.of("Cannot read {path}: {why}", path=str(path), why=str(exc)),
         hint="Give BEIR-format files: corpus.jsonl[.gz], queries.jsonl, qrels.tsv.",
         category="input",
     )

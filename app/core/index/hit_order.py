@@ -17,6 +17,7 @@ from typing import Literal
 
 from app.core.errors import IndexError_
 from app.core.index.record_hits import RecordHit
+from app.core.phrases import Phrase
 
 SortOrder = Literal["relevance", "oldest", "newest"]
 SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "oldest", "newest")
@@ -42,7 +43,11 @@ class RecordFilter:
         ):
             raise IndexError_(
                 "index.bad_date_range",
-                f"The date range starts after it ends ({self.year_from} > {self.year_to}).",
+                Phrase.of(
+                    "The date range starts after it ends ({start} > {end}).",
+                    start=self.year_from,
+                    end=self.year_to,
+                ),
                 hint="Give the earlier year first.",
                 category="input",
             )
@@ -73,7 +78,7 @@ def sort_hits(hits: Sequence[RecordHit], order: SortOrder = "relevance") -> list
     if order not in SORT_ORDERS:
         raise IndexError_(
             "index.bad_sort",
-            f"Unknown sort order {order!r}.",
+            Phrase.of("Unknown sort order {order!r}.", order=order),
             hint="Use relevance, oldest or newest.",
             category="input",
         )

@@ -38,6 +38,7 @@ from app.core.index.embedders import Embedder, Vectors
 from app.core.index.foreground import Foreground
 from app.core.index.progress import IndexProgress, Phase, index_progress
 from app.core.index.storage import RecordWork, WriteResult
+from app.core.phrases import Phrase
 
 log = logging.getLogger(__name__)
 
@@ -391,7 +392,11 @@ class Indexer:
                 self.run(wait_when_paused=True)
             except Exception as exc:  # a bug: log it, report it, keep the thread alive
                 log.exception("indexing failed")
-                error = IndexError_("index.failed", f"Indexing failed: {exc}", category="internal")
+                error = IndexError_(
+                    "index.failed",
+                    Phrase.of("Indexing failed: {why}", why=str(exc)),
+                    category="internal",
+                )
                 self._emit(replace(self._progress, state="error", error=error))
                 self._idle.set()
         self._idle.set()

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.core.errors import IndexError_
+from app.core.phrases import Phrase
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +58,13 @@ class BertShape:
         try:
             config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise unsupported(folder, f"config.json unreadable: {exc}") from exc
+            raise unsupported(
+                folder, Phrase.of("config.json unreadable: {why}", why=str(exc))
+            ) from exc
         if config.get("model_type") != "bert" or config.get("hidden_act", "gelu") != "gelu":
-            raise unsupported(folder, "not a BERT model with GELU activations")
+            raise unsupported(folder, Phrase.of("not a BERT model with GELU activations"))
         if config.get("position_embedding_type", "absolute") != "absolute":
-            raise unsupported(folder, "position embeddings are not absolute")
+            raise unsupported(folder, Phrase.of("position embeddings are not absolute"))
         return cls(
             int(config["num_hidden_layers"]),
             int(config["hidden_size"]),
@@ -70,11 +73,15 @@ class BertShape:
         )
 
 
-def unsupported(folder: Path, why: str) -> IndexError_:
+def unsupported(folder: Path, why: Phrase) -> IndexError_:
     """``index.onnx_unsupported``: the model in ``folder`` runs through torch instead."""
     return IndexError_(
         "index.onnx_unsupported",
-        f"The model in {folder} cannot run on ONNX Runtime here: {why}.",
+        Phrase.of(
+            "The model in {folder} cannot run on ONNX Runtime here: {why}.",
+            folder=str(folder),
+            why=why,
+        ),
         hint="It runs through sentence-transformers and torch instead.",
     )
 
@@ -211,7 +218,7 @@ def build_model(folder: Path) -> bytes:
     try:
         from onnx import TensorProto, helper
     except ImportError as exc:
-        raise unsupported(folder, "the onnx package is not installed") from exc
+        raise unsupported(folder, Phrase.of("the onnx package is not installed")) from exc
     weights = read_safetensors(folder / WEIGHTS)
     g = _Graph()
     mask = g.op("Cast", "attention_mask", to=TensorProto.FLOAT)
@@ -239,7 +246,7 @@ def cache_key(folder: Path) -> str:
     try:
         stat = weights.stat()
     except OSError as exc:
-        raise unsupported(folder, f"{WEIGHTS} is missing") from exc
+        raise unsupported(folder, Phrase.of("{file} is missing", file=WEIGHTS)) from exc
     seed = f"{weights}|{stat.st_size}|{stat.st_mtime_ns}|{GRAPH_VERSION}"
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
 
@@ -266,7 +273,12 @@ def cached_model_file(folder: Path, cache: Path) -> Path:
             partial.unlink()
         raise IndexError_(
             "index.onnx_build_failed",
-            f"The ONNX file of {folder.name} could not be written to {cache}: {exc}",
+            Phrase.of(
+                "The ONNX file of {name} could not be written to {cache}: {why}",
+                name=folder.name,
+                cache=str(cache),
+                why=str(exc),
+            ),
             hint="Check that Arxiu's data folder is writable and has space.",
         ) from exc
     log.info("built %s (%d MB)", target, len(data) // 2**20)

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from app.core.errors import IndexError_
 from app.core.index import onnx_bert
 from app.core.json_types import JsonObject
+from app.core.phrases import Phrase
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +58,21 @@ def check_pipeline(folder: Path) -> None:
     try:
         modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise onnx_bert.unsupported(folder, f"modules.json unreadable: {exc}") from exc
+        raise onnx_bert.unsupported(
+            folder, Phrase.of("modules.json unreadable: {why}", why=str(exc))
+        ) from exc
     kinds = {m.get("type") for m in modules}
     if not kinds <= SUPPORTED_MODULES:
-        raise onnx_bert.unsupported(folder, f"modules {sorted(kinds - SUPPORTED_MODULES)}")
+        raise onnx_bert.unsupported(
+            folder, Phrase.of("modules {modules}", modules=str(sorted(kinds - SUPPORTED_MODULES)))
+        )
     pooling = next(m for m in modules if m.get("type", "").endswith(".Pooling"))
     config = _read_json(folder / pooling.get("path", "") / "config.json")
     modes = {k for k, v in config.items() if k.startswith("pooling_mode") and v}
     if modes != {"pooling_mode_mean_tokens"}:
-        raise onnx_bert.unsupported(folder, f"pooling {sorted(modes)} is not a plain mean")
+        raise onnx_bert.unsupported(
+            folder, Phrase.of("pooling {modes} is not a plain mean", modes=str(sorted(modes)))
+        )
 
 
 class OrtEncoder:
@@ -85,7 +92,9 @@ class OrtEncoder:
             import onnxruntime as ort  # type: ignore[import-untyped]
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise onnx_bert.unsupported(folder, f"{exc.name} is not installed") from exc
+            raise onnx_bert.unsupported(
+                folder, Phrase.of("{module} is not installed", module=str(exc.name))
+            ) from exc
         self.model_file = onnx_bert.cached_model_file(folder, cache)
         settings = _read_json(folder / "sentence_bert_config.json")
         self.lower = bool(settings.get("do_lower_case", False))
@@ -106,7 +115,11 @@ class OrtEncoder:
         except Exception as exc:  # onnxruntime raises its own untyped exceptions
             raise IndexError_(
                 "index.onnx_build_failed",
-                f"ONNX Runtime could not load {self.model_file}: {exc}",
+                Phrase.of(
+                    "ONNX Runtime could not load {file}: {why}",
+                    file=str(self.model_file),
+                    why=str(exc),
+                ),
                 hint="Delete the file; it is rebuilt from the model's weights.",
             ) from exc
         self.dim = int(self.session.get_outputs()[0].shape[1])

@@ -27,6 +27,7 @@ from app.core.index.dense import DenseMatrix, Mask, Vectors
 from app.core.index.embedders import Embedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
 from app.core.index.storage import ChunkRow, read_chunks
+from app.core.phrases import Phrase
 
 CANDIDATES = 100
 """Depth of each retriever's list before fusion."""
@@ -92,7 +93,7 @@ class HybridSearch:
         if mode not in MODES:
             raise IndexError_(
                 "index.bad_mode",
-                f"Unknown search mode {mode!r}.",
+                Phrase.of("Unknown search mode {mode!r}.", mode=mode),
                 hint="Use hybrid, dense or lexical.",
                 category="input",
             )

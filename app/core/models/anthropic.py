@@ -36,6 +36,7 @@ from app.core.models.base import (
 )
 from app.core.models.http_model import HttpChatModel
 from app.core.models.transport import SSEEvent
+from app.core.phrases import Phrase
 
 PROVIDER = "Anthropic"
 API_VERSION = "2023-06-01"
@@ -247,18 +248,20 @@ def in_band_error(error: JsonObject) -> ModelError:
     if kind in ("overloaded_error", "rate_limit_error"):
         return ModelError(
             "ai.provider_overloaded",
-            f"Anthropic is overloaded ({message}); try again shortly.",
+            Phrase.of("Anthropic is overloaded ({message}); try again shortly.", message=message),
             retryable=True,
             details=details,
         )
     if kind in ("authentication_error", "permission_error"):
         return ModelError(
-            "ai.provider_auth", f"Anthropic refused the request: {message}", details=details
+            "ai.provider_auth",
+            Phrase.of("Anthropic refused the request: {message}", message=message),
+            details=details,
         )
     retryable = kind in ("api_error", "timeout_error")
     return ModelError(
         "ai.provider_failed",
-        f"Anthropic reported an error mid-stream: {message}",
+        Phrase.of("Anthropic reported an error mid-stream: {message}", message=message),
         retryable=retryable,
         details=details,
     )
@@ -279,7 +282,7 @@ class AnthropicModel(HttpChatModel):
         if not key:
             raise ModelError(
                 "ai.api_key_missing",
-                f'No API key for model "{self.id}".',
+                Phrase.of('No API key for model "{model}".', model=self.id),
                 hint="Store one with `arxiu models add ... --api-key-stdin` or set api_key_env.",
                 details={"model": self.id},
             )

@@ -30,6 +30,7 @@ from app.core.models.catalog_rules import (
     invalid,
     validate_entries,
 )
+from app.core.phrases import Phrase
 
 BUILTIN_ID = "local"
 PUBLIC_KEYS = ("id", "label", "egress", "vision", "default", "efforts")
@@ -163,7 +164,7 @@ class Catalog:
                 return entry
         raise ModelError(
             "ai.model_unknown",
-            f'Unknown model "{wanted}" — pick one from the model list.',
+            Phrase.of('Unknown model "{model}" — pick one from the model list.', model=wanted),
             hint="Run `arxiu models list` to see the available models.",
             category="input",
             details={"model": wanted, "available": self.ids()},
@@ -218,16 +219,23 @@ def read_raw_entries(path: Path) -> list[dict[str, object]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise invalid(f"the file {path} cannot be read as JSON ({error})", entry=None) from error
+        reason = Phrase.of(
+            "the file {path} cannot be read as JSON ({error})", path=str(path), error=str(error)
+        )
+        raise invalid(reason, entry=None) from error
     except RecursionError as error:
-        raise invalid(f"the file {path} is nested too deeply", entry=None) from error
+        reason = Phrase.of("the file {path} is nested too deeply", path=str(path))
+        raise invalid(reason, entry=None) from error
     if isinstance(data, dict) and set(data) <= {"models"}:
         data = data.get("models", [])
     if not isinstance(data, list):
-        raise invalid(f'{path} must hold {{"models": [...]}}, a list of entries', entry=None)
+        reason = Phrase.of(
+            "{path} must hold {shape}, a list of entries", path=str(path), shape='{"models": [...]}'
+        )
+        raise invalid(reason, entry=None)
     for position, item in enumerate(data):
         if not isinstance(item, dict):  # add/remove look entries up by id before validating
-            raise invalid("an entry must be an object", entry=position)
+            raise invalid(Phrase.of("an entry must be an object"), entry=position)
     return data  # each entry is checked by catalog_from_data
 
 
@@ -314,7 +322,7 @@ def remove_entry(model_id: str, path: Path | None = None) -> Catalog:
         hint = "The built-in local model cannot be removed." if model_id == BUILTIN_ID else None
         raise ModelError(
             "ai.model_unknown",
-            f'The catalog file has no model "{model_id}".',
+            Phrase.of('The catalog file has no model "{model}".', model=model_id),
             hint=hint or "Run `arxiu models list` to see the models.",
             category="input",
             details={"model": model_id},

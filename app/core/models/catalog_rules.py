@@ -18,7 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, TypeGuard
 
-from app.core.errors import ModelError
+from app.core.errors import ModelError, english_of
+from app.core.phrases import Phrase
 
 Provider = Literal["local", "openai_compatible", "anthropic", "scripted"]
 Egress = Literal["local", "external"]
@@ -82,20 +83,24 @@ KNOWN_KEYS = frozenset(
 SECRET_LIKE = re.compile(r"(api_?key|secret|token|password)$", re.IGNORECASE)
 
 
-def invalid(reason: str, *, entry: str | int | None, field: str | None = None) -> ModelError:
+def invalid(
+    reason: str | Phrase, *, entry: str | int | None, field: str | None = None
+) -> ModelError:
     """The ``ai.model_catalog_invalid`` error naming ``entry`` (an id, or a position)."""
     if entry is None:
-        where = "the model catalog"
+        where = Phrase.of("the model catalog")
     elif isinstance(entry, int):
-        where = f"model catalog entry #{entry + 1}"
+        where = Phrase.of("model catalog entry #{n}", n=entry + 1)
     else:
-        where = f'model catalog entry "{entry}"'
-    details: dict[str, Any] = {"entry": entry, "reason": reason}
+        where = Phrase.of('model catalog entry "{entry}"', entry=entry)
+    details: dict[str, Any] = {"entry": entry, "reason": english_of(reason)}
     if field:
         details["field"] = field
     return ModelError(
         "ai.model_catalog_invalid",
-        f"The assistant is disabled: {where} is invalid: {reason}.",
+        Phrase.of(
+            "The assistant is disabled: {where} is invalid: {reason}.", where=where, reason=reason
+        ),
         hint="Fix or remove the entry with `arxiu models` or in models.json.",
         category="environment",
         details=details,
@@ -113,70 +118,83 @@ def _is_number(value: object) -> TypeGuard[int | float]:
 def _check_identity(item: RawEntry, name: str | int) -> None:
     ident = item.get("id")
     if not isinstance(ident, str) or not ID_RE.match(ident):
-        raise invalid("id must match ^[a-z0-9_-]{1,64}$", entry=name, field="id")
+        reason = Phrase.of("id must match {pattern}", pattern="^[a-z0-9_-]{1,64}$")
+        raise invalid(reason, entry=name, field="id")
     label = item.get("label")
     if not isinstance(label, str) or not 1 <= len(label.strip()) <= 120 or len(label) > 120:
-        raise invalid("label must be 1–120 characters", entry=name, field="label")
+        raise invalid(Phrase.of("label must be 1–120 characters"), entry=name, field="label")
     unknown = sorted(set(item) - KNOWN_KEYS)
     if unknown:
-        kind = (
-            "secrets belong in the keyring" if any(SECRET_LIKE.search(k) for k in unknown) else ""
+        keys = ", ".join(unknown)
+        reason = (
+            Phrase.of("unknown key(s) {keys} (secrets belong in the keyring)", keys=keys)
+            if any(SECRET_LIKE.search(k) for k in unknown)
+            else Phrase.of("unknown key(s) {keys}", keys=keys)
         )
-        reason = f"unknown key(s) {', '.join(unknown)}" + (f" ({kind})" if kind else "")
         raise invalid(reason, entry=name, field=unknown[0])
 
 
 def _check_provider(item: RawEntry, name: str | int) -> None:
     provider = item.get("provider")
     if provider not in PROVIDERS:
-        raise invalid(
-            f"provider must be one of {', '.join(PROVIDERS)}", entry=name, field="provider"
-        )
+        reason = Phrase.of("provider must be one of {names}", names=", ".join(PROVIDERS))
+        raise invalid(reason, entry=name, field="provider")
     model = item.get("model")
     if provider != "local" and (not isinstance(model, str) or not model.strip()):
-        raise invalid("model is required", entry=name, field="model")
+        raise invalid(Phrase.of("model is required"), entry=name, field="model")
     if provider == "local" and model is not None and (not isinstance(model, str) or not model):
-        raise invalid("model must be a non-empty string", entry=name, field="model")
+        reason = Phrase.of("model must be a non-empty string")
+        raise invalid(reason, entry=name, field="model")
     endpoint = item.get("endpoint")
     if provider == "openai_compatible" and endpoint is None:
-        raise invalid("endpoint is required for openai_compatible", entry=name, field="endpoint")
+        reason = Phrase.of("endpoint is required for openai_compatible")
+        raise invalid(reason, entry=name, field="endpoint")
     if endpoint is not None and (not isinstance(endpoint, str) or not URL_RE.match(endpoint)):
-        raise invalid("endpoint must be an http(s) URL", entry=name, field="endpoint")
+        reason = Phrase.of("endpoint must be an http(s) URL")
+        raise invalid(reason, entry=name, field="endpoint")
     egress = item.get("egress")
     if provider == "openai_compatible" and egress is None:
-        raise invalid("egress is required for openai_compatible", entry=name, field="egress")
+        reason = Phrase.of("egress is required for openai_compatible")
+        raise invalid(reason, entry=name, field="egress")
     if egress is not None and egress not in EGRESS:
-        raise invalid("egress must be local or external", entry=name, field="egress")
+        reason = Phrase.of("egress must be local or external")
+        raise invalid(reason, entry=name, field="egress")
     if provider == "anthropic" and egress not in (None, "external"):
-        raise invalid("anthropic models are always external", entry=name, field="egress")
+        reason = Phrase.of("anthropic models are always external")
+        raise invalid(reason, entry=name, field="egress")
     for key in ("gguf", "context_size"):
         if key in item and provider != "local":
-            raise invalid(f"{key} is only for local models", entry=name, field=key)
+            reason = Phrase.of("{key} is only for local models", key=key)
+            raise invalid(reason, entry=name, field=key)
 
 
 def _check_options(item: RawEntry, name: str | int) -> None:
     key_env = item.get("api_key_env")
     if key_env is not None and (not isinstance(key_env, str) or not KEY_ENV_RE.match(key_env)):
-        reason = "api_key_env must be a variable name ending in _API_KEY, _KEY or _TOKEN"
+        reason = Phrase.of("api_key_env must be a variable name ending in _API_KEY, _KEY or _TOKEN")
         raise invalid(reason, entry=name, field="api_key_env")
     for key in ("vision", "default", "supports_tools"):
         if key in item and not isinstance(item[key], bool):
-            raise invalid(f"{key} must be true or false", entry=name, field=key)
+            raise invalid(Phrase.of("{key} must be true or false", key=key), entry=name, field=key)
     max_tokens = item.get("max_tokens")
     if max_tokens is not None and (
         not _is_int(max_tokens) or not 0 < max_tokens <= MAX_TOKENS_LIMIT
     ):
-        raise invalid("max_tokens must be a positive integer", entry=name, field="max_tokens")
+        reason = Phrase.of("max_tokens must be a positive integer")
+        raise invalid(reason, entry=name, field="max_tokens")
     timeout = item.get("timeout_s")
     if timeout is not None and (not _is_number(timeout) or not 0 < timeout <= MAX_TIMEOUT_S):
-        reason = f"timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S}]"
+        reason = Phrase.of(
+            "timeout_s must be a number of seconds in (0, {most}]", most=MAX_TIMEOUT_S
+        )
         raise invalid(reason, entry=name, field="timeout_s")
     context = item.get("context_size")
     if context is not None and (not _is_int(context) or not 256 <= context <= 1_048_576):
-        raise invalid("context_size must be an integer ≥ 256", entry=name, field="context_size")
+        reason = Phrase.of("context_size must be an integer ≥ 256")
+        raise invalid(reason, entry=name, field="context_size")
     gguf = item.get("gguf")
     if gguf is not None and (not isinstance(gguf, str) or not gguf.strip()):
-        raise invalid("gguf must be a file path", entry=name, field="gguf")
+        raise invalid(Phrase.of("gguf must be a file path"), entry=name, field="gguf")
     _check_efforts(item.get("efforts"), name)
     _check_languages(item.get("languages"), name)
 
@@ -190,7 +208,7 @@ def _check_languages(languages: object, name: str | int) -> None:
         or not all(isinstance(code, str) and LANGUAGE_RE.match(code) for code in languages)
         or len(set(languages)) != len(languages)
     ):
-        reason = "languages must be a list of distinct language codes such as en, ca, es"
+        reason = Phrase.of("languages must be a list of distinct language codes such as en, ca, es")
         raise invalid(reason, entry=name, field="languages")
 
 
@@ -203,14 +221,16 @@ def _check_efforts(efforts: Any, name: str | int) -> None:
         or not all(isinstance(e, str) and EFFORT_RE.match(e) for e in efforts)
         or len(set(efforts)) != len(efforts)
     ):
-        reason = f"efforts must be a list of at most {MAX_EFFORTS} distinct effort names"
+        reason = Phrase.of(
+            "efforts must be a list of at most {most} distinct effort names", most=MAX_EFFORTS
+        )
         raise invalid(reason, entry=name, field="efforts")
 
 
 def validate_entry(item: Any, position: int) -> None:
     """Check one raw entry; raises ``ai.model_catalog_invalid`` naming it."""
     if not isinstance(item, dict):
-        raise invalid("an entry must be an object", entry=position)
+        raise invalid(Phrase.of("an entry must be an object"), entry=position)
     ident = item.get("id")
     name: str | int = ident if isinstance(ident, str) and ident else position
     _check_identity(item, name)
@@ -230,9 +250,11 @@ def validate_entries(raw: list[Any]) -> None:
         validate_entry(item, position)
         ident = item["id"]
         if ident in seen:
-            raise invalid("the id is used by another entry", entry=ident, field="id")
+            reason = Phrase.of("the id is used by another entry")
+            raise invalid(reason, entry=ident, field="id")
         seen.add(ident)
         if item.get("default") is True:
             defaults.append(ident)
     if len(defaults) > 1:
-        raise invalid("only one entry may be the default", entry=defaults[1], field="default")
+        reason = Phrase.of("only one entry may be the default")
+        raise invalid(reason, entry=defaults[1], field="default")

@@ -41,6 +41,7 @@ from app.core.models.discovery_servers import (
 from app.core.models.gguf import MIB, available_memory_bytes
 from app.core.models.gguf_facts import GGUFFacts, read_facts
 from app.core.models.model_languages import family_languages
+from app.core.phrases import Phrase
 
 Fit = Literal["fits", "tight", "over", "refused", "server", "unknown"]
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "site-packages", "blobs"})
@@ -400,8 +401,13 @@ def catalog_entry(found: Found, model_id: str | None = None) -> EntryFields:
         free = (found.memory_available or 0) // MIB
         raise ModelError(
             "ai.model_insufficient_memory",
-            f"{found.name} needs about {needed} MiB, more than twice the {free} MiB of memory "
-            "available now.",
+            Phrase.of(
+                "{name} needs about {needed} MiB, more than twice the {free} MiB of memory "
+                "available now.",
+                name=found.name,
+                needed=needed,
+                free=free,
+            ),
             hint="Choose a smaller model or a stronger quantisation (Q4_K_M) of it.",
             category="environment",
             details={"required_mb": needed, "available_mb": free, "path": str(found.path)},

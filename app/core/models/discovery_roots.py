@@ -17,6 +17,7 @@ from typing import Literal
 
 from app.core import paths
 from app.core.errors import ModelError
+from app.core.phrases import Phrase
 
 Layout = Literal["tree", "ollama"]
 SOURCE_LABELS = {
@@ -131,23 +132,29 @@ def check_folder(path: Path) -> Path:
     Raises:
         ModelError: ``ai.model_folder_unreadable`` (nothing is changed).
     """
-    reason = None
+    reason: Phrase | None = None
     if is_system_folder(path):
-        reason = "it is a system folder"
+        reason = Phrase.of("it is a system folder")
     elif not path.is_dir():
-        reason = "it is not a folder" if path.exists() else "it does not exist"
+        reason = (
+            Phrase.of("it is not a folder") if path.exists() else Phrase.of("it does not exist")
+        )
     else:
         try:
             with os.scandir(path) as entries:
                 next(entries, None)
         except OSError as error:
-            reason = f"it cannot be read ({error.strerror})"
+            reason = Phrase.of("it cannot be read ({why})", why=str(error.strerror))
     if reason:
         raise ModelError(
             "ai.model_folder_unreadable",
-            f"The folder {path} cannot be searched for models: {reason}.",
+            Phrase.of(
+                "The folder {path} cannot be searched for models: {reason}.",
+                path=str(path),
+                reason=reason,
+            ),
             hint="Choose a folder of your own that holds .gguf files.",
             category="input",
-            details={"path": str(path), "reason": reason},
+            details={"path": str(path), "reason": reason.english()},
         )
     return path

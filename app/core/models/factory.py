@@ -11,6 +11,7 @@ from typing import Any
 from app.core.errors import ModelError
 from app.core.models.base import ChatModel
 from app.core.models.catalog import ModelEntry
+from app.core.phrases import Phrase
 
 
 def create_model(entry: ModelEntry, **options: Any) -> ChatModel:
@@ -44,7 +45,11 @@ def create_model(entry: ModelEntry, **options: Any) -> ChatModel:
         return ScriptedModel.from_entry(entry, **options)
     raise ModelError(
         "ai.model_catalog_invalid",
-        f'Model "{entry.id}" has an unknown provider "{entry.provider}".',
+        Phrase.of(
+            'Model "{model}" has an unknown provider "{provider}".',
+            model=entry.id,
+            provider=entry.provider,
+        ),
         details={"entry": entry.id, "field": "provider"},
     )
 

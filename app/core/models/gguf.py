@@ -21,6 +21,7 @@ from app.core.models.gguf_header import Metadata, read_header
 from app.core.models.gguf_header import invalid_file_error as invalid_file_error
 from app.core.models.gguf_header import missing_file_error as missing_file_error
 from app.core.models.gguf_header import refused_file_error as refused_file_error
+from app.core.phrases import Phrase
 
 _missing, _invalid = missing_file_error, invalid_file_error
 
@@ -40,11 +41,14 @@ def bundled_gguf() -> Path:
     try:
         dist = importlib.metadata.distribution(BUNDLED_DIST)
     except importlib.metadata.PackageNotFoundError:
-        raise _missing(None, f"the {BUNDLED_DIST} package is not installed") from None
+        reason = Phrase.of("the {package} package is not installed", package=BUNDLED_DIST)
+        raise _missing(None, reason) from None
     for file in dist.files or []:
         if str(file).endswith(".gguf"):
             return Path(str(dist.locate_file(file)))
-    raise _missing(None, f"the {BUNDLED_DIST} package ships no .gguf file")
+    raise _missing(
+        None, Phrase.of("the {package} package ships no .gguf file", package=BUNDLED_DIST)
+    )
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ def read_gguf(path: Path) -> GGUFInfo:
             :func:`~app.core.models.gguf_facts.read_header`.
     """
     if not path.is_file():
-        raise _missing(path, f"{path} does not exist")
+        raise _missing(path, Phrase.of("{path} does not exist", path=str(path)))
     header = read_header(path, with_tensors=False)
     return _info(path, header.version, header.meta)
 
@@ -110,7 +114,7 @@ def _info(path: Path, version: int, meta: Metadata) -> GGUFInfo:
         head_count_kv=number("attention.head_count_kv", number("attention.head_count", 1)),
     )
     if not arch or not info.block_count:
-        raise _invalid(path, "the header lacks the model architecture")
+        raise _invalid(path, Phrase.of("the header lacks the model architecture"))
     return info
 
 
@@ -143,8 +147,14 @@ def check_memory(
     if free is not None and needed > free:
         raise ModelError(
             "ai.model_insufficient_memory",
-            f"{info.path.name} needs about {needed // MIB} MiB with a {n_ctx}-token context, "
-            f"but only {free // MIB} MiB of memory is available.",
+            Phrase.of(
+                "{name} needs about {needed} MiB with a {n_ctx}-token context, "
+                "but only {free} MiB of memory is available.",
+                name=info.path.name,
+                needed=needed // MIB,
+                n_ctx=n_ctx,
+                free=free // MIB,
+            ),
             hint="Close other programs, choose a smaller model, or lower its context_size.",
             category="environment",
             details={"required_mb": needed // MIB, "available_mb": free // MIB, "n_ctx": n_ctx},

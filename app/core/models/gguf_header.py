@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import ModelError
+from app.core.errors import ModelError, english_of
+from app.core.phrases import Phrase
 
 MAGIC = b"GGUF"
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?"}
@@ -55,22 +56,22 @@ KEPT_ARRAYS: tuple[str, ...] = ("general.languages",)
 MAX_KEPT_ARRAY = 64
 
 
-def _missing(path: Path | None, reason: str) -> ModelError:
+def _missing(path: Path | None, reason: str | Phrase) -> ModelError:
     return ModelError(
         "ai.model_file_missing",
-        f"The local model file is missing: {reason}.",
+        Phrase.of("The local model file is missing: {reason}.", reason=reason),
         hint="Reinstall Arxiu, or point the model's gguf entry at an existing file.",
         category="environment",
         details={"path": str(path) if path else None},
     )
 
 
-def missing_file_error(path: Path | None, reason: str) -> ModelError:
+def missing_file_error(path: Path | None, reason: str | Phrase) -> ModelError:
     """The ``ai.model_file_missing`` error for ``path``."""
     return _missing(path, reason)
 
 
-def invalid_file_error(path: Path, reason: str) -> ModelError:
+def invalid_file_error(path: Path, reason: str | Phrase) -> ModelError:
     """The ``ai.model_file_invalid`` error for ``path``."""
     return _invalid(path, reason)
 
@@ -84,24 +85,24 @@ REFUSAL_HINTS = {
 """The hint of each refusal of a hostile or broken header (see :func:`read_header`)."""
 
 
-def refused_file_error(path: Path, code: str, reason: str) -> ModelError:
+def refused_file_error(path: Path, code: str, reason: str | Phrase) -> ModelError:
     """A coded refusal of ``path``'s header (one of :data:`REFUSAL_HINTS`' codes)."""
     return ModelError(
         code,
-        f"{path.name} is not a usable GGUF model: {reason}.",
+        Phrase.of("{name} is not a usable GGUF model: {reason}.", name=path.name, reason=reason),
         hint=REFUSAL_HINTS.get(code, "Remove the file or download the model again."),
         category="environment",
-        details={"path": str(path), "reason": reason},
+        details={"path": str(path), "reason": english_of(reason)},
     )
 
 
-def _invalid(path: Path, reason: str) -> ModelError:
+def _invalid(path: Path, reason: str | Phrase) -> ModelError:
     return ModelError(
         "ai.model_file_invalid",
-        f"{path.name} is not a usable GGUF model: {reason}.",
+        Phrase.of("{name} is not a usable GGUF model: {reason}.", name=path.name, reason=reason),
         hint="Download the model again; the file may be truncated or not a GGUF file.",
         category="environment",
-        details={"path": str(path), "reason": reason},
+        details={"path": str(path), "reason": english_of(reason)},
     )
 
 
@@ -116,8 +117,8 @@ Metadata = dict[str, MetaValue]
 class _Refusal(Exception):
     """A header past one of the bounds: its error code and why."""
 
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, code: str, reason: str | Phrase) -> None:
+        super().__init__(english_of(reason))
         self.code = code
         self.reason = reason
 
@@ -142,12 +143,14 @@ class _Reader:
         before = self.items
         self.items += items
         if self.items // CHECK_EVERY != before // CHECK_EVERY and time.monotonic() > self.deadline:
-            raise _Refusal("ai.model_header_slow", "the header takes too long to read")
+            raise _Refusal("ai.model_header_slow", Phrase.of("the header takes too long to read"))
 
     def _ends(self, end: int) -> None:
         if end > self.size:
             if end > MAX_HEADER_BYTES and len(self.buffer) > MAX_HEADER_BYTES:
-                raise _Refusal("ai.model_file_invalid", "the header is implausibly large")
+                raise _Refusal(
+                    "ai.model_file_invalid", Phrase.of("the header is implausibly large")
+                )
             raise EOFError("the header ends early")
 
     def get(self, fmt: str) -> Any:
@@ -160,13 +163,13 @@ class _Reader:
     def count(self) -> int:
         value = int(self.get("<Q"))
         if value > MAX_ITEMS:
-            raise _Refusal("ai.model_file_invalid", f"implausible count {value}")
+            raise _Refusal("ai.model_file_invalid", Phrase.of("implausible count {n}", n=value))
         return value
 
     def length(self) -> int:
         value = int(self.get("<Q"))
         if value > MAX_STRING_BYTES:
-            raise _Refusal("ai.model_file_invalid", f"a string of {value} bytes")
+            raise _Refusal("ai.model_file_invalid", Phrase.of("a string of {n} bytes", n=value))
         return value
 
     def skip(self, length: int) -> None:
@@ -189,7 +192,9 @@ class _Reader:
                 self._ends(pos + 8)
             length = unpack(buffer, pos)[0]
             if length > MAX_STRING_BYTES:
-                raise _Refusal("ai.model_file_invalid", f"a string of {length} bytes")
+                raise _Refusal(
+                    "ai.model_file_invalid", Phrase.of("a string of {n} bytes", n=length)
+                )
             pos += 8 + length
         self._ends(pos)
         self.pos = pos
@@ -209,7 +214,7 @@ class _Reader:
     def array(self, depth: int, keep: bool = False) -> tuple[str, ...] | None:
         """Skip an array (``keep``: return a short array of strings instead)."""
         if depth >= MAX_NESTING:
-            raise _Refusal("ai.model_header_too_deep", "arrays nested too deep")
+            raise _Refusal("ai.model_header_too_deep", Phrase.of("arrays nested too deep"))
         item_kind, count = self.get("<I"), self.count()
         if keep and item_kind == _STRING and count <= MAX_KEPT_ARRAY:
             return tuple(self.string() for _ in range(count))
@@ -303,13 +308,15 @@ def read_header(path: Path, deadline: float | None = None, *, with_tensors: bool
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
                 read = _read_header(buffer, min(bound, deadline or bound), with_tensors)
     except FileNotFoundError:
-        raise _missing(path, f"{path} does not exist") from None
+        raise _missing(path, Phrase.of("{path} does not exist", path=str(path))) from None
     except _Refusal as refusal:
         raise refused_file_error(path, refusal.code, refusal.reason) from None
     except (EOFError, ValueError, UnicodeDecodeError, struct.error, OverflowError) as error:
-        raise _invalid(path, f"the header is truncated or corrupt ({error})") from None
+        reason = Phrase.of("the header is truncated or corrupt ({error})", error=str(error))
+        raise _invalid(path, reason) from None
     except OSError as error:
-        raise _missing(path, f"{path} cannot be read ({error.strerror})") from None
+        reason = Phrase.of("{path} cannot be read ({why})", path=str(path), why=str(error.strerror))
+        raise _missing(path, reason) from None
     return Header(size, *read)
 
 
@@ -320,6 +327,8 @@ def _checked_size(path: Path) -> int:
     if isinstance(blocks, int) and stat.st_size > SPARSE_FLOOR and blocks * 512 < stat.st_size // 2:
         raise _Refusal(
             "ai.model_file_sparse",
-            f"only {blocks * 512} of its {stat.st_size} bytes are on disk",
+            Phrase.of(
+                "only {n} of its {size} bytes are on disk", n=blocks * 512, size=stat.st_size
+            ),
         )
     return stat.st_size

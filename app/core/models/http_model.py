@@ -32,6 +32,7 @@ from app.core.models.transport import (
     transport_error,
     until_stopped,
 )
+from app.core.phrases import Phrase
 
 KeySource = Callable[[], str | None]
 
@@ -87,7 +88,10 @@ class HttpChatModel:
         limits: StreamLimits | None = None,
     ) -> None:
         if self.needs_endpoint and not entry.endpoint:
-            raise ModelError("ai.model_catalog_invalid", f'Model "{entry.id}" has no endpoint.')
+            raise ModelError(
+                "ai.model_catalog_invalid",
+                Phrase.of('Model "{model}" has no endpoint.', model=entry.id),
+            )
         self.id = entry.id
         self.supports_tools = entry.supports_tools
         self.entry = entry
@@ -193,7 +197,9 @@ def _shaped(
     except SHAPE_ERRORS as error:
         raise ModelError(
             "ai.provider_failed",
-            f"The {provider} server sent an event of an unexpected shape.",
+            Phrase.of(
+                "The {provider} server sent an event of an unexpected shape.", provider=provider
+            ),
             retryable=True,
             details={
                 "provider": provider,

@@ -62,6 +62,7 @@ from app.core.models.local_messages import (
 )
 from app.core.models.pipe_reader import MessageSource, PipeClosed, PipeReader
 from app.core.models.transport import stop_requested
+from app.core.phrases import Phrase
 
 DEFAULT_SAMPLING = Sampling(repeat_penalty=1.15)
 """Small models loop on a phrase without a repetition penalty (llama-cpp-python's
@@ -258,7 +259,7 @@ class LocalLlamaModel:
                 return await self._start()
             except _WorkerDied as died:
                 if attempt or not died.illegal_instruction or _SAFE[0]:
-                    raise self._crashed(died.exitcode, "while loading") from None
+                    raise self._crashed(died.exitcode, Phrase.of("while loading")) from None
                 _enter_safe_mode(died.exitcode)
         raise AssertionError("unreachable")
 
@@ -308,10 +309,10 @@ class LocalLlamaModel:
         await self._kill(worker)
         raise ModelError("ai.model_load_timeout", "The local model took too long to load.")
 
-    def _crashed(self, exitcode: int | None, when: str) -> ModelError:
+    def _crashed(self, exitcode: int | None, when: Phrase) -> ModelError:
         return ModelError(
             "ai.model_crashed",
-            f"The local model process stopped unexpectedly {when}.",
+            Phrase.of("The local model process stopped unexpectedly {when}.", when=when),
             hint="Try again; if it keeps happening, the model file may be damaged.",
             retryable=True,
             details={"exitcode": exitcode},
@@ -360,7 +361,7 @@ class LocalLlamaModel:
                     return
                 except _WorkerDied as died:
                     if yielded or attempt or not died.illegal_instruction or _SAFE[0]:
-                        raise self._crashed(died.exitcode, "while answering") from None
+                        raise self._crashed(died.exitcode, Phrase.of("while answering")) from None
                     _enter_safe_mode(died.exitcode)
                 finally:
                     if worker.abandoned:  # the reader left early: stop generating now

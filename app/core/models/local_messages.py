@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from app.core.errors import ModelError
 from app.core.models.base import Message, ToolSpec, Usage
+from app.core.phrases import Phrase
 
 MAX_SAMPLING_S = 900.0
 """The longest one reply may sample (a request's ``max_seconds`` may lower it); past it the
@@ -71,7 +72,7 @@ def _setting(extra: Mapping[str, object], name: str, current: float | None) -> f
     if not isinstance(value, int | float) or isinstance(value, bool):
         raise ModelError(
             "ai.model_options_invalid",
-            f"The sampling setting {name} must be a number.",
+            Phrase.of("The sampling setting {name} must be a number.", name=name),
             category="input",
             details={"setting": name},
         )

@@ -43,6 +43,7 @@ from app.core.models.base import (
 )
 from app.core.models.http_model import HttpChatModel
 from app.core.models.transport import SSEEvent
+from app.core.phrases import Phrase
 
 PROVIDER = "OpenAI-compatible"
 
@@ -111,20 +112,20 @@ class _PendingCall:
             try:
                 arguments = json.loads(self.arguments) if self.arguments.strip() else {}
             except json.JSONDecodeError as error:
-                raise _bad_call(self.name, "arguments are not valid JSON") from error
+                raise _bad_call(self.name, Phrase.of("arguments are not valid JSON")) from error
         if not isinstance(arguments, dict):
-            raise _bad_call(self.name, "arguments are not a JSON object")
+            raise _bad_call(self.name, Phrase.of("arguments are not a JSON object"))
         if not self.name:
-            raise _bad_call(self.name, "the call has no tool name")
+            raise _bad_call(self.name, Phrase.of("the call has no tool name"))
         return ToolCall(self.id or f"call_{uuid.uuid4().hex[:24]}", self.name, arguments)
 
 
-def _bad_call(name: str, reason: str) -> ModelError:
+def _bad_call(name: str, reason: Phrase) -> ModelError:
     return ModelError(
         "ai.tool_call_invalid",
-        f"The model sent an unusable tool call ({reason}).",
+        Phrase.of("The model sent an unusable tool call ({reason}).", reason=reason),
         retryable=True,
-        details={"tool": name, "reason": reason},
+        details={"tool": name, "reason": reason.english()},
     )
 
 
@@ -254,7 +255,9 @@ def _stream_error(error: JsonValue) -> ModelError:
     kind = error.get("type") if isinstance(error, dict) else None
     return ModelError(
         "ai.provider_failed",
-        f"The model server reported an error mid-stream: {str(message)[:200]}",
+        Phrase.of(
+            "The model server reported an error mid-stream: {message}", message=str(message)[:200]
+        ),
         retryable=True,
         details={"provider": PROVIDER, "type": kind, "server_message": str(message)[:500]},
     )

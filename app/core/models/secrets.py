@@ -12,6 +12,7 @@ from typing import Any
 
 from app.core.errors import ModelError
 from app.core.models.catalog import ModelEntry
+from app.core.phrases import Phrase
 from app.core.system_keyring import KeyringUnusable, usable_keyring
 
 SERVICE = "arxiu"
@@ -32,7 +33,10 @@ def _keyring() -> Any:
 def _unavailable(reason: str) -> ModelError:
     return ModelError(
         "ai.keyring_unavailable",
-        f"The system keyring is not available: {reason}. API keys are never stored in a file.",
+        Phrase.of(
+            "The system keyring is not available: {reason}. API keys are never stored in a file.",
+            reason=reason,
+        ),
         hint="Set the model's api_key_env variable instead, or install a keyring backend "
         "(e.g. gnome-keyring / KWallet on Linux).",
         category="environment",
@@ -101,12 +105,20 @@ def api_key_for(entry: ModelEntry, *, required: bool = True) -> str | None:
         return None
     if stored or not required:
         return stored
-    where = f"the environment variable {entry.api_key_env} or " if entry.api_key_env else ""
+    command = f"arxiu models add --id {entry.id} ... --api-key-stdin"
+    hint = (
+        Phrase.of(
+            "Put the key in the environment variable {variable} or the keyring: `{command}`.",
+            variable=entry.api_key_env,
+            command=command,
+        )
+        if entry.api_key_env
+        else Phrase.of("Put the key in the keyring: `{command}`.", command=command)
+    )
     raise ModelError(
         "ai.api_key_missing",
-        f'No API key for model "{entry.id}".',
-        hint=f"Put the key in {where}the keyring: "
-        f"`arxiu models add --id {entry.id} ... --api-key-stdin`.",
+        Phrase.of('No API key for model "{model}".', model=entry.id),
+        hint=hint,
         category="environment",
         details={"model": entry.id},
     )

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from app.core.errors import ModelError
+from app.core.phrases import Phrase
 
 MAX_TURN_S = 900.0
 """The longest a turn may last (15 minutes), unless the idle timeout itself is longer."""
@@ -78,9 +79,17 @@ def stream_timeout(provider: str, turn_s: float) -> ModelError:
     """``ai.stream_timeout``: the turn went past its wall-clock limit."""
     return ModelError(
         "ai.stream_timeout",
-        f"The {provider} reply did not finish within {turn_s:g} s.",
-        hint="The server may be stuck in a loop; try again, or raise timeout_s in the catalog "
-        f"(a turn may last {TURN_FACTOR} times it, at most {MAX_TURN_S:g} s).",
+        Phrase.of(
+            "The {provider} reply did not finish within {turn_s:g} s.",
+            provider=provider,
+            turn_s=turn_s,
+        ),
+        hint=Phrase.of(
+            "The server may be stuck in a loop; try again, or raise timeout_s in the catalog "
+            "(a turn may last {factor} times it, at most {most:g} s).",
+            factor=TURN_FACTOR,
+            most=MAX_TURN_S,
+        ),
         details={"provider": provider, "limit_s": turn_s},
     )
 
@@ -89,20 +98,30 @@ def stream_idle(provider: str, idle_s: float) -> ModelError:
     """``ai.stream_idle``: nothing but keep-alives (or nothing at all) for ``idle_s``."""
     return ModelError(
         "ai.stream_idle",
-        f"The {provider} server sent no reply for {idle_s:g} s (only keep-alives, if anything).",
+        Phrase.of(
+            "The {provider} server sent no reply for {idle_s:g} s (only keep-alives, if anything).",
+            provider=provider,
+            idle_s=idle_s,
+        ),
         hint="The server may be overloaded; try again or raise timeout_s in the catalog.",
         retryable=True,
         details={"provider": provider, "limit_s": idle_s},
     )
 
 
-def stream_too_large(provider: str, what: str, limit: int) -> ModelError:
-    """``ai.stream_too_large``: a line, an event or the whole reply passed its cap."""
+def stream_too_large(provider: str, what: Phrase, limit: int) -> ModelError:
+    """``ai.stream_too_large``: a line, an event or the whole reply passed its cap (``what``:
+    ``a line``, ``an event`` or ``a reply``)."""
     return ModelError(
         "ai.stream_too_large",
-        f"The {provider} server sent {what} larger than {limit:,} bytes; the reply was dropped.",
+        Phrase.of(
+            "The {provider} server sent {what} larger than {limit:,} bytes; the reply was dropped.",
+            provider=provider,
+            what=what,
+            limit=limit,
+        ),
         hint="Check that the endpoint in the catalog is a chat completions server.",
-        details={"provider": provider, "what": what, "limit_bytes": limit},
+        details={"provider": provider, "what": what.english(), "limit_bytes": limit},
     )
 
 
@@ -122,16 +141,16 @@ async def bounded_lines(
     async for chunk in chunks:
         total += len(chunk)
         if total > limits.max_reply_bytes:
-            raise stream_too_large(provider, "a reply", limits.max_reply_bytes)
+            raise stream_too_large(provider, Phrase.of("a reply"), limits.max_reply_bytes)
         buffer += chunk
         start = 0
         while (end := buffer.find(b"\n", start)) >= 0:
             if end - start > limits.max_line_bytes:
-                raise stream_too_large(provider, "a line", limits.max_line_bytes)
+                raise stream_too_large(provider, Phrase.of("a line"), limits.max_line_bytes)
             yield buffer[start:end].decode("utf-8", "replace")
             start = end + 1
         del buffer[:start]
         if len(buffer) > limits.max_line_bytes:
-            raise stream_too_large(provider, "a line", limits.max_line_bytes)
+            raise stream_too_large(provider, Phrase.of("a line"), limits.max_line_bytes)
     if buffer:
         yield buffer.decode("utf-8", "replace")

@@ -24,6 +24,7 @@ import httpx
 from app.core.errors import ModelError
 from app.core.models.base import ModelEvent, StreamOptions
 from app.core.models.stream_limits import MAX_LINE_BYTES, StreamClock, stream_too_large
+from app.core.phrases import Phrase
 
 T = TypeVar("T")
 ERROR_BODY_BYTES = 64 << 10
@@ -106,7 +107,7 @@ async def sse_events(
         elif name == "data":
             size += len(value) + 1
             if size > max_event_chars:
-                raise stream_too_large(provider, "an event", max_event_chars)
+                raise stream_too_large(provider, Phrase.of("an event"), max_event_chars)
             data.append(value)
     if data:
         yield SSEEvent(event, "\n".join(data))
@@ -190,7 +191,11 @@ def status_error(provider: str, status: int, body: str) -> ModelError:
     if status in (401, 403):
         return ModelError(
             "ai.provider_auth",
-            f"The {provider} server refused the API key (HTTP {status}).",
+            Phrase.of(
+                "The {provider} server refused the API key (HTTP {status}).",
+                provider=provider,
+                status=status,
+            ),
             hint="Check the key in the keyring or the model's api_key_env variable.",
             category="permission",
             details=details,
@@ -198,14 +203,23 @@ def status_error(provider: str, status: int, body: str) -> ModelError:
     if status in (429, 529):
         return ModelError(
             "ai.provider_overloaded",
-            f"The {provider} server is busy (HTTP {status}); try again shortly.",
+            Phrase.of(
+                "The {provider} server is busy (HTTP {status}); try again shortly.",
+                provider=provider,
+                status=status,
+            ),
             retryable=True,
             details=details,
         )
     retryable = status in RETRYABLE_STATUS
     return ModelError(
         "ai.provider_failed",
-        f"The {provider} server answered HTTP {status}: {message[:200] or 'no details'}.",
+        Phrase.of(
+            "The {provider} server answered HTTP {status}: {why}.",
+            provider=provider,
+            status=status,
+            why=message[:200] or Phrase.of("no details"),
+        ),
         hint=None if retryable else "Check the model name and the endpoint in the catalog.",
         retryable=retryable,
         details=details,
@@ -231,7 +245,11 @@ def transport_error(provider: str, error: httpx.HTTPError, timeout_s: float) -> 
     if isinstance(error, httpx.TimeoutException):
         return ModelError(
             "ai.provider_timeout",
-            f"The {provider} server sent nothing for {timeout_s:g} s.",
+            Phrase.of(
+                "The {provider} server sent nothing for {timeout_s:g} s.",
+                provider=provider,
+                timeout_s=timeout_s,
+            ),
             hint="The server may be overloaded; try again or raise timeout_s in the catalog.",
             retryable=True,
             details=details,
@@ -239,14 +257,14 @@ def transport_error(provider: str, error: httpx.HTTPError, timeout_s: float) -> 
     if isinstance(error, httpx.ConnectError):
         return ModelError(
             "ai.provider_unreachable",
-            f"Cannot reach the {provider} server.",
+            Phrase.of("Cannot reach the {provider} server.", provider=provider),
             hint="Check that the server is running and the endpoint in the catalog is right.",
             retryable=True,
             details=details,
         )
     return ModelError(
         "ai.provider_failed",
-        f"The connection to the {provider} server failed mid-stream.",
+        Phrase.of("The connection to the {provider} server failed mid-stream.", provider=provider),
         retryable=True,
         details=details,
     )
@@ -256,7 +274,7 @@ def ended_early(provider: str) -> ModelError:
     """The error for a stream that ended without its closing event (a dropped connection)."""
     return ModelError(
         "ai.provider_failed",
-        f"The {provider} stream ended before the reply was complete.",
+        Phrase.of("The {provider} stream ended before the reply was complete.", provider=provider),
         retryable=True,
         details={"provider": provider, "reason": "stream_ended_early"},
     )

@@ -6,6 +6,7 @@ from typing import Literal, NotRequired, TypedDict
 
 from app.core.archive.model import Field, Section
 from app.core.errors import ToolError
+from app.core.phrases import Phrase
 from app.core.tools.base import ToolContext, ToolResult, tool
 from app.core.tools.resolve import (
     field_candidates,
@@ -173,7 +174,7 @@ async def dedalo_describe_node(ctx: ToolContext, tipo: str) -> ToolResult:
     if not matches:
         raise ToolError(
             "mcp.node_unknown",
-            f"There is no section or field with tipo {tipo!r}.",
+            Phrase.of("There is no section or field with tipo {tipo!r}.", tipo=tipo),
             hint="Use dedalo_resolve to find a tipo from a name.",
         )
     fld = matches[0]

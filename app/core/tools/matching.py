@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from app.core.archive.model import AuditInfo, RecordKey
 from app.core.archive.records import insert_record, next_id, normalize_values, write_audit
 from app.core.errors import ToolError
+from app.core.phrases import Phrase
 from app.core.tools.query import Compiled, Filter, compile_filters, matching_ids, run_search
 
 if TYPE_CHECKING:
@@ -54,7 +55,12 @@ def ambiguous(
     names = ", ".join(f"{c['label'] or '…'} ({section_tipo}/{c['section_id']})" for c in candidates)
     return ToolError(
         "mcp.match_ambiguous",
-        f"{len(found)} records of {section_tipo} match: {names}.",
+        Phrase.of(
+            "{n} records of {section} match: {names}.",
+            n=len(found),
+            section=section_tipo,
+            names=names,
+        ),
         hint="Match on more fields, or name the record to use by its id.",
         category="conflict",
         details={"section_tipo": section_tipo, "candidates": candidates},

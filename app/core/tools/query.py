@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from app.core.archive.model import Record
 from app.core.archive.records import row_to_record
 from app.core.errors import ArchiveError, ToolError
+from app.core.phrases import Phrase
 from app.core.tools.resolve import fold, names_section, resolve_field, resolve_tipo_path
 
 if TYPE_CHECKING:
@@ -239,8 +240,12 @@ def _link_condition(
             )
     raise ToolError(
         "mcp.invalid_filter",
-        f"On the relation field {field_tipo} use equals {{section_tipo, section_id}}, exists or "
-        f"missing (got {op!r}).",
+        Phrase.of(
+            "On the relation field {field} use equals {{section_tipo, section_id}}, exists or "
+            "missing (got {op!r}).",
+            field=field_tipo,
+            op=op,
+        ),
         hint="To filter on the linked records' values, continue the path into their fields.",
     )
 
@@ -261,7 +266,9 @@ def _value_condition(out: Compiled, alias: str, field_tipo: str, op: str, flt: F
 def _comparison(out: Compiled, op: str, value: Any) -> str:
     if value is None:
         raise ToolError(
-            "mcp.invalid_filter", f"The filter op {op!r} needs a value.", hint="Add a value."
+            "mcp.invalid_filter",
+            Phrase.of("The filter op {op!r} needs a value.", op=op),
+            hint="Add a value.",
         )
     forms = out.sql_forms
     if op in ("contains", "starts_with"):
@@ -289,7 +296,9 @@ def _comparison(out: Compiled, op: str, value: Any) -> str:
                 number = f"CAST({number} AS numeric)"
             return f"{forms.is_number} AND {forms.number} {sign} {number}"
         return f"{forms.text} {sign} {out.param(str(value))}"
-    raise ToolError("mcp.invalid_filter", f"Unknown filter op {op!r}.", hint="See the schema.")
+    raise ToolError(
+        "mcp.invalid_filter", Phrase.of("Unknown filter op {op!r}.", op=op), hint="See the schema."
+    )
 
 
 def _fold_sql(value: Any) -> str | None:

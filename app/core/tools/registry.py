@@ -17,6 +17,7 @@ from typing import Any
 from app.core.archive.ids import check_ids, lone_surrogate_at
 from app.core.errors import ArxiuError
 from app.core.models.base import ToolSpec
+from app.core.phrases import Phrase
 from app.core.tools.base import (
     EGRESS_CLASSES,
     EgressClass,
@@ -111,7 +112,7 @@ class ToolRegistry:
         if found is None:
             raise ArxiuError(
                 "mcp.tool_unknown",
-                f"There is no tool called {name!r}.",
+                Phrase.of("There is no tool called {name!r}.", name=name),
                 hint="Call one of the tools offered to you.",
                 category="input",
             )
@@ -154,7 +155,12 @@ class ToolRegistry:
         if where is not None:
             raise ArxiuError(
                 "mcp.invalid_args",
-                f"Invalid arguments for {name}: {where} holds a lone surrogate, which is not text.",
+                Phrase.of(
+                    "Invalid arguments for {name}: {where} holds a lone surrogate, "
+                    "which is not text.",
+                    name=name,
+                    where=where,
+                ),
                 hint="Send the text as valid Unicode.",
                 category="input",
                 details={"problems": [f"{where}: lone surrogate"]},
@@ -164,7 +170,11 @@ class ToolRegistry:
         if problems or not isinstance(fixed, dict):
             raise ArxiuError(
                 "mcp.invalid_args",
-                f"Invalid arguments for {name}: " + "; ".join(problems[:8]),
+                Phrase.of(
+                    "Invalid arguments for {name}: {problems}",
+                    name=name,
+                    problems="; ".join(problems[:8]),
+                ),
                 hint="Fix the arguments to match the tool's schema and call it again.",
                 category="input",
                 details={"problems": problems},

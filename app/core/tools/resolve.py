@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from app.core.archive.model import Field, Section
 from app.core.errors import ToolError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -136,7 +137,7 @@ def resolve_section(archive: Archive, name: str, lang: str = "lg-eng") -> Sectio
         ]
     raise ToolError(
         "mcp.section_unknown",
-        f"No single section is called {name!r}." + _listing(candidates),
+        _listing(Phrase.of("No single section is called {name!r}.", name=name), candidates),
         hint="Pick one of the candidates by tipo, or list the sections.",
         details={"name": name, "candidates": [c.to_dict() for c in candidates]},
     )
@@ -163,7 +164,14 @@ def resolve_field(archive: Archive, section_tipo: str, name: str, lang: str = "l
         ]
     raise ToolError(
         "mcp.field_unknown",
-        f"Section {section_tipo} has no single field called {name!r}." + _listing(candidates),
+        _listing(
+            Phrase.of(
+                "Section {section} has no single field called {name!r}.",
+                section=section_tipo,
+                name=name,
+            ),
+            candidates,
+        ),
         hint="Use one of the candidates' tipos, or describe the section to see its fields.",
         details={
             "section_tipo": section_tipo,
@@ -173,11 +181,12 @@ def resolve_field(archive: Archive, section_tipo: str, name: str, lang: str = "l
     )
 
 
-def _listing(candidates: list[Candidate]) -> str:
+def _listing(lead: Phrase, candidates: list[Candidate]) -> Phrase:
+    """``lead``, followed by the candidates when there are any."""
     if not candidates:
-        return ""
+        return lead
     names = ", ".join(f"{c.label} ({c.tipo})" for c in candidates)
-    return f" Candidates: {names}."
+    return Phrase.of("{lead} Candidates: {names}.", lead=lead, names=names)
 
 
 def split_label_path(path: str) -> list[str]:
@@ -209,7 +218,10 @@ def resolve_tipo_path(archive: Archive, parts: list[str], lang: str = "lg-eng") 
         if current is None:
             raise ToolError(
                 "mcp.path_invalid",
-                f"The path continues after {out[-1]}, which is not a relation field.",
+                Phrase.of(
+                    "The path continues after {field}, which is not a relation field.",
+                    field=out[-1],
+                ),
                 hint="Only relation (portal) fields lead into another section.",
             )
         if expect_target and names_section(archive, part, current):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from app.core.archive.media import add_media
 from app.core.archive.model import NEUTRAL_LANG, Locator, RecordKey
 from app.core.errors import ToolError
+from app.core.phrases import Phrase
 from app.core.tools.base import ToolContext, ToolLookup, ToolResult, tool
 from app.core.tools.matching import find_or_create
 from app.core.tools.write_checks import (
@@ -365,7 +366,9 @@ def validate_write_args(
     if registered.egress != "write" or tool_name not in CHECKS:
         raise ToolError(
             "mcp.not_write_tool",
-            f"{tool_name} is not a write tool and cannot be part of a change plan.",
+            Phrase.of(
+                "{tool} is not a write tool and cannot be part of a change plan.", tool=tool_name
+            ),
             hint="A change plan's ops use the write tools only.",
         )
     given = dict(args) if isinstance(args, dict) else args

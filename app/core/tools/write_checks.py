@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
 from app.core.errors import ToolError
+from app.core.phrases import Phrase
 from app.core.tools.resolve import resolve_field, resolve_section
 
 if TYPE_CHECKING:
@@ -41,7 +42,11 @@ def writable_section(archive: Archive, name: str, lang: str = "lg-eng") -> Secti
     if not section.writable:
         raise ToolError(
             "mcp.section_not_writable",
-            f"The assistant may not change records of {section.label(lang)} ({section.tipo}).",
+            Phrase.of(
+                "The assistant may not change records of {label} ({tipo}).",
+                label=section.label(lang),
+                tipo=section.tipo,
+            ),
             hint="Only sections marked writable in the settings accept changes.",
             category="permission",
             details={"section_tipo": section.tipo},
@@ -64,7 +69,11 @@ def _locator(fld: Field, value: Any) -> dict[str, object]:
         return {"section_tipo": str(value["section_tipo"]), "section_id": int(value["section_id"])}
     raise ToolError(
         "mcp.invalid_value",
-        f"{fld.label()} ({fld.tipo}) is a relation: give {{section_tipo, section_id}} locators.",
+        Phrase.of(
+            "{label} ({tipo}) is a relation: give {{section_tipo, section_id}} locators.",
+            label=fld.label(),
+            tipo=fld.tipo,
+        ),
         hint='Find the record to link first (or, in a plan, use {"ref": op_id} of the op '
         "that finds or creates it).",
     )
@@ -121,7 +130,9 @@ def relation_field(archive: Archive, section_tipo: str, name: str, lang: str) ->
     if fld.kind != "relation":
         raise ToolError(
             "mcp.field_not_relation",
-            f"{fld.label(lang)} ({fld.tipo}) is not a relation field.",
+            Phrase.of(
+                "{label} ({tipo}) is not a relation field.", label=fld.label(lang), tipo=fld.tipo
+            ),
             hint="Portal links go in relation fields; describe the section to find one.",
         )
     return fld
@@ -134,16 +145,25 @@ def check_target(archive: Archive, fld: Field, target: Any) -> None:
     if not isinstance(target, dict) or not {"section_tipo", "section_id"} <= set(target):
         raise ToolError(
             "mcp.invalid_target",
-            f"{fld.label()} ({fld.tipo}) links records: give a {{section_tipo, section_id}} "
-            "locator.",
+            Phrase.of(
+                "{label} ({tipo}) links records: give a {{section_tipo, section_id}} locator.",
+                label=fld.label(),
+                tipo=fld.tipo,
+            ),
             hint="Find the record to link first.",
         )
     tipo = str(target.get("section_tipo"))
     if fld.target_section and tipo != fld.target_section:
         raise ToolError(
             "mcp.invalid_target",
-            f"{fld.label()} ({fld.tipo}) links to {fld.target_section} records, not {tipo}.",
-            hint=f"Link a record of {fld.target_section}.",
+            Phrase.of(
+                "{label} ({tipo}) links to {target} records, not {given}.",
+                label=fld.label(),
+                tipo=fld.tipo,
+                target=fld.target_section,
+                given=tipo,
+            ),
+            hint=Phrase.of("Link a record of {target}.", target=fld.target_section),
         )
     archive.get_record(RecordKey(tipo, int(target["section_id"])))
 
@@ -194,7 +214,9 @@ def check_find_or_create(archive: Archive, args: Args, lang: str) -> Args:
         ):
             raise ToolError(
                 "mcp.invalid_args",
-                f"The match value of {tipo} must be a single text, number or locator.",
+                Phrase.of(
+                    "The match value of {tipo} must be a single text, number or locator.", tipo=tipo
+                ),
                 hint="Match on one value per field.",
             )
     values = resolve_values(archive, section.tipo, args.get("set") or {}, lang)
@@ -236,12 +258,16 @@ def check_upload(archive: Archive, args: Args, lang: str) -> Args:
     if fld.kind != "media":
         raise ToolError(
             "mcp.field_not_media",
-            f"{fld.label(lang)} ({fld.tipo}) is not a media field.",
+            Phrase.of(
+                "{label} ({tipo}) is not a media field.", label=fld.label(lang), tipo=fld.tipo
+            ),
             hint="Describe the section to find its media field.",
         )
     if not Path(args["path"]).expanduser().is_file():
         raise ToolError(
-            "mcp.media_missing", f"There is no file at {args['path']}.", hint="Check the path."
+            "mcp.media_missing",
+            Phrase.of("There is no file at {path}.", path=str(args["path"])),
+            hint="Check the path.",
         )
     return {**out, "field": fld.tipo}
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.archive.ids import check_ids, in_range
 from app.core.archive.model import Link, RecordKey
 from app.core.errors import ArchiveError, ArxiuError, ToolError
+from app.core.phrases import Phrase
 from app.core.tools.write_checks import refs_in_value
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def linked_refused(key: RecordKey, open_linkers: list[Link]) -> ArchiveError:
     linkers only, and words that count none."""
     return ArchiveError(
         "archive.record_linked",
-        f"Record {key} cannot be deleted: other records link to it.",
+        Phrase.of("Record {key} cannot be deleted: other records link to it.", key=str(key)),
         hint="Unlink it from those records first, or delete it with the unlink option.",
         category="conflict",
         details={

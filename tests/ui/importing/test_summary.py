@@ -53,15 +53,34 @@ def test_the_skips_are_said_in_the_ui_language(imported: ImportSummary, ui_lang:
     assert [line for line in lines if line.startswith("  fons.csv")] == list(SKIPS[ui_lang])
 
 
-@pytest.mark.parametrize("ui_lang", ["ca", "es"], indirect=True)
+ENDED_EARLY = {
+    "en": "fons.csv ends early: the file ends inside a quoted cell of the row on line 3; the rows "
+    "before it were read.",
+    "ca": "El fitxer s'acaba abans d'hora: fons.csv s'acaba abans d'hora: el fitxer s'acaba dins "
+    "d'una cel·la entre cometes de la fila de la línia 3; s'han llegit les files anteriors. "
+    "Potser el fitxer ha quedat tallat; torna'l a exportar o a copiar.",
+    "es": "El archivo termina antes de tiempo: fons.csv termina antes de tiempo: el archivo "
+    "termina dentro de una celda entre comillas de la fila de la línea 3; se han leído las filas "
+    "anteriores. Puede que el archivo haya quedado cortado; vuelve a exportarlo o a copiarlo.",
+}
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
 def test_an_import_that_stopped_names_its_error_in_the_ui_language(
-    imported: ImportSummary, ui_lang: str, tmp_path: Path
+    ui_lang: str, tmp_path: Path
 ) -> None:
-    message = "fons.csv ends early: the file ends inside a quoted cell of the row on line 9."
-    stopped = ImportSummary(kind="csv", path=str(tmp_path))
-    stopped.error = ImportFailed("import.truncated", message)
-    label = {"ca": "El fitxer s'acaba abans d'hora", "es": "El archivo termina antes de tiempo"}
-    assert summary_text(stopped).splitlines()[-1] == f"{label[ui_lang]}: {message}"
+    """A real CSV that ends inside a quoted cell: the error's label, message and hint are all in
+    the UI's language."""
+    path = tmp_path / "fons.csv"
+    path.write_text('Identifier,Title\nr1,Carta\nr2,"Plànol del pantà\n', encoding="utf-8")
+    with open_archive(tmp_path / "archive", create=True) as archive:
+        stopped = import_dataset(archive, "csv", path, options=ImportOptions())
+    assert stopped.error is not None and stopped.error.code == "import.truncated"
+    last = summary_text(stopped).splitlines()[-1]
+    if ui_lang == "en":
+        assert last.startswith(ENDED_EARLY["en"])
+    else:
+        assert last == ENDED_EARLY[ui_lang]
 
 
 @pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)

@@ -30,6 +30,7 @@ from app.core.archive.exporters.base import (
     ExportSummary,
 )
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -57,8 +58,8 @@ def exporter(fmt: str) -> Exporter:
     if module is None:
         raise ArxiuError(
             "export.format_unknown",
-            f"There is no exporter for {fmt!r}.",
-            hint="Use one of: " + ", ".join(FORMATS) + ".",
+            Phrase.of("There is no exporter for {fmt!r}.", fmt=fmt),
+            hint=Phrase.of("Use one of: {formats}.", formats=", ".join(FORMATS)),
             category="input",
         )
     loaded = importlib.import_module(f"{__name__}.{module}")

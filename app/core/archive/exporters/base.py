@@ -81,7 +81,7 @@ def require_section(archive: Archive, tipo: str) -> None:
     if not archive.has_section(tipo):
         raise ArxiuError(
             "export.section_unknown",
-            f"The archive has no section {tipo!r}.",
+            Phrase.of("The archive has no section {tipo!r}.", tipo=tipo),
             hint="`arxiu archive info` lists the sections.",
             category="input",
         )
@@ -93,7 +93,7 @@ def require_record(archive: Archive, key: RecordKey) -> Record:
     if record is None:
         raise ArxiuError(
             "export.record_unknown",
-            f"There is no record {key}.",
+            Phrase.of("There is no record {key}.", key=str(key)),
             category="input",
         )
     return record
@@ -152,6 +152,6 @@ def unwritable(out: Path, exc: OSError) -> ArxiuError:
     """The ``export.unwritable`` error for ``out``, which ``exc`` kept from being written."""
     return ArxiuError(
         "export.unwritable",
-        f"Cannot write to {out}: {exc.strerror or exc}.",
+        Phrase.of("Cannot write to {out}: {why}.", out=str(out), why=exc.strerror or str(exc)),
         category="environment",
     )

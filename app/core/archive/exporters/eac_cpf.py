@@ -114,9 +114,16 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
     if request.section != AGENTS:
         raise ArxiuError(
             "export.section_unsupported",
-            f"EAC-CPF describes persons, families and corporate bodies ({AGENTS}), "
-            f"not {request.section!r}.",
-            hint=f"Export --section {AGENTS}, or use dc, csv or json for other sections.",
+            Phrase.of(
+                "EAC-CPF describes persons, families and corporate bodies ({agents}), "
+                "not {section!r}.",
+                agents=AGENTS,
+                section=request.section,
+            ),
+            hint=Phrase.of(
+                "Export --section {agents}, or use dc, csv or json for other sections.",
+                agents=AGENTS,
+            ),
             category="input",
         )
     single = request.record is not None and request.out.suffix.lower() == ".xml"

@@ -161,8 +161,11 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
     if request.section != crosswalk.SECTION:
         raise ArxiuError(
             "export.section_unsupported",
-            f"EAD3 export writes archival descriptions ({crosswalk.SECTION}), "
-            f"not {request.section!r}.",
+            Phrase.of(
+                "EAD3 export writes archival descriptions ({descriptions}), not {section!r}.",
+                descriptions=crosswalk.SECTION,
+                section=request.section,
+            ),
             hint="Export other sections as csv, json or dc.",
             category="input",
         )

@@ -49,6 +49,7 @@ from app.core.archive.importers.poilus import import_poilus
 from app.core.archive.importers.tabular import import_csv, import_table
 from app.core.archive.importers.tate import import_tate
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -116,8 +117,8 @@ def run_import(
     if importer is None:
         raise ImportFailed(
             "import.kind_unknown",
-            f"There is no importer for {kind!r}.",
-            hint="Use one of: " + ", ".join(KINDS) + ".",
+            Phrase.of("There is no importer for {kind!r}.", kind=kind),
+            hint=Phrase.of("Use one of: {kinds}.", kinds=", ".join(KINDS)),
         )
     start = time.perf_counter()
     with collector_paused():  # see .collector: a fifth of the CPU of an import of EAD

@@ -20,7 +20,7 @@ from app.core.archive import records
 from app.core.archive.bulk import NewRecord, UpsertResult
 from app.core.archive.importers.reading import BadRow, JsonlReader, count_lines
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
-from app.core.errors import ImportFailed
+from app.core.errors import ArxiuError, ImportFailed
 from app.core.json_types import JsonObject
 from app.core.phrases import Phrase, PhraseParam
 
@@ -92,6 +92,15 @@ class Skip:
         """A skip of ``file``'s ``line`` whose reason is ``template`` filled with ``params``."""
         phrase = Phrase.of(template, **params)
         return cls(line, phrase.english(), file, code, phrase)
+
+    @classmethod
+    def of_error(cls, line: int, file: str, error: ArxiuError) -> Skip:
+        """A skip of ``file``'s ``line`` for a coded error: its code, its message as the reason
+        (its phrase too, where it was raised with one, so the reason is said in the person's
+        language)."""
+        words = error.message_words
+        phrase = words if isinstance(words, Phrase) else None
+        return cls(line, error.message, file, error.code, phrase)
 
     def to_dict(self) -> JsonObject:
         """The skip as JSON: line, reason, file and code, and the reason's template and

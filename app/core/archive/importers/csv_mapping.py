@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from app.core.errors import ImportFailed
 from app.core.json_types import JsonObject, JsonValue
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -490,13 +491,14 @@ class ColumnMapping:
         )
 
 
-def _invalid(why: str) -> ImportFailed:
+def _invalid(why: str | Phrase) -> ImportFailed:
     return ImportFailed(
         "import.mapping_invalid",
-        f"The column mapping is not valid: {why}.",
-        hint='Write {"columns": [{"column": "Títol", "role": "title"}, ...]}; roles: '
-        + ", ".join(ROLES)
-        + ".",
+        Phrase.of("The column mapping is not valid: {why}.", why=why),
+        hint=Phrase.of(
+            'Write {{"columns": [{{"column": "Títol", "role": "title"}}, ...]}}; roles: {roles}.',
+            roles=", ".join(ROLES),
+        ),
     )
 
 
@@ -504,17 +506,19 @@ def _given_rules(data: JsonValue) -> dict[str, JsonObject]:
     """The mapping's rules by folded column name (each checked for a name, role and lang)."""
     columns = data.get("columns") if isinstance(data, dict) else None
     if not isinstance(columns, list):
-        raise _invalid("expected an object with a list 'columns'")
+        raise _invalid(Phrase.of("expected an object with a list 'columns'"))
     given: dict[str, JsonObject] = {}
     for item in columns:
         column = item.get("column") if isinstance(item, dict) else None
         if not isinstance(item, dict) or not isinstance(column, str):
-            raise _invalid("each column needs a 'column' name")
+            raise _invalid(Phrase.of("each column needs a 'column' name"))
         if item.get("role", "text") not in ROLES:
-            raise _invalid(f"unknown role {item.get('role')!r}")
+            raise _invalid(Phrase.of("unknown role {role}", role=repr(item.get("role"))))
         lang = item.get("lang")
         if lang is not None and not (isinstance(lang, str) and _LANG_TAG.match(lang)):
-            raise _invalid(f"'lang' must be a code like lg-cat, not {lang!r}")
+            raise _invalid(
+                Phrase.of("'lang' must be a code like lg-cat, not {lang}", lang=repr(lang))
+            )
         given[compact(column)] = item
     return given
 
@@ -615,11 +619,11 @@ def _labels(header: str, names: _Names) -> dict[str, str]:
 def load_mapping_file(data: bytes, header: list[str]) -> ColumnMapping:
     """The mapping in a ``--mapping`` JSON file's bytes, for ``header``."""
     if len(data) > MAX_MAPPING_BYTES:
-        raise _invalid("the file is too large")
+        raise _invalid(Phrase.of("the file is too large"))
     try:
         parsed = json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise _invalid(f"not JSON ({exc})") from exc
+        raise _invalid(Phrase.of("not JSON ({why})", why=str(exc))) from exc
     return ColumnMapping.from_json(parsed, header)
 
 

@@ -89,6 +89,7 @@ from app.core.archive.importers.xml_input import read_xml, xml_files
 from app.core.archive.language import guess_import_lang
 from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -369,7 +370,7 @@ def dc_page(
         try:
             out.append(dc_record(element, authorities, items=items))
         except ImportFailed as exc:
-            out.append(Skip(line_of(element), exc.message, "", exc.code))
+            out.append(Skip.of_error(line_of(element), "", exc))
     return out
 
 
@@ -396,10 +397,14 @@ def dc_record(
     if identifier:
         header = Header(identifier, header.datestamp, header.deleted, header.sets)
     if header.deleted:
-        raise ImportFailed(DELETED, f"record {header.identifier!r} is marked deleted")
+        raise ImportFailed(
+            DELETED, Phrase.of("record {id!r} is marked deleted", id=header.identifier)
+        )
     dc = dc_of(element)
     if dc is None:
-        raise ImportFailed(NOT_DC, f"record {header.identifier!r} holds no oai_dc:dc")
+        raise ImportFailed(
+            NOT_DC, Phrase.of("record {id!r} holds no oai_dc:dc", id=header.identifier)
+        )
     items = dc_items(dc) if items is None else items
     external_id = header.identifier or next(
         (i.text for i in items if i.element == "identifier"), ""

@@ -112,6 +112,7 @@ from app.core.archive.importers.safe_xml import Element, attr, child, local, tex
 from app.core.archive.language import guess_import_lang
 from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -199,7 +200,7 @@ def ead_files(path: Path) -> list[Path]:
         return sorted(p for p in path.rglob("*.xml") if p.is_file())
     raise ImportFailed(
         "import.file_missing",
-        f"There is no EAD file or folder at {path}.",
+        Phrase.of("There is no EAD file or folder at {path}.", path=str(path)),
         hint="Give an EAD .xml file or a folder of them.",
         details={"path": str(path)},
     )
@@ -211,7 +212,7 @@ def _documents(file: Path, summary: ImportSummary) -> list[Element]:
         root = safe_xml.parse_file(file)
     except ImportFailed as exc:
         line = exc.line
-        summary.skipped.append(Skip(line, exc.message, file.name, exc.code))
+        summary.skipped.append(Skip.of_error(line, file.name, exc))
         return []
     found = [root] if local(root) == "ead" else list(safe_xml.descendants(root, "ead"))
     if not found:

@@ -93,6 +93,7 @@ from app.core.archive.media import add_media, file_sha256, media_of
 from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ArchiveError, ImportFailed
 from app.core.json_types import JsonList, JsonObject, as_list
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -266,7 +267,11 @@ def _walk(root: Path, scan: FolderScan) -> Iterator[tuple[str, Path]]:
 def _too_many(rel: str) -> ImportFailed:
     return ImportFailed(
         "import.too_many_files",
-        f"The folder holds more than {MAX_FILES:,} files; the import stopped before {rel}.",
+        Phrase.of(
+            "The folder holds more than {most:,} files; the import stopped before {rel}.",
+            most=MAX_FILES,
+            rel=rel,
+        ),
         hint="Import its subfolders one at a time.",
         details={"stopped_at": rel, "max_files": MAX_FILES},
     )
@@ -447,12 +452,14 @@ def folder_root(path: Path) -> Path:
     """
     if not path.exists():
         raise ImportFailed(
-            "import.file_missing", f"There is no folder at {path}.", hint="Check the path."
+            "import.file_missing",
+            Phrase.of("There is no folder at {path}.", path=str(path)),
+            hint="Check the path.",
         )
     if not path.is_dir():
         raise ImportFailed(
             "import.not_a_folder",
-            f"{path} is a file; this import reads a folder of files.",
+            Phrase.of("{path} is a file; this import reads a folder of files.", path=str(path)),
             hint="Choose the folder that holds the files.",
         )
     return path.resolve()
@@ -570,7 +577,7 @@ def ctx_attacher(ctx: _Context) -> AfterFlush:
                 ctx.summary.media += 1
             except ArchiveError as exc:
                 ctx.summary.media_missing += 1
-                ctx.summary.skipped.append(Skip(0, exc.message, rel, exc.code))
+                ctx.summary.skipped.append(Skip.of_error(0, rel, exc))
 
     return attach
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from app.core.archive.importers.safe_xml import local, parse_bytes, text_of
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 MAX_PIXELS = 89_478_485
 """Pillow's default decompression-bomb threshold (about 0.25 GB of RGBA), fixed here."""
@@ -91,18 +92,31 @@ def read_image(path: Path) -> ImageMeta:
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise ImportFailed(
             BROKEN,
-            f"{path.name} cannot be read as an image: {exc}",
+            Phrase.of("{name} cannot be read as an image: {why}", name=path.name, why=str(exc)),
             hint="Open it in an image viewer and save it again.",
             details={"path": str(path)},
         ) from exc
 
 
 def _bomb(path: Path, width: int, height: int) -> ImportFailed:
-    size = f" ({width} x {height} pixels)" if width else ""
+    if width:
+        message = Phrase.of(
+            "{name} is too large an image to open safely ({width} x {height} pixels): "
+            "a decompression bomb?",
+            name=path.name,
+            width=width,
+            height=height,
+        )
+    else:
+        message = Phrase.of(
+            "{name} is too large an image to open safely: a decompression bomb?", name=path.name
+        )
     return ImportFailed(
         BOMB,
-        f"{path.name} is too large an image to open safely{size}: a decompression bomb?",
-        hint=f"Images of up to {MAX_PIXELS:,} pixels are imported; scale it down first.",
+        message,
+        hint=Phrase.of(
+            "Images of up to {most:,} pixels are imported; scale it down first.", most=MAX_PIXELS
+        ),
         details={"path": str(path), "max_pixels": MAX_PIXELS},
     )
 

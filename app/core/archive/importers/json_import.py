@@ -51,6 +51,7 @@ from app.core.json_types import (
     object_or_empty,
     opt_str,
 )
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -85,10 +86,10 @@ class _Docs:
     layouts: JsonObject = field(default_factory=dict)
 
 
-def _malformed(file: str, why: str) -> ImportFailed:
+def _malformed(file: str, why: str | Phrase) -> ImportFailed:
     return ImportFailed(
         MALFORMED,
-        f"{file} is not an Arxiu JSON export: {why}.",
+        Phrase.of("{file} is not an Arxiu JSON export: {why}.", file=file, why=why),
         hint='An export starts {"arxiu_export": 1, ...} (arxiu export json).',
         details={"file": file},
     )
@@ -100,12 +101,12 @@ def load_document(path: Path) -> JsonObject:
     try:
         doc = json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise _malformed(path.name, f"not JSON ({str(exc)[:200]})") from exc
+        raise _malformed(path.name, Phrase.of("not JSON ({why})", why=str(exc)[:200])) from exc
     if not isinstance(doc, dict) or doc.get("arxiu_export") != 1:
-        raise _malformed(path.name, "no 'arxiu_export': 1")
+        raise _malformed(path.name, Phrase.of("no 'arxiu_export': 1"))
     for key in ("sections", "fields", "records"):
         if not isinstance(doc.get(key), list):
-            raise _malformed(path.name, f"'{key}' is not a list")
+            raise _malformed(path.name, Phrase.of("'{key}' is not a list", key=key))
     return doc
 
 
@@ -159,7 +160,9 @@ def _read(doc: JsonObject, file: str, docs: _Docs, summary: ImportSummary) -> No
             definition = _field(item)
             docs.fields.setdefault(definition.tipo, definition)
     except (KeyError, TypeError, ValueError) as exc:
-        raise _malformed(file, f"a section or field definition lacks {exc}") from exc
+        raise _malformed(
+            file, Phrase.of("a section or field definition lacks {what}", what=str(exc))
+        ) from exc
     layouts = doc.get("csv_layouts")
     if isinstance(layouts, dict):
         docs.layouts.update((k, v) for k, v in layouts.items() if str(k).startswith(META_PREFIX))
@@ -197,7 +200,10 @@ def _files(path: Path) -> list[Path]:
     if path.is_dir():
         files = sorted(p for p in path.glob("*.json") if p.is_file())
         if not files:
-            raise ImportFailed("import.file_missing", f"There is no *.json file in {path}.")
+            raise ImportFailed(
+                "import.file_missing",
+                Phrase.of("There is no *.json file in {path}.", path=str(path)),
+            )
         return files
     return [path]
 
@@ -214,7 +220,7 @@ def import_json(archive: Archive, path: Path, progress: ProgressFn | None = None
         except ImportFailed as exc:
             if len(files) == 1:
                 raise
-            summary.skipped.append(Skip(0, exc.message, file.name, exc.code))
+            summary.skipped.append(Skip.of_error(0, file.name, exc))
             continue
         _read(doc, file.name, docs, summary)
     _ensure_schema(archive, docs)

@@ -204,7 +204,7 @@ def harvest(
     if from_date is not None and not _DATE.match(from_date):
         raise ImportFailed(
             "import.oai_bad_date",
-            f"{from_date!r} is not an OAI-PMH date.",
+            Phrase.of("{date!r} is not an OAI-PMH date.", date=from_date),
             hint="Use YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC).",
             details={"from": from_date},
         )
@@ -268,7 +268,9 @@ def crosswalk_for(prefix: str) -> Crosswalk:
     if crosswalk is None:
         raise ImportFailed(
             "import.oai_format_unsupported",
-            f"Arxiu cannot read records in the metadata format {prefix!r}.",
+            Phrase.of(
+                "Arxiu cannot read records in the metadata format {prefix!r}.", prefix=prefix
+            ),
             hint="Harvest with --metadata-prefix oai_dc (every repository offers it), "
             "or ead/oai_ead for finding aids.",
             details={"metadata_prefix": prefix},
@@ -330,7 +332,9 @@ def _page(state: _Harvest, fetch: _Fetcher, params: dict[str, str]) -> dict[str,
     if value in state.tokens:
         raise ImportFailed(
             "import.oai_token_loop",
-            f"{where}: the repository sent a resumption token it had sent before.",
+            Phrase.of(
+                "{where}: the repository sent a resumption token it had sent before.", where=where
+            ),
             hint="The repository's list does not end; what was harvested so far is kept.",
             category="provider",
             details={"where": where},
@@ -462,9 +466,21 @@ def oai_error(error: Element, where: str, params: dict[str, str]) -> ImportFaile
         "badResumptionToken": "Harvest again: the repository forgot where the list was.",
         "idDoesNotExist": "Check the record's identifier.",
     }
+    answer: str | Phrase = code or Phrase.of("an error")
+    if text:
+        message = Phrase.of(
+            "{where}: the repository answered {answer}: {text}",
+            where=where,
+            answer=answer,
+            text=text,
+        )
+    else:
+        message = Phrase.of(
+            "{where}: the repository answered {answer}.", where=where, answer=answer
+        )
     return ImportFailed(
         ERROR_CODES.get(code, "import.oai_error"),
-        f"{where}: the repository answered {code or 'an error'}" + (f": {text}" if text else "."),
+        message,
         hint=hints.get(code, "Check the base URL and the options."),
         category="provider",
         details={"oai_code": code, "where": where, "request": asked},
@@ -474,7 +490,7 @@ def oai_error(error: Element, where: str, params: dict[str, str]) -> ImportFaile
 def _bad_url(url: str) -> ImportFailed:
     return ImportFailed(
         "import.oai_bad_url",
-        f"{url!r} is not the address of an OAI-PMH repository.",
+        Phrase.of("{url!r} is not the address of an OAI-PMH repository.", url=url),
         hint="Give the repository's base URL, such as https://example.org/oai.",
         details={"url": url},
     )
@@ -483,7 +499,7 @@ def _bad_url(url: str) -> ImportFailed:
 def _not_oai(where: str) -> ImportFailed:
     return ImportFailed(
         "import.oai_not_oai",
-        f"{where} is XML but not the OAI-PMH answer that was asked for.",
+        Phrase.of("{where} is XML but not the OAI-PMH answer that was asked for.", where=where),
         hint="Check that the URL is the repository's OAI-PMH base URL.",
         category="provider",
         details={"where": where},
@@ -545,7 +561,12 @@ class _Fetcher:
                 self.sleep(self._delay(attempt, wait))
         raise ImportFailed(
             "import.oai_unreachable",
-            f"{where}: the repository did not answer after {self.policy.attempts} tries ({last}).",
+            Phrase.of(
+                "{where}: the repository did not answer after {attempts} tries ({last}).",
+                where=where,
+                attempts=self.policy.attempts,
+                last=last,
+            ),
             hint="Try again later; what was harvested so far is kept.",
             category="environment",
             retryable=True,
@@ -595,7 +616,7 @@ def retry_after_s(headers: httpx.Headers, now: datetime | None = None) -> float 
 def _http_error(where: str, status: int) -> ImportFailed:
     return ImportFailed(
         "import.oai_http",
-        f"{where}: the repository answered HTTP {status}.",
+        Phrase.of("{where}: the repository answered HTTP {status}.", where=where, status=status),
         hint="Check the base URL.",
         category="provider",
         details={"where": where, "status": status},

@@ -93,6 +93,7 @@ from app.core.archive.importers.transcripts import parse_vtt, timecode, timecode
 from app.core.archive.language import guess_import_lang
 from app.core.archive.model import NEUTRAL_LANG, RecordKey
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -263,7 +264,7 @@ def ohms_files(path: Path) -> list[Path]:
     if not files:
         raise ImportFailed(
             "import.file_missing",
-            f"There is no OHMS XML file at {path}.",
+            Phrase.of("There is no OHMS XML file at {path}.", path=str(path)),
             hint="Choose an OHMS .xml export or the folder that holds them.",
             details={"path": str(path)},
         )
@@ -633,7 +634,7 @@ def _read_all(
             root = parse_file(file)
         except ImportFailed as exc:
             line = exc.line
-            summary.skipped.append(Skip(line, exc.message, file.name, exc.code))
+            summary.skipped.append(Skip.of_error(line, file.name, exc))
             continue
         found = read_interviews(root, file.name)
         if not found:

@@ -33,6 +33,7 @@ from typing import Any
 
 from app.core.archive.importers.text_files import read_limited
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 MAX_PDF_BYTES = 512 << 20
 MAX_PAGES = 5000
@@ -152,19 +153,23 @@ def _reader(data: bytes, path: Path) -> Any:
     from pypdf.errors import PyPdfError
 
     if not data.lstrip()[:5].startswith(b"%PDF"):
-        raise _broken(path, "it does not start with %PDF")
+        raise _broken(path, Phrase.of("it does not start with %PDF"))
     try:
         return PdfReader(io.BytesIO(data), strict=False)
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         raise _broken(path, str(exc) or type(exc).__name__) from exc
     except RecursionError as exc:
-        raise _broken(path, "objects nested too deeply") from exc
+        raise _broken(path, Phrase.of("objects nested too deeply")) from exc
 
 
-def _broken(path: Path, why: str) -> ImportFailed:
+def _broken(path: Path, why: str | Phrase) -> ImportFailed:
     return ImportFailed(
         BROKEN,
-        f"{path.name} cannot be read as a PDF: {why[:200]}.",
+        Phrase.of(
+            "{name} cannot be read as a PDF: {why}.",
+            name=path.name,
+            why=why[:200] if isinstance(why, str) else why,
+        ),
         hint="Open it in a PDF reader and save it again, or export it anew.",
         details={"path": str(path)},
     )
@@ -213,7 +218,9 @@ def _pages(reader: Any, content: PdfContent, path: Path) -> None:
         pages = reader.pages
         content.page_count = len(pages)
     except Exception as exc:  # a broken page tree
-        raise _broken(path, f"its page tree cannot be read ({type(exc).__name__})") from exc
+        raise _broken(
+            path, Phrase.of("its page tree cannot be read ({kind})", kind=type(exc).__name__)
+        ) from exc
     total = 0
     for number in range(min(content.page_count, MAX_PAGES)):
         try:

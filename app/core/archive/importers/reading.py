@@ -80,20 +80,20 @@ def dataset_file(path: Path, default_name: str) -> Path:
     return candidate
 
 
-def missing(path: Path, default_name: str) -> ImportFailed:
+def missing(path: Path, default_name: str | Phrase) -> ImportFailed:
     """The ``import.file_missing`` error for ``path``."""
     return ImportFailed(
         "import.file_missing",
-        f"There is no dataset file at {path}.",
-        hint=f"Check the path; a dataset folder must hold {default_name}.",
+        Phrase.of("There is no dataset file at {path}.", path=str(path)),
+        hint=Phrase.of("Check the path; a dataset folder must hold {name}.", name=default_name),
         details={"path": str(path)},
     )
 
 
-def _unreadable(path: Path, why: str) -> ImportFailed:
+def _unreadable(path: Path, why: str | Phrase) -> ImportFailed:
     return ImportFailed(
         "import.unreadable",
-        f"The dataset file {path} cannot be read: {why}.",
+        Phrase.of("The dataset file {path} cannot be read: {why}.", path=str(path), why=why),
         hint="Check that it is a JSON Lines file (optionally gzip-compressed) you may read.",
         category="environment",
         details={"path": str(path)},
@@ -113,7 +113,7 @@ def open_stream(path: Path, stack: contextlib.ExitStack) -> io.BufferedIOBase:
     if magic == GZIP_MAGIC:
         return stack.enter_context(gzip.GzipFile(fileobj=handle, mode="rb"))
     if path.suffix == ".gz":
-        raise _unreadable(path, "it is named .gz but is not gzip data")
+        raise _unreadable(path, Phrase.of("it is named .gz but is not gzip data"))
     return handle
 
 
@@ -160,7 +160,12 @@ class JsonlReader:
                     raise _unreadable(self.path, str(exc)) from exc
                 self.error = ImportFailed(
                     "import.truncated",
-                    f"{self.path.name} ends early after line {self.last_line}: {exc}.",
+                    Phrase.of(
+                        "{name} ends early after line {line}: {why}.",
+                        name=self.path.name,
+                        line=self.last_line,
+                        why=str(exc),
+                    ),
                     hint="The lines before it were imported; fetch the file again to import "
                     "the rest.",
                     details={"path": str(self.path), "last_line": self.last_line},

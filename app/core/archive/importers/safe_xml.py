@@ -33,6 +33,7 @@ from lxml import etree
 
 from app.core.archive.importers.text_files import unreadable
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 MAX_BYTES = 200 << 20
 """The largest XML document read (200 MiB; the largest real finding aid here is 1.3 MB)."""
@@ -72,7 +73,7 @@ def parse_file(path: Path) -> Element:
     except FileNotFoundError as exc:
         raise ImportFailed(
             "import.file_missing",
-            f"There is no file at {path}.",
+            Phrase.of("There is no file at {path}.", path=str(path)),
             hint="Check the path.",
             details={"path": str(path)},
         ) from exc
@@ -100,7 +101,7 @@ def parse_bytes(data: bytes, where: str = "document") -> Element:
     if declares or (b"<!DOCTYPE" in data and _ENTITY_DECL.search(data) is not None):
         raise ImportFailed(
             "import.xml_entity",
-            f"{where} declares XML entities, which Arxiu never expands.",
+            Phrase.of("{where} declares XML entities, which Arxiu never expands.", where=where),
             hint="Export the file again without a DTD internal subset.",
             details={"where": where},
         )
@@ -112,18 +113,25 @@ def parse_bytes(data: bytes, where: str = "document") -> Element:
             raise too_deep(where) from exc
         raise ImportFailed(
             "import.xml_malformed",
-            f"{where} is not well-formed XML (line {line}): {exc.msg}",
+            Phrase.of(
+                "{where} is not well-formed XML (line {line}): {why}",
+                where=where,
+                line=line,
+                why=str(exc.msg),
+            ),
             hint="Check that the file is complete and is XML.",
             details={"where": where, "line": line},
         ) from exc
     except ValueError as exc:  # e.g. a unicode string with an encoding declaration
         raise ImportFailed(
             "import.xml_malformed",
-            f"{where} cannot be parsed as XML: {exc}",
+            Phrase.of("{where} cannot be parsed as XML: {why}", where=where, why=str(exc)),
             details={"where": where},
         ) from exc
     if root is None:
-        raise ImportFailed("import.xml_malformed", f"{where} holds no XML element.")
+        raise ImportFailed(
+            "import.xml_malformed", Phrase.of("{where} holds no XML element.", where=where)
+        )
     return root
 
 
@@ -135,7 +143,7 @@ def too_deep(where: str) -> ImportFailed:
     """
     return ImportFailed(
         "import.too_deep",
-        f"{where} nests elements more than {MAX_DEPTH} deep.",
+        Phrase.of("{where} nests elements more than {depth} deep.", where=where, depth=MAX_DEPTH),
         hint="This is not an archival description Arxiu can read.",
         details={"where": where, "max_depth": MAX_DEPTH},
     )
@@ -145,7 +153,12 @@ def too_large(where: str, size: int) -> ImportFailed:
     """The ``import.too_large`` error for a document of ``size`` bytes."""
     return ImportFailed(
         "import.too_large",
-        f"{where} is {size:,} bytes; the largest XML document Arxiu reads is {MAX_BYTES:,}.",
+        Phrase.of(
+            "{where} is {size:,} bytes; the largest XML document Arxiu reads is {most:,}.",
+            where=where,
+            size=size,
+            most=MAX_BYTES,
+        ),
         hint="Split the export into several files.",
         details={"where": where, "size": size},
     )

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from app.core.archive.importers.base import BAD_ROW, Skip
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 MAX_TABLE_BYTES = 256 * 1024 * 1024
 MAX_ROWS = 1_000_000
@@ -167,21 +168,34 @@ def read_bytes(path: Path, limit: int) -> bytes:
         size = path.stat().st_size
     except FileNotFoundError as exc:
         raise ImportFailed(
-            "import.file_missing", f"There is no file {path}.", details={"path": str(path)}
+            "import.file_missing",
+            Phrase.of("There is no file {path}.", path=str(path)),
+            details={"path": str(path)},
         ) from exc
     except OSError as exc:
-        raise ImportFailed("import.unreadable", f"Cannot read {path}: {exc}.") from exc
+        raise ImportFailed(
+            "import.unreadable",
+            Phrase.of("Cannot read {path}: {why}.", path=str(path), why=str(exc)),
+        ) from exc
     if size > limit:
         raise ImportFailed(
             "import.too_large",
-            f"{path.name} is {size:,} bytes; tables up to {limit:,} bytes are imported.",
+            Phrase.of(
+                "{name} is {size:,} bytes; tables up to {most:,} bytes are imported.",
+                name=path.name,
+                size=size,
+                most=limit,
+            ),
             hint="Split the file, or import it in parts.",
             details={"path": str(path), "size": size, "limit": limit},
         )
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise ImportFailed("import.unreadable", f"Cannot read {path}: {exc}.") from exc
+        raise ImportFailed(
+            "import.unreadable",
+            Phrase.of("Cannot read {path}: {why}.", path=str(path), why=str(exc)),
+        ) from exc
 
 
 def read_csv(path: Path) -> Table:
@@ -250,11 +264,15 @@ def _truncated(table: Table, line: int) -> None:
         "the file ends inside a quoted cell of the row on line {line}",
         line=line,
     )
-    reason = skip.reason
+    reason = skip.phrase or skip.reason
     table.skipped.append(skip)
     table.error = ImportFailed(
         TRUNCATED,
-        f"{table.file} ends early: {reason}; the rows before it were read.",
+        Phrase.of(
+            "{file} ends early: {reason}; the rows before it were read.",
+            file=table.file,
+            reason=reason,
+        ),
         hint="The file may have been cut short; export or copy it again.",
         details={"line": line},
     )
@@ -275,7 +293,12 @@ def fill(table: Table, rows: Iterator[tuple[int, list[str]]], *, unescape: bool 
         if len(table.rows) >= MAX_ROWS:
             table.error = ImportFailed(
                 TOO_MANY_ROWS,
-                f"{table.file} has more than {MAX_ROWS:,} rows; reading stopped at line {line}.",
+                Phrase.of(
+                    "{file} has more than {most:,} rows; reading stopped at line {line}.",
+                    file=table.file,
+                    most=MAX_ROWS,
+                    line=line,
+                ),
                 hint="Split the file; the rows before were imported.",
                 details={"line": line, "limit": MAX_ROWS},
             )
@@ -295,13 +318,18 @@ def _header(cells: list[str], file: str) -> list[str]:
     if len(cells) > MAX_COLUMNS:
         raise ImportFailed(
             TOO_MANY_COLUMNS,
-            f"{file} has {len(cells):,} columns; tables up to {MAX_COLUMNS:,} are imported.",
+            Phrase.of(
+                "{file} has {columns:,} columns; tables up to {most:,} are imported.",
+                file=file,
+                columns=len(cells),
+                most=MAX_COLUMNS,
+            ),
             details={"columns": len(cells), "limit": MAX_COLUMNS},
         )
     if any(_MARK in c or "\x00" in c for c in cells):
         raise ImportFailed(
             ENCODING,
-            f"The header of {file} holds bytes that are not valid text.",
+            Phrase.of("The header of {file} holds bytes that are not valid text.", file=file),
             hint="Save the file as UTF-8 and import it again.",
         )
     while cells and not cells[-1].strip():

@@ -76,6 +76,7 @@ from app.core.archive.language import guess_import_lang
 from app.core.archive.model import NEUTRAL_LANG, Field, RecordKey, Section
 from app.core.errors import ImportFailed
 from app.core.json_types import JsonObject
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -239,7 +240,7 @@ def import_table(
     if not table.header:
         raise ImportFailed(
             "import.unreadable",
-            f"{table.file} holds no table: it has no header row.",
+            Phrase.of("{file} holds no table: it has no header row.", file=table.file),
             hint="The first non-empty row of a table names its columns.",
             details={"path": str(path)},
         )

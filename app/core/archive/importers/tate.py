@@ -53,6 +53,7 @@ from app.core.archive.importers.reading import (
 from app.core.archive.model import RecordKey, Section
 from app.core.errors import ImportFailed
 from app.core.json_types import JsonList, JsonObject
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -147,13 +148,18 @@ def _files(path: Path) -> list[Path]:
         files = [path / ARTISTS_FILE, path / ARTWORKS_FILE]
         for file in files:
             if not file.exists():
-                raise missing(file, f"{ARTISTS_FILE} and {ARTWORKS_FILE}")
+                raise missing(
+                    file,
+                    Phrase.of(
+                        "{artists} and {artworks}", artists=ARTISTS_FILE, artworks=ARTWORKS_FILE
+                    ),
+                )
         return files
     file = dataset_file(path, ARTISTS_FILE)
     if not file.name.startswith(("artists", "artworks")):
         raise ImportFailed(
             "import.unreadable",
-            f"Cannot tell whether {file.name} holds Tate artists or artworks.",
+            Phrase.of("Cannot tell whether {name} holds Tate artists or artworks.", name=file.name),
             hint="Name the file artists*.jsonl.gz or artworks*.jsonl.gz, or give the tate folder.",
             details={"path": str(file)},
         )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 MAX_TEXT_BYTES = 32 << 20
 """The largest text file read (32 MiB)."""
@@ -82,11 +83,15 @@ def read_text_file(path: Path, limit: int = MAX_TEXT_BYTES) -> DecodedText:
     Raises:
         ImportFailed: ``import.too_large`` over ``limit`` bytes; ``import.unreadable``.
     """
-    data = read_limited(path, limit, "text file", hint="Split the file into smaller ones.")
+    data = read_limited(
+        path, limit, Phrase.of("text file"), hint="Split the file into smaller ones."
+    )
     return decode_text(data)
 
 
-def read_limited(path: Path, limit: int, kind: str, hint: str | None = None) -> bytes:
+def read_limited(
+    path: Path, limit: int, kind: str | Phrase, hint: str | Phrase | None = None
+) -> bytes:
     """The bytes of the file at ``path``, which must be at most ``limit`` bytes long.
 
     ``kind`` names the sort of file in the message ("PDF", "text file"); ``hint`` goes with
@@ -100,7 +105,13 @@ def read_limited(path: Path, limit: int, kind: str, hint: str | None = None) -> 
         if size > limit:
             raise ImportFailed(
                 "import.too_large",
-                f"{path.name} is {size:,} bytes; the largest {kind} read is {limit:,}.",
+                Phrase.of(
+                    "{name} is {size:,} bytes; the largest {kind} read is {most:,}.",
+                    name=path.name,
+                    size=size,
+                    kind=kind,
+                    most=limit,
+                ),
                 hint=hint,
                 details={"path": str(path), "size": size},
             )
@@ -114,7 +125,9 @@ def unreadable(path: Path, exc: OSError) -> ImportFailed:
     read."""
     return ImportFailed(
         "import.unreadable",
-        f"The file {path} cannot be read: {exc.strerror or exc}.",
+        Phrase.of(
+            "The file {path} cannot be read: {why}.", path=str(path), why=exc.strerror or str(exc)
+        ),
         category="environment",
         details={"path": str(path)},
     )

@@ -41,6 +41,7 @@ from app.core.archive.importers.table_read import (
     fill,
 )
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 MAX_XLSX_BYTES = 100 * 1024 * 1024
 MAX_UNCOMPRESSED = 512 * 1024 * 1024
@@ -55,7 +56,7 @@ _COUNT = re.compile(rb'uniqueCount="(\d+)"')
 _DIMENSION = re.compile(rb'<dimension[^>]*ref="(?:[A-Z]+\d+:)?([A-Z]+)(\d+)"')
 
 
-def _refuse(code: str, message: str, path: Path, **details: Any) -> ImportFailed:
+def _refuse(code: str, message: Phrase, path: Path, **details: Any) -> ImportFailed:
     return ImportFailed(
         code,
         message,
@@ -68,7 +69,12 @@ def check_workbook(path: Path) -> None:
     """Refuse a hostile or damaged workbook with a code (see the module doc)."""
     size = path.stat().st_size
     if size > MAX_XLSX_BYTES:
-        raise _refuse("import.too_large", f"{path.name} is {size:,} bytes.", path, size=size)
+        raise _refuse(
+            "import.too_large",
+            Phrase.of("{name} is {size:,} bytes.", name=path.name, size=size),
+            path,
+            size=size,
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
@@ -78,20 +84,35 @@ def check_workbook(path: Path) -> None:
                     _scan(archive, member, path)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
         raise _refuse(
-            "import.not_zip", f"{path.name} is not a readable XLSX (zip) file: {exc}.", path
+            "import.not_zip",
+            Phrase.of(
+                "{name} is not a readable XLSX (zip) file: {why}.", name=path.name, why=str(exc)
+            ),
+            path,
         ) from exc
     except NotImplementedError as exc:  # an unsupported compression method
-        raise _refuse("import.not_zip", f"{path.name}: {exc}.", path) from exc
+        raise _refuse(
+            "import.not_zip", Phrase.of("{name}: {why}.", name=path.name, why=str(exc)), path
+        ) from exc
 
 
 def _check_sizes(members: list[zipfile.ZipInfo], path: Path) -> None:
     if len(members) > MAX_MEMBERS:
-        raise _refuse("import.too_large", f"{path.name} holds {len(members):,} parts.", path)
+        raise _refuse(
+            "import.too_large",
+            Phrase.of("{name} holds {parts:,} parts.", name=path.name, parts=len(members)),
+            path,
+        )
     total = sum(m.file_size for m in members)
     if total > MAX_UNCOMPRESSED:
         raise _refuse(
             "import.zip_bomb",
-            f"{path.name} expands to {total:,} bytes (at most {MAX_UNCOMPRESSED:,}).",
+            Phrase.of(
+                "{name} expands to {size:,} bytes (at most {most:,}).",
+                name=path.name,
+                size=total,
+                most=MAX_UNCOMPRESSED,
+            ),
             path,
             uncompressed=total,
         )
@@ -100,7 +121,12 @@ def _check_sizes(members: list[zipfile.ZipInfo], path: Path) -> None:
         if member.file_size > 1024 * 1024 and ratio > MAX_RATIO:
             raise _refuse(
                 "import.zip_bomb",
-                f"{member.filename} in {path.name} expands {ratio:,.0f} times.",
+                Phrase.of(
+                    "{member} in {name} expands {ratio:,.0f} times.",
+                    member=member.filename,
+                    name=path.name,
+                    ratio=ratio,
+                ),
                 path,
                 member=member.filename,
                 ratio=round(ratio),
@@ -108,7 +134,11 @@ def _check_sizes(members: list[zipfile.ZipInfo], path: Path) -> None:
         if member.filename.endswith("sharedStrings.xml") and member.file_size > MAX_SHARED_BYTES:
             raise _refuse(
                 "import.too_large",
-                f"The shared strings of {path.name} are {member.file_size:,} bytes.",
+                Phrase.of(
+                    "The shared strings of {name} are {size:,} bytes.",
+                    name=path.name,
+                    size=member.file_size,
+                ),
                 path,
             )
 
@@ -123,7 +153,11 @@ def _scan(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: Path) -> None
             if _ENTITY.search(window):
                 raise _refuse(
                     "import.xml_entity",
-                    f"{member.filename} in {path.name} declares a DOCTYPE or entities.",
+                    Phrase.of(
+                        "{member} in {name} declares a DOCTYPE or entities.",
+                        member=member.filename,
+                        name=path.name,
+                    ),
                     path,
                     member=member.filename,
                 )
@@ -139,16 +173,29 @@ def _check_head(head: bytes, name: str, path: Path) -> None:
         if count and int(count.group(1)) > MAX_SHARED_STRINGS:
             raise _refuse(
                 "import.too_large",
-                f"The shared strings table of {path.name} holds {int(count.group(1)):,} strings.",
+                Phrase.of(
+                    "The shared strings table of {name} holds {strings:,} strings.",
+                    name=path.name,
+                    strings=int(count.group(1)),
+                ),
                 path,
             )
     dimension = _DIMENSION.search(head)
     if dimension and name.startswith("xl/worksheets/"):
         columns, rows = _column_number(dimension.group(1).decode()), int(dimension.group(2))
         if rows > MAX_ROWS + 1:
-            raise _refuse(TOO_MANY_ROWS, f"{name} has {rows:,} rows.", path, rows=rows)
+            raise _refuse(
+                TOO_MANY_ROWS,
+                Phrase.of("{name} has {rows:,} rows.", name=name, rows=rows),
+                path,
+                rows=rows,
+            )
         if columns > MAX_COLUMNS:
-            raise _refuse(TOO_MANY_COLUMNS, f"{name} has {columns:,} columns.", path)
+            raise _refuse(
+                TOO_MANY_COLUMNS,
+                Phrase.of("{name} has {columns:,} columns.", name=name, columns=columns),
+                path,
+            )
 
 
 def _column_number(letters: str) -> int:
@@ -170,14 +217,16 @@ def read_xlsx(path: Path, sheet: str | None = None) -> Table:
     try:
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
-        message = f"{path.name} is not a readable workbook: {exc}."
+        message = Phrase.of(
+            "{name} is not a readable workbook: {why}.", name=path.name, why=str(exc)
+        )
         raise _refuse("import.not_zip", message, path) from exc
     try:
         if sheet is not None and sheet not in book.sheetnames:
             raise ImportFailed(
                 "import.sheet_unknown",
-                f"{path.name} has no sheet {sheet!r}.",
-                hint="Its sheets: " + ", ".join(book.sheetnames) + ".",
+                Phrase.of("{name} has no sheet {sheet!r}.", name=path.name, sheet=sheet),
+                hint=Phrase.of("Its sheets: {sheets}.", sheets=", ".join(book.sheetnames)),
             )
         worksheet = book[sheet] if sheet is not None else book.worksheets[0]
         table = Table(path.name if sheet is None else f"{path.name}:{sheet}", "xlsx", "", [])

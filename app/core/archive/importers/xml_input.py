@@ -12,10 +12,14 @@ from pathlib import Path
 from app.core.archive.importers.base import ImportSummary, Skip
 from app.core.archive.importers.safe_xml import Element, parse_file
 from app.core.errors import ImportFailed
+from app.core.phrases import Phrase
 
 
 def xml_files(path: Path, what: str) -> list[Path]:
     """``path`` itself, or the ``*.xml`` files of the folder ``path`` (sorted, not recursive).
+
+    ``what`` names the kind of file in the hint ("an EAC-CPF" file), a fixed English text that
+    the translation tables hold too.
 
     Raises:
         ImportFailed: ``import.file_missing`` when there is no such file or no XML file in the
@@ -27,15 +31,15 @@ def xml_files(path: Path, what: str) -> list[Path]:
         if not files:
             raise ImportFailed(
                 "import.file_missing",
-                f"The folder {path} holds no .xml file.",
-                hint=f"Give {what} file or a folder of them.",
+                Phrase.of("The folder {path} holds no .xml file.", path=str(path)),
+                hint=Phrase.of("Give {what} file or a folder of them.", what=Phrase.of(what)),
                 details={"path": str(path)},
             )
         return files
     if not path.exists():
         raise ImportFailed(
             "import.file_missing",
-            f"There is no file or folder at {path}.",
+            Phrase.of("There is no file or folder at {path}.", path=str(path)),
             hint="Check the path.",
             details={"path": str(path)},
         )
@@ -48,5 +52,5 @@ def read_xml(file: Path, summary: ImportSummary) -> Element | None:
         return parse_file(file)
     except ImportFailed as exc:
         line = exc.line
-        summary.skipped.append(Skip(line, exc.message, file.name, exc.code))
+        summary.skipped.append(Skip.of_error(line, file.name, exc))
         return None

@@ -18,16 +18,23 @@ from pgvector import Vector
 
 from app.core.archive.postgres.tables import Column, Table
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 Neutral = object
 """A value in its neutral form: None, int, float, str, bool, parsed JSON, an aware UTC datetime
 or bytes (a vector as its float32 little-endian bytes)."""
 
 
-def _bad(table: Table, column: Column, value: object, why: str) -> ArchiveError:
+def _bad(table: Table, column: Column, value: object, why: Phrase) -> ArchiveError:
     return ArchiveError(
         "archive.copy_bad_value",
-        f"{table.name}.{column.name} holds {str(value)[:80]!r}, which {why}.",
+        Phrase.of(
+            "{table}.{column} holds {value!r}, which {why}.",
+            table=table.name,
+            column=column.name,
+            value=str(value)[:80],
+            why=why,
+        ),
         hint="Fix that row in the source archive, then run the copy again (it resumes).",
         category="input",
         details={"table": table.name, "column": column.name},
@@ -73,7 +80,9 @@ def from_sqlite(table: Table, column: Column, value: object) -> Neutral:
         if kind in ("blob", "vector"):
             return bytes(value) if isinstance(value, bytes | memoryview) else str(value).encode()
     except (TypeError, ValueError) as exc:
-        raise _bad(table, column, value, f"is not a valid {kind} value") from exc
+        raise _bad(
+            table, column, value, Phrase.of("is not a valid {kind} value", kind=kind)
+        ) from exc
     return value if isinstance(value, str) else str(value)
 
 

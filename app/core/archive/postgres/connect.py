@@ -20,6 +20,7 @@ from psycopg_pool import ConnectionPool
 
 from app.core.archive.postgres.credentials import password_for
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 Conn = psycopg.Connection[tuple[object, ...]]
 CONNECT_TIMEOUT_S = 10
@@ -49,15 +50,15 @@ def database_name(url: str) -> str:
         raise invalid_url(url, str(exc)) from exc
     name = info.get("dbname") or info.get("user")
     if not name:
-        raise invalid_url(url, "it names no database")
+        raise invalid_url(url, Phrase.of("it names no database"))
     return str(name)
 
 
-def invalid_url(url: str, why: str) -> ArchiveError:
-    """The ``archive.pg_url_invalid`` error."""
+def invalid_url(url: str, why: str | Phrase) -> ArchiveError:
+    """The ``archive.pg_url_invalid`` error (``why`` a phrase, or the driver's own text)."""
     return ArchiveError(
         "archive.pg_url_invalid",
-        f"{redact(url)} is not a usable PostgreSQL URL: {why}.",
+        Phrase.of("{url} is not a usable PostgreSQL URL: {why}.", url=redact(url), why=why),
         hint="Write it as postgresql://USER@HOST:PORT/DATABASE (add ?sslmode=... if needed).",
         category="input",
     )
@@ -73,39 +74,53 @@ def translate(exc: psycopg.Error, url: str) -> ArchiveError:
     if any(words in lower for words in refused) or state in ("28P01", "28000"):
         return ArchiveError(
             "archive.pg_auth_failed",
-            f"The server refused the login for {where}: wrong user or password.",
+            Phrase.of(
+                "The server refused the login for {where}: wrong user or password.", where=where
+            ),
             hint="Check the user and the password (the PGPASSWORD variable or ~/.pgpass).",
             category="permission",
         )
     if (state == "3D000") or ("database" in lower and "does not exist" in lower):
         return ArchiveError(
             "archive.pg_no_database",
-            f"There is no such database on the server: {where}.",
+            Phrase.of("There is no such database on the server: {where}.", where=where),
             hint="Create it first (createdb), see docs/shared-archive.md.",
             category="input",
         )
     if "ssl" in lower:
         return ArchiveError(
             "archive.pg_ssl",
-            f"The TLS connection to {where} failed: {first_line(text)}",
+            Phrase.of(
+                "The TLS connection to {where} failed: {why}", where=where, why=first_line(text)
+            ),
             hint="Check sslmode and the certificates (sslrootcert) in the URL.",
         )
     if state == "42501" or "permission denied" in lower or "row-level security" in lower:
         return ArchiveError(
             "archive.pg_permission",
-            f"The server refused this for the role of {where}: {first_line(text)}",
+            Phrase.of(
+                "The server refused this for the role of {where}: {why}",
+                where=where,
+                why=first_line(text),
+            ),
             hint="Ask the archive's administrator for the right (arxiu archive grant).",
             category="permission",
         )
     if isinstance(exc, psycopg.OperationalError) and state is None:
         return ArchiveError(
             "archive.pg_unreachable",
-            f"Cannot reach the PostgreSQL server of {where}: {first_line(text)}",
+            Phrase.of(
+                "Cannot reach the PostgreSQL server of {where}: {why}",
+                where=where,
+                why=first_line(text),
+            ),
             hint="Check the host and the port, and that the server is running and accepts you.",
             retryable=True,
         )
     return ArchiveError(
-        "archive.pg_error", f"PostgreSQL error on {where}: {first_line(text)}", category="internal"
+        "archive.pg_error",
+        Phrase.of("PostgreSQL error on {where}: {why}", where=where, why=first_line(text)),
+        category="internal",
     )
 
 
@@ -125,7 +140,7 @@ def connect(url: str, *, vector: bool = True, autocommit: bool = False) -> Conn:
             ``archive.pg_no_vector``.
     """
     if not is_postgres_url(url):
-        raise invalid_url(url, "it does not start with postgresql://")
+        raise invalid_url(url, Phrase.of("it does not start with postgresql://"))
     database_name(url)
     try:
         conn = psycopg.connect(
@@ -156,17 +171,22 @@ def prepare(conn: Conn, *, vector: bool = True) -> None:
     if vector:
         row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
         if row is None:
-            raise no_vector(conn.info.dbname)
+            raise no_vector(
+                Phrase.of(
+                    "The database {database} has not the pgvector extension.",
+                    database=conn.info.dbname,
+                )
+            )
         register_vector(conn)
     if not conn.autocommit:
         conn.commit()
 
 
-def no_vector(database: str, why: str = "") -> ArchiveError:
-    """The ``archive.pg_no_vector`` error."""
+def no_vector(message: Phrase) -> ArchiveError:
+    """The ``archive.pg_no_vector`` error (``message`` says which database, and why)."""
     return ArchiveError(
         "archive.pg_no_vector",
-        f"The database {database} has not the pgvector extension{why}.",
+        message,
         hint="Install pgvector on the server and, as a superuser, run CREATE EXTENSION vector "
         "in that database (see docs/shared-archive.md).",
     )
@@ -186,12 +206,24 @@ def ensure_vector(conn: Conn) -> None:
         "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
     ).fetchone()
     if available is None:
-        raise no_vector(conn.info.dbname, " (the server has no pgvector installed)")
+        raise no_vector(
+            Phrase.of(
+                "The database {database} has not the pgvector extension"
+                " (the server has no pgvector installed).",
+                database=conn.info.dbname,
+            )
+        )
     try:
         with conn.transaction():
             conn.execute("CREATE EXTENSION vector")
     except psycopg.errors.InsufficientPrivilege as exc:
-        raise no_vector(conn.info.dbname, " and this role may not create it") from exc
+        raise no_vector(
+            Phrase.of(
+                "The database {database} has not the pgvector extension"
+                " and this role may not create it.",
+                database=conn.info.dbname,
+            )
+        ) from exc
 
 
 def open_pool(

@@ -17,6 +17,7 @@ from typing import Any
 import psycopg
 
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 from app.core.system_keyring import KeyringUnusable, usable_keyring
 
 SERVICE = "arxiu-postgresql"
@@ -124,7 +125,11 @@ def _keyring() -> Any:
 def _unavailable(reason: str) -> ArchiveError:
     return ArchiveError(
         "archive.keyring_unavailable",
-        f"The system keyring is not available: {reason}. The password is never stored in a file.",
+        Phrase.of(
+            "The system keyring is not available: {reason}. "
+            "The password is never stored in a file.",
+            reason=reason,
+        ),
         hint="Give the password each time, or through PGPASSWORD or ~/.pgpass, or install a "
         "keyring backend (e.g. gnome-keyring / KWallet on Linux).",
         category="environment",

@@ -44,6 +44,7 @@ from app.core.archive.database import log_unawaited
 from app.core.archive.engine import Connection
 from app.core.archive.postgres.connect import Conn, open_pool, redact, translate
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 T = TypeVar("T")
 
@@ -289,7 +290,7 @@ class PgDatabase:
         if self.read_only:
             raise ArchiveError(
                 "archive.read_only",
-                f"The archive {self.where} was opened read-only.",
+                Phrase.of("The archive {where} was opened read-only.", where=self.where),
                 hint="Open it again with write access.",
             )
         self._check_open()
@@ -357,7 +358,11 @@ class PgDatabase:
                     if row is None:
                         raise ArchiveError(
                             "archive.media_missing",
-                            f"Part {number} of media file {path} is missing in the archive.",
+                            Phrase.of(
+                                "Part {number} of media file {path} is missing in the archive.",
+                                number=number,
+                                path=path,
+                            ),
                         )
                     out.write(bytes(row[0]))
         os.replace(partial, target)

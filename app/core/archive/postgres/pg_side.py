@@ -23,6 +23,7 @@ from app.core.archive.postgres.roles import create_policies, create_roles
 from app.core.archive.postgres.schema import create_tables, has_schema, user_tables
 from app.core.archive.postgres.tables import MEDIA_FILES, TABLES, Table
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 Row = tuple[Neutral, ...]
 IDENTITIES = ("media", "audit", "index_chunks")
@@ -72,15 +73,18 @@ class PgSide:
             side.close()
             raise ArchiveError(
                 "archive.not_found",
-                f"The database {side.location} holds no Arxiu archive.",
+                Phrase.of("The database {where} holds no Arxiu archive.", where=side.location),
                 category="input",
             )
         if not side._sees_every_row():
             side.close()
             raise ArchiveError(
                 "archive.copy_partial_source",
-                f"The role of {side.location} does not see every row (the restricted rows, "
-                "or the archive's plan key): a copy or a checksum would miss them.",
+                Phrase.of(
+                    "The role of {where} does not see every row (the restricted rows, "
+                    "or the archive's plan key): a copy or a checksum would miss them.",
+                    where=side.location,
+                ),
                 hint="Connect as the archive's owner, or as a role with the restricted and the "
                 "write right.",
                 category="permission",
@@ -103,7 +107,9 @@ class PgSide:
         try:
             if not has_schema(conn):
                 if user_tables(conn):
-                    raise _not_empty(side.location, "it holds tables that are not an archive")
+                    raise _not_empty(
+                        side.location, Phrase.of("it holds tables that are not an archive")
+                    )
                 with conn.transaction():
                     ensure_vector(conn)
                     create_tables(conn)
@@ -274,10 +280,10 @@ def _key(value: object) -> list[object] | None:
     return list(value) if isinstance(value, list) else None
 
 
-def _not_empty(location: str, why: str) -> ArchiveError:
+def _not_empty(location: str, why: Phrase) -> ArchiveError:
     return ArchiveError(
         "archive.copy_destination_not_empty",
-        f"Will not copy into {location}: {why}.",
+        Phrase.of("Will not copy into {where}: {why}.", where=location, why=why),
         hint="Copy into a new, empty database (createdb), or resume the same copy.",
         category="input",
     )

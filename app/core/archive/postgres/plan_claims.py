@@ -29,6 +29,7 @@ from typing import Literal
 from app.core.archive.postgres.connect import Conn
 from app.core.errors import ArchiveError
 from app.core.json_types import JsonObject
+from app.core.phrases import Phrase
 
 EndStatus = Literal["applied", "failed", "declined", "superseded"]
 """How a plan's life ends (the plan book's statuses other than *pending* and *applying*)."""
@@ -102,7 +103,7 @@ def resolve(
     """
     if status in APPLY_ENDS:
         if owner is None:
-            raise _owner_invalid("the end of an apply needs the owner that claimed it")
+            raise _owner_invalid(Phrase.of("the end of an apply needs the owner that claimed it"))
         _check_owner(owner)
         query = (
             "UPDATE plans SET status = %s, report = %s, owner = NULL, updated_at = now() "
@@ -119,8 +120,8 @@ def resolve(
     else:
         raise ArchiveError(
             "archive.plan_status_invalid",
-            f"{status!r} is not how a plan ends.",
-            hint="Use one of: " + ", ".join(APPLY_ENDS + DECLINE_ENDS) + ".",
+            Phrase.of("{status!r} is not how a plan ends.", status=status),
+            hint=Phrase.of("Use one of: {ends}.", ends=", ".join(APPLY_ENDS + DECLINE_ENDS)),
             category="input",
         )
     with conn.transaction():
@@ -146,13 +147,13 @@ def plan_hold(conn: Conn, plan_id: str) -> PlanHold | None:
 
 def _check_owner(owner: str) -> None:
     if not owner.strip():
-        raise _owner_invalid("the owner is empty")
+        raise _owner_invalid(Phrase.of("the owner is empty"))
 
 
-def _owner_invalid(why: str) -> ArchiveError:
+def _owner_invalid(why: Phrase) -> ArchiveError:
     return ArchiveError(
         "archive.plan_owner_invalid",
-        f"A plan's claim needs the process that holds it: {why}.",
+        Phrase.of("A plan's claim needs the process that holds it: {why}.", why=why),
         hint="Pass the owner string of the claiming process (host|pid|start|token).",
         category="input",
     )

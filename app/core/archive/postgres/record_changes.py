@@ -44,6 +44,7 @@ import psycopg
 from app.core.archive.model import RecordKey
 from app.core.archive.postgres.connect import Conn, connect, first_line, redact, translate
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 CHANNEL = "arxiu_records"
 """The notification channel of record changes."""
@@ -222,7 +223,11 @@ def parse_change(payload: str, pid: int = 0) -> RecordChange:
             return RecordChange(tipo, int(ident) if ident else None, cast(ChangeOp, op), pid)
     raise ArchiveError(
         "archive.change_malformed",
-        f"A notification on {CHANNEL} is not a record change: {payload[:80]!r}.",
+        Phrase.of(
+            "A notification on {channel} is not a record change: {payload!r}.",
+            channel=CHANNEL,
+            payload=payload[:80],
+        ),
         hint="Something other than the archive's trigger sent it; it is ignored.",
         category="input",
     )
@@ -274,8 +279,11 @@ class RecordChangeListener:
         except psycopg.OperationalError as exc:
             raise ArchiveError(
                 "archive.pg_listen_lost",
-                f"The connection that listens for changes to {redact(self.url)} was lost: "
-                f"{first_line(str(exc))}",
+                Phrase.of(
+                    "The connection that listens for changes to {where} was lost: {why}",
+                    where=redact(self.url),
+                    why=first_line(str(exc)),
+                ),
                 hint="Listen again, and re-read what is shown: changes made meanwhile were "
                 "not heard.",
                 retryable=True,

@@ -25,6 +25,7 @@ from app.core.archive.model import AuditInfo, Record, RecordKey
 from app.core.archive.postgres.connect import Conn
 from app.core.archive.records import Values, link_rows, normalize_values
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 
 def update_record_if_version(
@@ -80,14 +81,20 @@ def _locked(conn: Conn, key: RecordKey, expected_version: int) -> Record:
     ).fetchone()
     if row is None:
         raise ArchiveError(
-            "archive.record_not_found", f"Record {key} does not exist.", category="input"
+            "archive.record_not_found",
+            Phrase.of("Record {key} does not exist.", key=str(key)),
+            category="input",
         )
     record = _record(key, row)
     if record.version != expected_version:
         raise ArchiveError(
             "archive.version_conflict",
-            f"Record {key} changed since it was read "
-            f"(version {record.version}, expected {expected_version}).",
+            Phrase.of(
+                "Record {key} changed since it was read (version {version}, expected {expected}).",
+                key=str(key),
+                version=record.version,
+                expected=expected_version,
+            ),
             hint="Read the record again and redo the change.",
             category="conflict",
             details={"version": record.version, "expected_version": expected_version},
@@ -102,7 +109,11 @@ def _merged(record: Record, values: Mapping[str, object], kinds: dict[str, str])
         if field_tipo not in kinds:
             raise ArchiveError(
                 "archive.field_unknown",
-                f"Section {record.section_tipo} has no field {field_tipo!r}.",
+                Phrase.of(
+                    "Section {section} has no field {field!r}.",
+                    section=record.section_tipo,
+                    field=field_tipo,
+                ),
                 hint="Describe the section to see its fields.",
                 category="input",
             )
@@ -178,7 +189,11 @@ def _audit(conn: Conn, key: RecordKey, before: object, after: object, info: Audi
 def _int(value: object) -> int:
     if isinstance(value, int):
         return value
-    raise ArchiveError("archive.corrupt", f"Not an integer: {value!r}.", category="internal")
+    raise ArchiveError(
+        "archive.corrupt",
+        Phrase.of("Not an integer: {value}.", value=repr(value)),
+        category="internal",
+    )
 
 
 def _stamp(value: object) -> str:

@@ -30,6 +30,7 @@ from psycopg import sql
 from app.core.archive.conversations import OWN_CONVERSATIONS
 from app.core.archive.postgres.connect import Conn
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 READABLE = (
     *("meta", "sections", "fields", "records", "links", "media", "media_files", "media_parts"),
@@ -224,8 +225,8 @@ def _role_exists(conn: Conn, role: str) -> None:
     if row is None:
         raise ArchiveError(
             "archive.pg_role_unknown",
-            f"There is no role {role!r} on the server.",
-            hint=f"Create it first: CREATE ROLE {role} LOGIN PASSWORD '...';",
+            Phrase.of("There is no role {role!r} on the server.", role=role),
+            hint=Phrase.of("Create it first: CREATE ROLE {role} LOGIN PASSWORD '...';", role=role),
             category="input",
         )
 

@@ -32,6 +32,7 @@ from app.core.archive.postgres.schema import (
 )
 from app.core.errors import ArchiveError
 from app.core.paths import home
+from app.core.phrases import Phrase
 
 
 def cache_folder(url: str) -> Path:
@@ -80,14 +81,17 @@ def _ensure_schema(url: str, *, create: bool) -> None:
         if not create:
             raise ArchiveError(
                 "archive.not_found",
-                f"The database {database_name(url)} holds no Arxiu archive.",
+                Phrase.of("The database {where} holds no Arxiu archive.", where=database_name(url)),
                 hint="Copy an archive into it (arxiu archive copy) or import into it.",
                 category="input",
             )
         if user_tables(conn):
             raise ArchiveError(
                 "archive.copy_destination_not_empty",
-                f"The database {database_name(url)} holds tables that are not an archive.",
+                Phrase.of(
+                    "The database {where} holds tables that are not an archive.",
+                    where=database_name(url),
+                ),
                 hint="Use an empty database.",
                 category="input",
             )

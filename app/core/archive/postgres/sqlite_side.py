@@ -23,6 +23,7 @@ from app.core.archive.postgres.canonical import Neutral, from_sqlite, to_sqlite
 from app.core.archive.postgres.tables import BY_NAME, MEDIA_FILES, TABLES, Table, is_derived
 from app.core.archive.store import DB_NAME, Archive, open_archive
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 Row = tuple[Neutral, ...]
 PART_BYTES = 8 << 20
@@ -67,7 +68,9 @@ class SqliteSide:
         if not (folder / DB_NAME).exists() and folder.exists() and any(folder.iterdir()):
             raise ArchiveError(
                 "archive.copy_destination_not_empty",
-                f"The folder {folder} is not empty and holds no archive.",
+                Phrase.of(
+                    "The folder {folder} is not empty and holds no archive.", folder=str(folder)
+                ),
                 hint="Copy into a new (or empty) folder.",
                 category="input",
             )
@@ -98,7 +101,11 @@ class SqliteSide:
                     continue
                 raise ArchiveError(
                     "archive.copy_unknown_table",
-                    f"The archive has a table this copy does not know: {name} ({columns}).",
+                    Phrase.of(
+                        "The archive has a table this copy does not know: {name} ({columns}).",
+                        name=name,
+                        columns=str(columns),
+                    ),
                     hint="Update Arxiu on both ends; nothing was copied.",
                     details={"table": name},
                 )

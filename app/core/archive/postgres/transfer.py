@@ -20,6 +20,7 @@ from app.core.archive.postgres.canonical import Neutral
 from app.core.archive.postgres.connect import is_postgres_url
 from app.core.archive.postgres.tables import MEDIA_FILES, TABLES, Table
 from app.core.errors import ArchiveError
+from app.core.phrases import Phrase
 
 Row = tuple[Neutral, ...]
 BATCH_ROWS = 2000
@@ -122,9 +123,9 @@ def _copy(src: Side, dst: Side, batch_rows: int, on_batch: BatchHook | None) -> 
     if progress:
         sources = {entry[0] for entry in progress.values()}
         if sources != {identity}:
-            raise _refused(dst.location, "it holds a copy of another archive")
+            raise _refused(dst.location, Phrase.of("it holds a copy of another archive"))
     elif dst.holds_data():
-        raise _refused(dst.location, "it already holds archive data")
+        raise _refused(dst.location, Phrase.of("it already holds archive data"))
     else:
         dst.start(identity)
         progress = dst.progress()
@@ -163,10 +164,10 @@ def _copy_table(
             return copied
 
 
-def _refused(location: str, why: str) -> ArchiveError:
+def _refused(location: str, why: Phrase) -> ArchiveError:
     return ArchiveError(
         "archive.copy_destination_not_empty",
-        f"Will not copy into {location}: {why}.",
+        Phrase.of("Will not copy into {where}: {why}.", where=location, why=why),
         hint="Copy into a new folder or a new, empty database; a copy that was interrupted "
         "resumes when run again with the same source.",
         category="input",

@@ -61,6 +61,7 @@ from app.core.index.embedders import Embedder
 from app.core.index.indexer import embed_batch
 from app.core.index.postgres import chunker
 from app.core.index.postgres.values import as_int, as_str
+from app.core.phrases import Phrase
 
 BATCH = 64
 """Chunks claimed per transaction: two MiniLM forward passes, a few seconds of USE on a busy
@@ -254,7 +255,7 @@ def _models(embedders: Sequence[Embedder], batch: int) -> list[str]:
     if batch < 1:
         raise IndexError_(
             "index.worker_bad_batch",
-            f"A worker's batch must hold at least one chunk, not {batch}.",
+            Phrase.of("A worker's batch must hold at least one chunk, not {batch}.", batch=batch),
             category="input",
         )
     models = [e.model_id for e in embedders]
@@ -286,7 +287,10 @@ def prepare(conn: Conn, url: str) -> None:
     if not row or not row[0]:
         raise IndexError_(
             "index.worker_no_archive",
-            f"The database {conn.info.dbname} holds no Arxiu archive (no index tables).",
+            Phrase.of(
+                "The database {where} holds no Arxiu archive (no index tables).",
+                where=conn.info.dbname,
+            ),
             hint="Copy an archive into it first: arxiu archive copy FOLDER URL.",
             category="input",
         )
