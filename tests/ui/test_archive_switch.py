@@ -112,3 +112,38 @@ def test_switching_shows_the_new_archive_then_closes_the_old(
         run(qloop, host.aclose())
     for window in built:
         window.deleteLater()
+
+
+DAMAGED = {
+    "ca": (
+        "Arxiu malmès",
+        "La base de dades de l'arxiu {db} és buida (0 bytes): no conté cap arxiu.",
+        "Restaura la carpeta de l'arxiu a partir d'una còpia de seguretat; el fitxer s'ha deixat "
+        "tal com era.",
+    ),
+    "es": (
+        "Archivo dañado",
+        "La base de datos del archivo {db} está vacía (0 bytes): no contiene ningún archivo.",
+        "Restaura la carpeta del archivo a partir de una copia de seguridad; el fichero se ha "
+        "dejado tal como estaba.",
+    ),
+}
+
+
+@pytest.mark.parametrize("ui_lang", ["ca", "es"], indirect=True)
+def test_a_damaged_archive_is_refused_in_the_ui_language(
+    make_window: Any, ui_lang: str, tmp_path: Path
+) -> None:
+    """File → Open archive… on a folder whose archive.db is empty: the warning says the code's
+    label, the core's message and its hint, all in the UI's language; the file is untouched."""
+    folder = tmp_path / "fons"
+    folder.mkdir()
+    (folder / "archive.db").write_bytes(b"")
+    window = make_window([])
+    assert window.switch_archive(folder, create=False) is False
+    box = window.archive_error
+    assert box is not None
+    label, message, hint = DAMAGED[ui_lang]
+    assert box.text() == f"{label}\n\n{message.format(db=folder / 'archive.db')}\n\n{hint}"
+    box.close()
+    assert (folder / "archive.db").read_bytes() == b""
