@@ -27,7 +27,7 @@ import logging
 from collections.abc import Mapping
 
 from app.core.json_types import JsonObject, JsonValue
-from app.core.phrases import Phrase, Translations
+from app.core.phrases import Phrase, PhraseParam, Translations
 
 _LOGGED = "_arxiu_bug_logged"
 
@@ -100,6 +100,10 @@ class ArxiuError(Exception):
             out["details"] = self.details
         if self.hint:
             out["hint"] = self.hint
+        for prefix, words in (("", self.message_words), ("hint_", self.hint_words)):
+            if isinstance(words, Phrase) and words.params:  # a fixed sentence is its own key
+                out[prefix + "template"] = words.template
+                out[prefix + "params"] = words.params_json()
         return out
 
     def __str__(self) -> str:
@@ -118,6 +122,26 @@ def said_in(words: str | Phrase, table: Translations) -> str:
     if isinstance(words, Phrase):
         return words.said_in(table)
     return table.get(words) or words
+
+
+def words_of(payload: Mapping[str, object], english: str, prefix: str = "") -> str | Phrase:
+    """A message (``prefix=""``) or hint (``"hint_"``) read back from an error payload: the
+    phrase its ``template`` and ``params`` make, where they make ``english`` again (so a client
+    says a server's error in its own language), else ``english`` as it is."""
+    template, params = payload.get(prefix + "template"), payload.get(prefix + "params")
+    if not isinstance(template, str) or not isinstance(params, Mapping):
+        return english
+    values: list[tuple[str, PhraseParam]] = []
+    for name, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            return english
+        values.append((str(name), value))
+    phrase = Phrase(template, tuple(values))
+    try:
+        made = phrase.english()
+    except (KeyError, IndexError, ValueError):
+        return english
+    return phrase if made == english else english
 
 
 def json_form(value: object) -> JsonValue:

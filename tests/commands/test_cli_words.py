@@ -310,8 +310,9 @@ def test_an_error_and_the_frame_that_streams_it_are_said_in_the_language(
     lang: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The export's own error for an unknown section, raised by the core, and the same error as
-    a run's error frame (``ErrorEvent``): label, message and hint all in the language; a frame
-    read back from its payload keeps only the English message (the wire carries it so)."""
+    a run's error frame (``ErrorEvent``), and that frame read back from its payload (the wire
+    carries the message's template and values beside the English): label, message and hint
+    all in the language."""
     monkeypatch.setenv("ARXIU_LANG", lang)
     with open_archive(tmp_path / "a", create=True) as archive, pytest.raises(ArxiuError) as raised:
         require_section(archive, "fons")
@@ -319,5 +320,11 @@ def test_an_error_and_the_frame_that_streams_it_are_said_in_the_language(
     assert error_lines(error) == ERROR_LINES[lang]
     frame = ErrorEvent.from_error(error)
     assert error_lines(frame) == ERROR_LINES[lang]
-    read_back = ErrorEvent.from_dict(frame.to_dict())
-    assert read_back == frame and read_back.error().message == error.message
+    payload = frame.to_dict()
+    assert payload["message"] == "The archive has no section 'fons'."
+    assert (payload["template"], payload["params"]) == (
+        "The archive has no section {tipo!r}.",
+        {"tipo": "fons"},
+    )
+    read_back = ErrorEvent.from_dict(payload)
+    assert read_back == frame and error_lines(read_back) == ERROR_LINES[lang]

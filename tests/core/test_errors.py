@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import ArchiveError, ArxiuError, log_bug
+from app.core.errors import ArchiveError, ArxiuError, log_bug, words_of
 from app.core.i18n_tables import TABLE_LANGS, load_table
 from app.core.phrases import Phrase
 
@@ -186,3 +186,29 @@ def test_an_error_says_its_message_and_hint_in_a_table_s_language() -> None:
     assert error.message_in({}) == error.message
     assert ArxiuError("x.y", "Plain {not a field}").message_in({}) == "Plain {not a field}"
     assert ArxiuError("x.y", "No hint").hint_in(table) is None
+
+
+def test_a_payload_carries_the_phrase_and_a_bad_one_falls_back_to_the_english() -> None:
+    """``to_dict`` adds the template and values of a phrase (not of a fixed sentence, which is
+    its own key); :func:`words_of` makes the phrase again only where it gives the same English."""
+    error = ArchiveError(
+        "archive.x",
+        Phrase.of("{n:,} records in {where!r}", n=1234, where="fons"),
+        hint=Phrase.of("Try {tool}.", tool="arxiu"),
+    )
+    payload = error.to_dict()
+    assert payload["template"] == "{n:,} records in {where!r}"
+    assert payload["params"] == {"n": 1234, "where": "fons"}
+    assert (payload["hint_template"], payload["hint_params"]) == ("Try {tool}.", {"tool": "arxiu"})
+    assert "template" not in ArchiveError("archive.x", "A sentence.").to_dict()
+    english = "1,234 records in 'fons'"
+    assert words_of(payload, english) == error.message_words
+    assert words_of(payload, "Try arxiu.", "hint_") == error.hint_words
+    for bad in (
+        {**payload, "params": {"n": "x", "where": "fons"}},  # a spec that does not fit
+        {**payload, "params": {"n": 1234}},  # a value missing
+        {**payload, "params": {"n": True, "where": "fons"}},  # not a phrase's value
+        {**payload, "params": {"n": 99, "where": "fons"}},  # not the English sent
+        {**payload, "template": 7},
+    ):
+        assert words_of(bad, english) == english
