@@ -587,14 +587,15 @@ class CodedError(Protocol):
 
 
 def error_lines(error: CodedError) -> list[str]:
-    """A coded error for a person, as the CLI prints it on stderr: ``error [code]:``, the
-    code's label in the chosen language (Catalan and Spanish; :mod:`app.core.error_labels`)
-    and the message, then the hint after ``hint:``, both in the chosen language where the
-    tables hold them (the code stays as it is). In English the message says it all and stands
-    alone."""
+    """A coded error for a person, as the CLI prints it on stderr: ``error [code]:`` and the
+    message, then the hint after ``hint:``, in the chosen language where the tables hold them
+    (the code stays as it is). A message the tables do not hold (an OS's words, an older
+    server's) is led by the code's label in the chosen language (Catalan and Spanish;
+    :mod:`app.core.error_labels`), which a message in the language would only repeat; in
+    English the message says it all and stands alone."""
     words_table = table()
-    label = words_table.get(error.label_key)
     message = error.message_in(words_table)
+    label = words_table.get(error.label_key) if message == error.message_in({}) else None
     text = f"{label}: {message}" if label else message
     lines = [f"error [{error.code}]: {text}"]
     hint = error.hint_in(words_table)

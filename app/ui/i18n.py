@@ -151,16 +151,21 @@ class InstalledTranslations:
 
 
 def error_text(error: ArxiuError, *, paragraphs: bool = False) -> str:
-    """What went wrong, for a banner or a message box: the label of the error's code in the UI's
-    language (Catalan and Spanish; :mod:`app.core.error_labels`), then the message and the hint
-    (in the UI's language where the tables hold them, else as the core wrote them): on one
-    line, or (``paragraphs``) each in a paragraph of its own. In English the message says it
-    all and stands alone."""
+    """What went wrong, for a banner or a message box: the message and the hint in the UI's
+    language where the tables hold them (else as the core wrote them), on one line or
+    (``paragraphs``) each in a paragraph of its own. The label of the error's code in the UI's
+    language (Catalan and Spanish; :mod:`app.core.error_labels`) leads a message the tables do
+    not hold, and heads a box's paragraphs as its title (unless it is the message itself). In
+    English the message says it all and stands alone."""
     separator = "\n\n" if paragraphs else " "
     table = InstalledTranslations()
-    parts = (error.message_in(table), error.hint_in(table))
-    said = separator.join(part for part in parts if part)
+    message = error.message_in(table)
+    said = separator.join(part for part in (message, error.hint_in(table)) if part)
     label = table.get(error.label_key)
+    if paragraphs:
+        label = label if label != message else None
+    elif message != error.message_in({}):  # the message is in the language: no label needed
+        label = None
     if not label:
         return said
     return f"{label}{separator if paragraphs else ': '}{said}" if said else label

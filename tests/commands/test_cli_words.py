@@ -294,12 +294,11 @@ ERROR_LINES = {
         "hint: `arxiu archive info` lists the sections.",
     ],
     "ca": [
-        "error [export.section_unknown]: Secció desconeguda: L'arxiu no té cap secció «fons».",
+        "error [export.section_unknown]: L'arxiu no té cap secció «fons».",
         "suggeriment: `arxiu archive info` mostra la llista de seccions.",
     ],
     "es": [
-        "error [export.section_unknown]: Sección desconocida: El archivo no tiene ninguna "
-        "sección «fons».",
+        "error [export.section_unknown]: El archivo no tiene ninguna sección «fons».",
         "sugerencia: `arxiu archive info` muestra la lista de secciones.",
     ],
 }
@@ -311,8 +310,8 @@ def test_an_error_and_the_frame_that_streams_it_are_said_in_the_language(
 ) -> None:
     """The export's own error for an unknown section, raised by the core, and the same error as
     a run's error frame (``ErrorEvent``), and that frame read back from its payload (the wire
-    carries the message's template and values beside the English): label, message and hint
-    all in the language."""
+    carries the message's template and values beside the English): message and hint in the
+    language."""
     monkeypatch.setenv("ARXIU_LANG", lang)
     with open_archive(tmp_path / "a", create=True) as archive, pytest.raises(ArxiuError) as raised:
         require_section(archive, "fons")
@@ -328,3 +327,18 @@ def test_an_error_and_the_frame_that_streams_it_are_said_in_the_language(
     )
     read_back = ErrorEvent.from_dict(payload)
     assert read_back == frame and error_lines(read_back) == ERROR_LINES[lang]
+
+
+@pytest.mark.parametrize(
+    ("lang", "label"), [("ca", "Arxiu malmès: "), ("es", "Archivo dañado: "), ("en", "")]
+)
+def test_a_message_the_tables_do_not_hold_is_led_by_its_label(
+    lang: str, label: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OS's words, or an older server's message: the code's label says what went wrong in
+    the language first (English needs none)."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    error = ArxiuError("archive.corrupt", "database disk image is malformed")
+    assert error_lines(error) == [
+        f"error [archive.corrupt]: {label}database disk image is malformed"
+    ]

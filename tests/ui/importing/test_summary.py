@@ -56,10 +56,10 @@ def test_the_skips_are_said_in_the_ui_language(imported: ImportSummary, ui_lang:
 ENDED_EARLY = {
     "en": "fons.csv ends early: the file ends inside a quoted cell of the row on line 3; the rows "
     "before it were read.",
-    "ca": "El fitxer s'acaba abans d'hora: fons.csv s'acaba abans d'hora: el fitxer s'acaba dins "
+    "ca": "fons.csv s'acaba abans d'hora: el fitxer s'acaba dins "
     "d'una cel·la entre cometes de la fila de la línia 3; s'han llegit les files anteriors. "
     "Potser el fitxer ha quedat tallat; torna'l a exportar o a copiar.",
-    "es": "El archivo termina antes de tiempo: fons.csv termina antes de tiempo: el archivo "
+    "es": "fons.csv termina antes de tiempo: el archivo "
     "termina dentro de una celda entre comillas de la fila de la línea 3; se han leído las filas "
     "anteriores. Puede que el archivo haya quedado cortado; vuelve a exportarlo o a copiarlo.",
 }
@@ -69,8 +69,8 @@ ENDED_EARLY = {
 def test_an_import_that_stopped_names_its_error_in_the_ui_language(
     ui_lang: str, tmp_path: Path
 ) -> None:
-    """A real CSV that ends inside a quoted cell: the error's label, message and hint are all in
-    the UI's language."""
+    """A real CSV that ends inside a quoted cell: the error's message and hint are in the UI's
+    language (a message in the language needs no label before it)."""
     path = tmp_path / "fons.csv"
     path.write_text('Identifier,Title\nr1,Carta\nr2,"Plànol del pantà\n', encoding="utf-8")
     with open_archive(tmp_path / "archive", create=True) as archive:
