@@ -16,6 +16,7 @@ from app.core.index.hits import SearchMode
 from app.core.index.indexer import Progress
 from app.core.index.progress import Phase, phase_label, progress_text
 from app.core.index.service import MODEL_SETTING, IndexStats
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.index.postgres.worker import WorkerResult
@@ -140,7 +141,9 @@ def run_worker(args: argparse.Namespace) -> int:
 
     url = str(getattr(args, "archive", None) or "")
     if not is_postgres_url(url):
-        raise invalid_url(url or "(none)", "index --worker takes --archive postgresql://…")
+        raise invalid_url(
+            url or "(none)", Phrase.of("index --worker takes --archive postgresql://…")
+        )
     with connect(url) as conn:
         model = args.model or meta(conn, MODEL_SETTING)
     bar = ProgressBar(words().worker_bar)
@@ -219,7 +222,9 @@ def _eval_postgres(
     from app.core.index.evaluation import evaluate_postgres
 
     if not is_postgres_url(args.archive):
-        raise invalid_url(args.archive, "eval retrieval --archive takes a postgresql:// URL")
+        raise invalid_url(
+            args.archive, Phrase.of("eval retrieval --archive takes a postgresql:// URL")
+        )
     model = default_embedders(args.model) if args.model else None
     return evaluate_postgres(
         args.archive, args.corpus, args.queries, args.qrels, modes=modes, embedder=model

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
+import string
 from collections.abc import Mapping
 
 from app.core.json_types import JsonObject, JsonValue
@@ -102,8 +104,9 @@ class ArxiuError(Exception):
             out["hint"] = self.hint
         for prefix, words in (("", self.message_words), ("hint_", self.hint_words)):
             if isinstance(words, Phrase) and words.params:  # a fixed sentence is its own key
-                out[prefix + "template"] = words.template
-                out[prefix + "params"] = words.params_json()
+                said = phrase_json(words)
+                out[prefix + "template"] = said["template"]
+                out[prefix + "params"] = said["params"]
         return out
 
     def __str__(self) -> str:
@@ -126,22 +129,62 @@ def said_in(words: str | Phrase, table: Translations) -> str:
 
 def words_of(payload: Mapping[str, object], english: str, prefix: str = "") -> str | Phrase:
     """A message (``prefix=""``) or hint (``"hint_"``) read back from an error payload: the
-    phrase its ``template`` and ``params`` make, where they make ``english`` again (so a client
-    says a server's error in its own language), else ``english`` as it is."""
-    template, params = payload.get(prefix + "template"), payload.get(prefix + "params")
-    if not isinstance(template, str) or not isinstance(params, Mapping):
+    phrase its ``template`` and ``params`` make (:func:`phrase_json`), where they make
+    ``english`` again (so a client says a server's error in its own language), else
+    ``english`` as it is. A template is taken only with plain fields (a name among the
+    params, ``!r``/``!s``, a spec such as ``,`` or ``.1f``: no attribute, index or width)."""
+    phrase = _phrase_from(payload.get(prefix + "template"), payload.get(prefix + "params"), 0)
+    if phrase is None:
         return english
-    values: list[tuple[str, PhraseParam]] = []
-    for name, value in params.items():
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            return english
-        values.append((str(name), value))
-    phrase = Phrase(template, tuple(values))
     try:
         made = phrase.english()
-    except (KeyError, IndexError, ValueError):
+    except (KeyError, IndexError, ValueError, TypeError):  # a value that does not fit its spec
         return english
     return phrase if made == english else english
+
+
+def phrase_json(phrase: Phrase) -> JsonObject:
+    """A phrase as an error payload carries it: its template and its values, a phrase among
+    them as such an object in turn (so a client says it in its language too)."""
+    return {
+        "template": phrase.template,
+        "params": {
+            name: phrase_json(value) if isinstance(value, Phrase) else value
+            for name, value in phrase.params
+        },
+    }
+
+
+_PLAIN_SPEC = re.compile(r",?(\.\d{1,2})?[a-z%]?")
+"""The format specs a payload's template may use (``,``, ``.1f``, ``,.0f``, ``g``)."""
+_NESTED = 4
+"""How deep phrases may nest in a payload."""
+
+
+def _phrase_from(template: object, params: object, depth: int) -> Phrase | None:
+    if not isinstance(template, str) or not isinstance(params, Mapping) or depth > _NESTED:
+        return None
+    try:
+        fields = [field for field in string.Formatter().parse(template) if field[1] is not None]
+    except ValueError:
+        return None
+    for _, name, spec, conversion in fields:
+        if name not in params or not str(name).isidentifier() or conversion not in (None, "r", "s"):
+            return None
+        if not _PLAIN_SPEC.fullmatch(spec or ""):
+            return None
+    values: list[tuple[str, PhraseParam]] = []
+    for name, value in params.items():
+        if isinstance(value, Mapping):
+            nested = _phrase_from(value.get("template"), value.get("params"), depth + 1)
+            if nested is None:
+                return None
+            values.append((str(name), nested))
+        elif isinstance(value, str | int | float) and not isinstance(value, bool):
+            values.append((str(name), value))
+        else:
+            return None
+    return Phrase(template, tuple(values))
 
 
 def json_form(value: object) -> JsonValue:

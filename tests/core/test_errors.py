@@ -210,5 +210,32 @@ def test_a_payload_carries_the_phrase_and_a_bad_one_falls_back_to_the_english() 
         {**payload, "params": {"n": True, "where": "fons"}},  # not a phrase's value
         {**payload, "params": {"n": 99, "where": "fons"}},  # not the English sent
         {**payload, "template": 7},
+        {**payload, "template": "{n.real} records in {where!r}"},  # an attribute
+        {**payload, "template": "{n[0]} records in {where!r}"},  # an index
+        {**payload, "template": "{n:>99999999} records in {where!r}"},  # a width
+        {**payload, "template": "{n:,} records in {where!a}"},  # a conversion not made here
+        {**payload, "template": "{n:,} records in {where!r} {"},  # not a template
     ):
         assert words_of(bad, english) == english
+
+
+def test_a_phrase_among_the_values_travels_as_a_phrase() -> None:
+    """A phrase's value that is a phrase itself (a reason, a part of a sentence) is carried as
+    such and said in the client's language too."""
+    inner = Phrase.of("it names no database")
+    error = ArchiveError(
+        "archive.pg_url_invalid",
+        Phrase.of("{url} is not a usable PostgreSQL URL: {why}.", url="postgresql://h", why=inner),
+    )
+    payload = error.to_dict()
+    assert payload["params"] == {
+        "url": "postgresql://h",
+        "why": {"template": "it names no database", "params": {}},
+    }
+    words = words_of(payload, error.message)
+    assert words == error.message_words
+    catalan = load_table("ca")
+    assert ArchiveError("archive.pg_url_invalid", words).message_in(catalan) == (
+        error.message_in(catalan)
+    )
+    assert "database" not in error.message_in(catalan)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from app.core.i18n_tables import load_table
+import ast
+import string
+from pathlib import Path
+
+import pytest
+
+from app.core.i18n_tables import TABLE_LANGS, load_table
 from app.core.phrases import DECIMAL, THOUSANDS, Phrase
 
 DUPLICATE = "duplicate id {id!r} (first on line {first})"
@@ -51,3 +57,46 @@ def test_a_number_is_written_with_the_separators_of_the_table_s_language() -> No
     assert phrase.said_in(marks) == "'a.jsonl': més de 8.388.608 bytes (0,5 de la línia 12345)"
     for lang in ("ca", "es"):
         assert (load_table(lang)[THOUSANDS], load_table(lang)[DECIMAL]) == (".", ",")
+
+
+APP = Path(__file__).resolve().parents[2] / "app"
+
+
+def phrase_templates_in_app() -> list[tuple[str, ast.expr]]:
+    """Every ``Phrase.of(TEMPLATE, ...)`` written in app/: where, and the template expression."""
+    found: list[tuple[str, ast.expr]] = []
+    for path in sorted(APP.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "of"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "Phrase"
+                and node.args
+            ):
+                found.append((f"{path.relative_to(APP.parent)}:{node.lineno}", node.args[0]))
+    return found
+
+
+@pytest.mark.parametrize("lang", TABLE_LANGS)
+def test_every_phrase_the_app_writes_is_in_the_table_with_its_parameters(lang: str) -> None:
+    """Each literal template of a ``Phrase.of`` in app/ (an error's message or a piece of one, a
+    skip's reason, an export's note) is in the table and its translation fills in the same
+    parameters; no template is an f-string (a template named by a constant is checked where
+    the constant's words are)."""
+    table, parse = load_table(lang), string.Formatter().parse
+    templates = phrase_templates_in_app()
+    assert len(templates) > 400  # the scan finds the app's phrases
+    problems = []
+    for where, node in templates:
+        if isinstance(node, ast.JoinedStr):
+            problems.append(f"{where}: an f-string")
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        said = table.get(node.value)
+        if not said:
+            problems.append(f"{where}: {node.value!r} is not in the table")
+        elif {p[1] for p in parse(node.value) if p[1]} != {p[1] for p in parse(said) if p[1]}:
+            problems.append(f"{where}: {node.value!r} -> {said!r}")
+    assert problems == []

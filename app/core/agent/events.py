@@ -247,8 +247,9 @@ class ErrorEvent:
     details: JsonObject | None = None
     hint: str | None = None
     words: ErrorWords | None = field(default=None, compare=False, repr=False)
-    """The error's message and hint as it was raised (phrases a front end says in its
-    language); ``None`` for a frame read from a payload (its English is all there is)."""
+    """The error's message and hint as it was raised, or as a payload's templates and values
+    make them again (phrases a front end says in its language: :func:`~app.core.errors.words_of`);
+    ``None`` for a frame made field by field (its English is all there is)."""
     kind: Literal["error"] = field(default="error", init=False)
 
     @classmethod

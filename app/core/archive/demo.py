@@ -254,7 +254,9 @@ def _relation_items(key: RecordKey, spec: Field, raw: Any, known: set[RecordKey]
         try:
             target = RecordKey.parse(str(ref))
         except ValueError as exc:
-            raise _invalid(f"{key} {spec.tipo}: {exc}") from exc
+            raise _invalid(
+                Phrase.of("{key} {field}: {why}", key=str(key), field=spec.tipo, why=str(exc))
+            ) from exc
         if target not in known or target.section_tipo != spec.target_section:
             raise _invalid(
                 Phrase.of(

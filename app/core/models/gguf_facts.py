@@ -32,6 +32,7 @@ from app.core.models.gguf_header import (
 )
 from app.core.models.gguf_header import invalid_file_error as _invalid
 from app.core.models.model_languages import gguf_languages
+from app.core.phrases import Phrase
 
 NOT_CHAT = frozenset({"clip", "bert", "nomic-bert", "t5encoder", "jina-bert-v2"})
 """Architectures that are projectors or embedders, not chat models."""
@@ -135,7 +136,10 @@ def read_facts(path: Path, deadline: float | None = None) -> GGUFFacts:
         default=0,
     )
     if end > size:
-        raise _invalid(path, f"the file is truncated ({size} of {end} bytes)")
+        raise _invalid(
+            path,
+            Phrase.of("the file is truncated ({size} of {end} bytes)", size=size, end=end),
+        )
     return _facts(path, size, header.meta, tensors)
 
 
@@ -151,7 +155,7 @@ def _facts(path: Path, size: int, meta: Metadata, tensors: list[Tensor]) -> GGUF
         )
 
     if not arch:
-        raise _invalid(path, "the header lacks the model architecture")
+        raise _invalid(path, Phrase.of("the header lacks the model architecture"))
     heads = number("attention.head_count", 1)
     info = GGUFInfo(
         path=path,

@@ -55,7 +55,7 @@ def test_the_skips_are_said_in_the_ui_language(imported: ImportSummary, ui_lang:
 
 ENDED_EARLY = {
     "en": "fons.csv ends early: the file ends inside a quoted cell of the row on line 3; the rows "
-    "before it were read.",
+    "before it were read. The file may have been cut short; export or copy it again.",
     "ca": "fons.csv s'acaba abans d'hora: el fitxer s'acaba dins "
     "d'una cel·la entre cometes de la fila de la línia 3; s'han llegit les files anteriors. "
     "Potser el fitxer ha quedat tallat; torna'l a exportar o a copiar.",
@@ -76,11 +76,7 @@ def test_an_import_that_stopped_names_its_error_in_the_ui_language(
     with open_archive(tmp_path / "archive", create=True) as archive:
         stopped = import_dataset(archive, "csv", path, options=ImportOptions())
     assert stopped.error is not None and stopped.error.code == "import.truncated"
-    last = summary_text(stopped).splitlines()[-1]
-    if ui_lang == "en":
-        assert last.startswith(ENDED_EARLY["en"])
-    else:
-        assert last == ENDED_EARLY[ui_lang]
+    assert summary_text(stopped).splitlines()[-1] == ENDED_EARLY[ui_lang]
 
 
 @pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)

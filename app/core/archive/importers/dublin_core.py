@@ -439,7 +439,7 @@ def build_record(metadata: Element, identifier: str) -> Built:
     try:
         return dc_record(metadata, identifier=identifier)
     except ImportFailed as exc:
-        raise BadRow(exc.message) from exc
+        raise BadRow(exc.message_words) from exc
 
 
 COPYRIGHT = re.compile(

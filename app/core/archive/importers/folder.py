@@ -307,11 +307,20 @@ class FileRecord:
     notes: list[Skip] = field(default_factory=list)
     duration_s: float | None = None
 
-    def note(self, code: str, reason: str, file: str, line: int = 0) -> None:
-        """Note ``reason`` in the record's notes field and as a skip with ``code``."""
-        self.notes.append(Skip(line, reason, file, code))
+    def note(self, code: str, reason: str | Phrase, file: str, line: int = 0) -> None:
+        """Note ``reason`` in the record's notes field (its English) and as a skip with
+        ``code`` (a phrase kept, said in the person's language)."""
+        phrase = reason if isinstance(reason, Phrase) else None
+        english = reason.english() if isinstance(reason, Phrase) else reason
+        self.notes.append(Skip(line, english, file, code, phrase))
         if line == 0:
-            put(self.values, "files17", reason)
+            put(self.values, "files17", english)
+
+    def note_error(self, error: ImportFailed, file: str) -> None:
+        """Note ``error`` as :meth:`note` does (its English in the notes field, its phrase
+        kept in the skip, said in the person's language)."""
+        self.notes.append(Skip.of_error(0, file, error))
+        put(self.values, "files17", error.message)
 
 
 def guessed(values: Values, field_tipo: str, text: str, lang: str | None = None) -> None:
@@ -351,7 +360,7 @@ def _pdf(found: FoundFile, record: FileRecord) -> tuple[str, str, str]:
     content = read_pdf(found.path)
     values = record.values
     for note in content.notes:
-        record.note(note.code, note.reason, found.rel)
+        record.note(note.code, note.phrase or note.reason, found.rel)
     if content.has_text:
         guessed(values, "files11", transcription(content.pages))
     put(values, "files14", content.page_count or None)
@@ -378,7 +387,7 @@ def _media(found: FoundFile, record: FileRecord) -> tuple[str, str, str]:
         try:
             _transcript(path, rel, record)
         except ImportFailed as exc:  # the recording is imported without this transcript
-            record.note(exc.code, exc.message, rel)
+            record.note_error(exc, rel)
     return "", "", ""
 
 
@@ -388,7 +397,7 @@ def _transcript(path: Path, rel: str, record: FileRecord) -> None:
     for line in parsed.bad_lines:
         record.note("import.transcript_cue", "not a cue (no timing line): left out", rel, line)
     if not parsed.cues:
-        record.note("import.transcript_empty", f"{path.name}: no cues", rel)
+        record.note("import.transcript_empty", Phrase.of("{name}: no cues", name=path.name), rel)
         return
     parts = path.stem.rsplit(".", 1)
     code = parts[1] if len(parts) == 2 else ""
@@ -523,10 +532,13 @@ def _import_one(ctx: _Context, run: ImportRun, found: FoundFile) -> None:
     try:
         record = build_file(found, digest[0])
     except (ImportFailed, OSError) as exc:
-        code = exc.code if isinstance(exc, ImportFailed) else "import.unreadable"
-        message = exc.message if isinstance(exc, ImportFailed) else str(exc)
-        ctx.summary.skipped.append(Skip(0, message, found.rel, code))
-        ctx.new_state[found.rel] = {**entry, "skip": [code, message]}
+        skip = (
+            Skip.of_error(0, found.rel, exc)
+            if isinstance(exc, ImportFailed)
+            else Skip(0, str(exc), found.rel, "import.unreadable")
+        )
+        ctx.summary.skipped.append(skip)
+        ctx.new_state[found.rel] = {**entry, "skip": [skip.code, skip.reason]}
         return
     ctx.summary.skipped.extend(record.notes)
     if key is not None and found.kind in ATTACHED:

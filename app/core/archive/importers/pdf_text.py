@@ -33,7 +33,7 @@ from typing import Any
 
 from app.core.archive.importers.text_files import read_limited
 from app.core.errors import ImportFailed
-from app.core.phrases import Phrase
+from app.core.phrases import Phrase, PhraseParam
 
 MAX_PDF_BYTES = 512 << 20
 MAX_PAGES = 5000
@@ -48,6 +48,7 @@ ACTIVE = "import.pdf_active_content"
 TRUNCATED = "import.pdf_truncated"
 BROKEN = "import.pdf_broken"
 REPAIRED = "import.pdf_repaired"
+ACTIVE_CONTENT = "active content ({names}): read for text only"
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,16 @@ class PdfNote:
 
     code: str
     reason: str
+    """In English: a fixed sentence, or the phrase's words."""
+    phrase: Phrase | None = None
+    """The reason as a template and its values, where it names something (said in the person's
+    language)."""
+
+    @classmethod
+    def said(cls, code: str, template: str, /, **params: PhraseParam) -> PdfNote:
+        """The note ``code`` whose reason is ``template`` filled with ``params``."""
+        phrase = Phrase.of(template, **params)
+        return cls(code, phrase.english(), phrase)
 
 
 @dataclass
@@ -89,7 +100,8 @@ def read_pdf(path: Path) -> PdfContent:
         _read(data, path, content)
     if messages:
         said = "; ".join(dict.fromkeys(messages[:20]))[:300]
-        content.notes.append(PdfNote(REPAIRED, f"damaged, read as far as possible ({said})"))
+        repaired = PdfNote.said(REPAIRED, "damaged, read as far as possible ({said})", said=said)
+        content.notes.append(repaired)
     return content
 
 
@@ -126,8 +138,8 @@ def _read(data: bytes, path: Path, content: PdfContent) -> None:
         return
     hidden = _catalog_active(reader)
     if hidden and not any(note.code == ACTIVE for note in content.notes):
-        reason = f"active content ({', '.join(hidden)}): read for text only"
-        content.notes.append(PdfNote(ACTIVE, reason))
+        names = ", ".join(hidden)
+        content.notes.append(PdfNote.said(ACTIVE, ACTIVE_CONTENT, names=names))
     _metadata(reader, content)
     _pages(reader, content, path)
     if not content.has_text:
@@ -140,7 +152,7 @@ def _scan(data: bytes) -> list[PdfNote]:
     found = sorted({m.group(1).decode() for m in _ACTIVE.finditer(data)})
     if found:
         names = ", ".join(found)
-        notes.append(PdfNote(ACTIVE, f"active content ({names}): read for text only"))
+        notes.append(PdfNote.said(ACTIVE, ACTIVE_CONTENT, names=names))
     if b"%%EOF" not in data[-EOF_WINDOW:]:
         notes.append(PdfNote(TRUNCATED, "the file ends early (no %%EOF): pages read as found"))
     return notes
@@ -231,8 +243,13 @@ def _pages(reader: Any, content: PdfContent, path: Path) -> None:
         total += len(text)
         content.pages.append(text)
     if content.page_count > MAX_PAGES or total >= MAX_TEXT_CHARS:
-        reason = f"only the first {len(content.pages)} pages or {MAX_TEXT_CHARS:,} characters read"
-        content.notes.append(PdfNote("import.pdf_too_long", reason))
+        too_long = PdfNote.said(
+            "import.pdf_too_long",
+            "only the first {pages} pages or {chars:,} characters read",
+            pages=len(content.pages),
+            chars=MAX_TEXT_CHARS,
+        )
+        content.notes.append(too_long)
 
 
 def _clean(text: str) -> str:
