@@ -100,15 +100,19 @@ def apply_summary(report: ApplyReport) -> str:
 
 
 def failure_lines(failed: OpFailure) -> list[str]:
-    """The op that failed: its code, the code's label in the language (Catalan and Spanish, as
-    :func:`~app.commands.cli_words.error_lines` says it) and the message, then the hint and the
-    candidates of an ambiguous match."""
+    """The op that failed: its code and the message, then the hint and the candidates of an
+    ambiguous match, in the language where the tables hold them (a message they do not hold
+    led by the code's label in the language, as :func:`~app.commands.cli_words.error_lines`
+    says it)."""
     w = plan_words()
-    label = table().get(label_key(failed.code))
-    reason = f"{label}: {failed.message}" if label else failed.message
+    words_table = table()
+    message = failed.message_in(words_table)
+    label = words_table.get(label_key(failed.code)) if message == failed.message else None
+    reason = f"{label}: {message}" if label else message
     lines = [w.failed.format(op_id=failed.op_id, code=failed.code, reason=reason)]
-    if failed.hint:
-        lines.append("  " + words().hint.format(hint=failed.hint))
+    hint = failed.hint_in(words_table)
+    if hint:
+        lines.append("  " + words().hint.format(hint=hint))
     for candidate in failed.candidates:
         lines.append(w.candidate.format(key=candidate.key, label=candidate.label or "…"))
     return lines

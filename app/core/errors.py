@@ -34,6 +34,10 @@ from app.core.phrases import Phrase, PhraseParam, Translations
 _LOGGED = "_arxiu_bug_logged"
 
 
+ErrorWords = tuple[str | Phrase, str | Phrase | None]
+"""An error's message and hint as raised: each a fixed sentence or a phrase."""
+
+
 class ArxiuError(Exception):
     """A known, coded error with text for the person at the keyboard.
 
@@ -80,6 +84,12 @@ class ArxiuError(Exception):
     def label_key(self) -> str:
         """Key of the translatable label for this error (``error.<code>``)."""
         return "error." + self.code
+
+    @property
+    def words(self) -> ErrorWords:
+        """The message and the hint as raised (what a failure made of this error keeps, to say
+        them in a person's language)."""
+        return (self.message_words, self.hint_words)
 
     def message_in(self, table: Translations) -> str:
         """The message in the language of ``table`` (English where it has no translation)."""

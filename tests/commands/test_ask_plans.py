@@ -7,19 +7,25 @@ The flows run the real ``arxiu ask`` on a real archive with a scripted model, as
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from app.cli import main
-from app.commands.ask_plans import apply_summary, is_yes
+from app.commands.ask_plans import apply_summary, failure_lines, is_yes
+from app.core.agent.apply import ApplyContext, apply_plan
 from app.core.agent.plan_types import ApplyReport
+from app.core.agent.plans import validate_plan
 from app.core.archive import open_archive
+from app.core.archive.write_switch import set_writes_allowed
 from app.core.json_types import JsonObject
 from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.tools.matching import find_matches
+from app.core.tools.registry import build_registry
 from tests.commands.test_ask_cmd import folder, scripted
 from tests.core.agent.test_plans import ANNA_OPS, ANNA_QUESTION
 
@@ -317,3 +323,58 @@ def test_a_partial_failure_is_reported_in_the_language(
     monkeypatch.setenv("ARXIU_LANG", lang)
     report = ApplyReport.from_dict(PARTIAL)
     assert apply_summary(report).splitlines() == PARTIAL_REPORT[lang]
+
+
+FAILED_LINES = {
+    "ca": [
+        "HA FALLAT s1: [archive.record_not_found] El registre rsc197/64 no existeix.",
+    ],
+    "es": [
+        "HA FALLADO s1: [archive.record_not_found] El registro rsc197/64 no existe.",
+    ],
+    "en": ["FAILED s1: [archive.record_not_found] Record rsc197/64 does not exist."],
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_failed_op_is_said_in_the_language(
+    lang: str, demo_archive_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real apply on a copy of the demo: create a person, delete it, set a field of it; the
+    third op fails, and the report says why in the CLI's language (the core's own message)."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    shutil.copytree(demo_archive_dir, tmp_path / "demo")
+    ops = [
+        {
+            "op_id": "c1",
+            "tool": "dedalo_create_record",
+            "args": {"section_tipo": "rsc197", "values": {"rsc84": "Anna Pujol"}},
+            "summary": "create",
+        },
+        {
+            "op_id": "d1",
+            "tool": "dedalo_delete_record",
+            "args": {"section_tipo": "rsc197", "section_id": {"ref": "c1"}},
+            "summary": "delete",
+        },
+        {
+            "op_id": "s1",
+            "tool": "dedalo_set_field",
+            "args": {
+                "section_tipo": "rsc197",
+                "section_id": {"ref": "c1"},
+                "field": "rsc89",
+                "value": "1931",
+            },
+            "summary": "set",
+        },
+    ]
+    with open_archive(tmp_path / "demo") as archive:
+        set_writes_allowed(archive, True)
+        registry = build_registry()
+        plan = validate_plan({"summary": "x", "ops": ops}, archive, registry)
+        context = ApplyContext(archive, registry)
+        report = asyncio.run(apply_plan(plan.to_dict(), plan.plan_hash, context))
+    assert report.failed is not None
+    assert failure_lines(report.failed) == FAILED_LINES[lang]
+    assert report.failed.message == "Record rsc197/64 does not exist."  # the model's English

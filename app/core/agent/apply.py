@@ -169,7 +169,7 @@ async def _run_op(
         slots = check_slots(op.op_id, op.tool, op.args, env.archive)
         check_made(op.op_id, slots, made)
     except ToolError as error:
-        return OpFailure(op.op_id, error.code, error.message, error.hint)
+        return OpFailure(op.op_id, error.code, error.message, error.hint, words=error.words)
     args = substitute_refs(op.args, made)
     result = await env.registry.call(op.tool, args, _context(env, hash_, op.op_id))
     if result.ok:
@@ -180,6 +180,7 @@ async def _run_op(
         result.message,
         result.hint,
         _candidates(result.details),
+        result.words,
     )
 
 

@@ -27,7 +27,7 @@ from app.core.agent.claims import Claim
 from app.core.agent.history_entry import HistoryEntry, entry_json, read_entry
 from app.core.agent.plan_types import ChangePlan, PendingPlan
 from app.core.agent.wire_fields import int_map, req_bool, req_int
-from app.core.errors import ArxiuError, words_of
+from app.core.errors import ArxiuError, ErrorWords, words_of
 from app.core.json_types import (
     JsonList,
     JsonObject,
@@ -41,7 +41,7 @@ from app.core.json_types import (
     req_str,
     str_or,
 )
-from app.core.phrases import Phrase, Translations
+from app.core.phrases import Translations
 
 ThinkingState = Literal["start", "delta", "stop"]
 StopKind = Literal["end_turn", "change_plan", "stopped"]
@@ -231,10 +231,6 @@ class FinalEvent:
         )
 
 
-ErrorWords = tuple[str | Phrase, str | Phrase | None]
-"""An error's message and hint as raised: each a sentence or a phrase."""
-
-
 @dataclass(frozen=True)
 class ErrorEvent:
     """The terminal failure frame: the coded error body itself."""
@@ -263,7 +259,7 @@ class ErrorEvent:
             retryable=error.retryable,
             details=error.details or None,
             hint=error.hint,
-            words=(error.message_words, error.hint_words),
+            words=error.words,
         )
 
     @classmethod

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.core.agent.wire_fields import int_map, req_int
+from app.core.errors import ErrorWords, said_in
 from app.core.json_types import (
     JsonObject,
     JsonValue,
@@ -25,6 +26,7 @@ from app.core.json_types import (
     str_list,
     str_or,
 )
+from app.core.phrases import Translations
 
 PlanStatus = Literal["pending", "applying", "applied", "declined", "superseded", "failed"]
 PLAN_STATUSES: tuple[PlanStatus, ...] = (
@@ -156,6 +158,19 @@ class OpFailure:
     message: str
     hint: str | None = None
     candidates: tuple[Candidate, ...] = ()
+    words: ErrorWords | None = field(default=None, compare=False, repr=False)
+    """The error's message and hint as raised, where this run made the failure (phrases said
+    in a person's language); ``None`` for one read back from JSON (its English)."""
+
+    def message_in(self, table: Translations) -> str:
+        """The reason in the language of ``table`` (English where it has no translation)."""
+        return said_in(self.words[0], table) if self.words else self.message
+
+    def hint_in(self, table: Translations) -> str | None:
+        """The hint in the language of ``table`` (English where it has no translation)."""
+        if self.words is None or self.words[1] is None:
+            return self.hint
+        return said_in(self.words[1], table)
 
     def to_dict(self) -> JsonObject:
         """JSON form ``{op_id, code, message, hint?, candidates?}``."""

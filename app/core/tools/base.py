@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Required, TypedDict, TypeVar
 
 from app.core.archive.model import AuditInfo, RecordKey
+from app.core.errors import ErrorWords
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -80,6 +81,9 @@ class ToolResult:
     sections: tuple[str, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
     """For failures: machine-readable extras the model may use (e.g. ``candidates``)."""
+    words: ErrorWords | None = field(default=None, compare=False, repr=False)
+    """For a failure made of a coded error: its message and hint as raised (the model reads
+    the English; a person is told them in their language)."""
 
     def to_model_payload(self) -> ModelPayload:
         """What the model sees: ``{ok, data}`` or ``{ok, error: {code, message, hint}}``."""

@@ -193,6 +193,7 @@ class ToolRegistry:
                 message=exc.message,
                 hint=exc.hint,
                 details=dict(exc.details),
+                words=exc.words,
             )
         return result
 

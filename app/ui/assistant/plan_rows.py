@@ -19,7 +19,7 @@ from app.core.agent.plan_preview import FieldValue, OpPreview, RecordName
 from app.core.agent.plan_types import ApplyReport, ChangePlan, OpFailure, unlinked_text
 from app.core.archive import RecordKey
 from app.ui.assistant.plan_langs import named_langs
-from app.ui.i18n import tr
+from app.ui.i18n import InstalledTranslations, tr
 
 MAX_ARGS_CHARS = 600
 SENTENCES = {
@@ -47,10 +47,13 @@ def format_args(args: Mapping[str, object]) -> str:
 
 
 def failure_text(failure: OpFailure) -> str:
-    """Why an op failed, for a person: the reason, the code, the hint and any candidates."""
-    text = f"{failure.message} [{failure.code}]" if failure.message else failure.code
-    if failure.hint:
-        text += f" — {failure.hint}"
+    """Why an op failed, for a person: the reason, the code, the hint (in the UI's language
+    where the tables hold them) and any candidates."""
+    table = InstalledTranslations()
+    message, hint = failure.message_in(table), failure.hint_in(table)
+    text = f"{message} [{failure.code}]" if message else failure.code
+    if hint:
+        text += f" — {hint}"
     missing = [c for c in failure.candidates if c.key not in failure.message]
     if missing:
         names = "; ".join(f"{c.label or '…'} ({c.key})" for c in missing)
@@ -173,4 +176,9 @@ def report_text(plan: ChangePlan, report: ApplyReport) -> str:
     return tr(
         "Failed at step {step}: {reason} [{code}]. Changes written before it: {count}; "
         "the later steps were skipped."
-    ).format(step=step, reason=failed.message or "—", code=failed.code, count=written)
+    ).format(
+        step=step,
+        reason=failed.message_in(InstalledTranslations()) or "—",
+        code=failed.code,
+        count=written,
+    )

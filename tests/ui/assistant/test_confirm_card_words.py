@@ -145,6 +145,13 @@ FAILED = {
 }
 
 
+NOT_FOUND = {
+    "en": "Record rsc197/64 does not exist.",
+    "ca": "El registre rsc197/64 no existeix.",
+    "es": "El registro rsc197/64 no existe.",
+}
+
+
 @pytest.mark.parametrize("translated", ["en", "ca", "es"], indirect=True)
 def test_a_failed_apply_says_where_why_and_how_much_was_written(
     qtbot: Any, qloop: Any, demo: Archive, translated: str
@@ -176,3 +183,5 @@ def test_a_failed_apply_says_where_why_and_how_much_was_written(
     assert card.title.text() == title
     assert footer.startswith(where) and written in footer
     assert f"[{report.failed.code}]" in footer and report.failed.code == "archive.record_not_found"
+    reason = footer.removeprefix(where).split(f" [{report.failed.code}]")[0]
+    assert reason == NOT_FOUND[translated]  # the core's reason, in the UI's language
