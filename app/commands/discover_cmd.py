@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.commands.cli_words import counted, said, words
+from app.commands.cli_words import counted, said, table, words
 from app.commands.common import print_json
 from app.core import paths
 from app.core.counted import Counted
@@ -105,7 +105,8 @@ def _print(result: Discovery) -> None:
         print(w.recommended.format(number=best + 1, name=found.name, why=why))
         print(w.add_it.format(number=best + 1))
     for refused in result.refused:
-        print(w.refused.format(path=refused.path, code=refused.code, message=refused.message))
+        message = refused.message_in(table())
+        print(w.refused.format(path=refused.path, code=refused.code, message=message))
 
 
 def discover_and_print(args: argparse.Namespace) -> int:

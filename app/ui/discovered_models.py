@@ -37,7 +37,7 @@ from app.core.models import discovery
 from app.core.models.discovery_roots import SETTINGS_KEY, check_folder
 from app.core.models.discovery_servers import KNOWN_SERVERS, ServerSpec
 from app.ui.gui_thread import run_released
-from app.ui.i18n import error_text
+from app.ui.i18n import InstalledTranslations, error_text
 from app.ui.services import Services
 from app.ui.style import DANGER_COLOR, EXTERNAL_COLOR, LOCAL_COLOR
 from app.ui.tasks import TaskGroup
@@ -178,7 +178,10 @@ class DiscoveredModelsBox(QGroupBox):
             text += " " + self.tr(REFUSED.template(refused)).format(n=refused)
         self.status.setText(text)
         self.status.setToolTip(
-            "\n".join(f"{r.path}: {r.code} — {r.message}" for r in result.refused)
+            "\n".join(
+                f"{r.path}: {r.code} — {r.message_in(InstalledTranslations())}"
+                for r in result.refused
+            )
         )
 
     def _catalog_sources(self) -> set[str]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from app.core.errors import ArxiuError, ModelError
+from app.core.errors import ArxiuError, ModelError, said_in
 from app.core.json_types import JsonObject
 from app.core.models.catalog_rules import EntryFields
 from app.core.models.discovery_roots import (
@@ -41,7 +41,7 @@ from app.core.models.discovery_servers import (
 from app.core.models.gguf import MIB, available_memory_bytes
 from app.core.models.gguf_facts import GGUFFacts, read_facts
 from app.core.models.model_languages import family_languages
-from app.core.phrases import Phrase
+from app.core.phrases import Phrase, Translations
 
 Fit = Literal["fits", "tight", "over", "refused", "server", "unknown"]
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "site-packages", "blobs"})
@@ -155,6 +155,12 @@ class Refused:
     path: Path
     code: str
     message: str
+    words: str | Phrase | None = field(default=None, compare=False, repr=False)
+    """The message as the error raised it (a phrase said in a person's language)."""
+
+    def message_in(self, table: Translations) -> str:
+        """The reason in the language of ``table`` (English where it has no translation)."""
+        return said_in(self.words, table) if self.words is not None else self.message
 
     def to_json(self) -> JsonObject:
         """Plain JSON values."""
@@ -319,7 +325,8 @@ class _Scan:
         try:
             facts = read_facts(path, deadline)
         except ArxiuError as error:
-            self.result.refused.append(Refused(source, path, error.code, error.message))
+            refused = Refused(source, path, error.code, error.message, error.message_words)
+            self.result.refused.append(refused)
             return
         if not facts.is_chat_model:
             self.result.skipped.append((str(path), f"not a chat model ({facts.architecture})"))

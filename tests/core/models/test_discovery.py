@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import ModelError
+from app.core.i18n_tables import load_table
 from app.core.models.catalog import catalog_from_data
 from app.core.models.discovery import ScanLimits, catalog_entry, discover, found_from_path
 from app.core.models.discovery_roots import app_roots, check_folder, is_system_folder
@@ -98,6 +99,8 @@ def test_a_corrupt_or_foreign_file_is_refused_with_its_code(tmp_path: Path) -> N
     assert set(refused) == {"truncated.gguf", "weights-cut.gguf", "notes.gguf"}
     assert {r.code for r in refused.values()} == {"ai.model_file_invalid"}
     assert "truncated" in refused["weights-cut.gguf"].message
+    catalan = refused["weights-cut.gguf"].message_in(load_table("ca"))  # as the window lists it
+    assert "incomplet" in catalan and "truncated" not in catalan
     with pytest.raises(ModelError) as error:
         found_from_path(folder / "notes.gguf")
     assert error.value.code == "ai.model_file_invalid"
