@@ -25,8 +25,11 @@ def read_lines(stream: object, lines: list[tuple[float, str]]) -> threading.Thre
     """Collect ``(time, line)`` from a text stream on a thread."""
 
     def run() -> None:
-        for line in stream:  # type: ignore[attr-defined]
-            lines.append((time.monotonic(), line))
+        try:
+            for line in stream:  # type: ignore[attr-defined]
+                lines.append((time.monotonic(), line))
+        except ValueError:  # closed by the test's communicate() once the process ended
+            return
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
