@@ -27,6 +27,7 @@ from app.core.models.scripted import ScriptedModel, Turn, call
 from app.core.tools.matching import find_matches
 from app.core.tools.registry import build_registry
 from tests.commands.test_ask_cmd import folder, scripted
+from tests.core.agent.plan_samples import FAILING_AT_STEP_3, NOT_FOUND
 from tests.core.agent.test_plans import ANNA_OPS, ANNA_QUESTION
 
 __all__ = ["folder", "scripted"]  # the fixtures of tests/commands/test_ask_cmd.py
@@ -325,15 +326,7 @@ def test_a_partial_failure_is_reported_in_the_language(
     assert apply_summary(report).splitlines() == PARTIAL_REPORT[lang]
 
 
-FAILED_LINES = {
-    "ca": [
-        "HA FALLAT s1: [archive.record_not_found] El registre rsc197/64 no existeix.",
-    ],
-    "es": [
-        "HA FALLADO s1: [archive.record_not_found] El registro rsc197/64 no existe.",
-    ],
-    "en": ["FAILED s1: [archive.record_not_found] Record rsc197/64 does not exist."],
-}
+FAILED = {"ca": "HA FALLAT", "es": "HA FALLADO", "en": "FAILED"}
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -344,37 +337,15 @@ def test_a_failed_op_is_said_in_the_language(
     third op fails, and the report says why in the CLI's language (the core's own message)."""
     monkeypatch.setenv("ARXIU_LANG", lang)
     shutil.copytree(demo_archive_dir, tmp_path / "demo")
-    ops = [
-        {
-            "op_id": "c1",
-            "tool": "dedalo_create_record",
-            "args": {"section_tipo": "rsc197", "values": {"rsc84": "Anna Pujol"}},
-            "summary": "create",
-        },
-        {
-            "op_id": "d1",
-            "tool": "dedalo_delete_record",
-            "args": {"section_tipo": "rsc197", "section_id": {"ref": "c1"}},
-            "summary": "delete",
-        },
-        {
-            "op_id": "s1",
-            "tool": "dedalo_set_field",
-            "args": {
-                "section_tipo": "rsc197",
-                "section_id": {"ref": "c1"},
-                "field": "rsc89",
-                "value": "1931",
-            },
-            "summary": "set",
-        },
-    ]
     with open_archive(tmp_path / "demo") as archive:
         set_writes_allowed(archive, True)
         registry = build_registry()
-        plan = validate_plan({"summary": "x", "ops": ops}, archive, registry)
+        plan = validate_plan({"summary": "x", "ops": FAILING_AT_STEP_3}, archive, registry)
         context = ApplyContext(archive, registry)
         report = asyncio.run(apply_plan(plan.to_dict(), plan.plan_hash, context))
     assert report.failed is not None
-    assert failure_lines(report.failed) == FAILED_LINES[lang]
+    reason = NOT_FOUND[lang]
+    assert failure_lines(report.failed) == [
+        f"{FAILED[lang]} s1: [archive.record_not_found] {reason}"
+    ]
     assert report.failed.message == "Record rsc197/64 does not exist."  # the model's English

@@ -13,6 +13,7 @@ import pytest
 from app.core.errors import ArchiveError, ArxiuError, log_bug, words_of
 from app.core.i18n_tables import TABLE_LANGS, load_table
 from app.core.phrases import Phrase
+from tests.core.test_phrases import phrase_template
 
 APP = Path(__file__).resolve().parents[2] / "app"
 ERROR_TYPES = {
@@ -109,19 +110,9 @@ def error_words_in_app() -> list[tuple[str, str, ast.expr]]:
 
 def written_words(node: ast.expr) -> str | None:
     """The English a message or hint expression writes: a sentence, or a phrase's template."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "of"
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "Phrase"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-        and isinstance(node.args[0].value, str)
-    ):
-        return node.args[0].value
+    template = phrase_template(node) or node
+    if isinstance(template, ast.Constant) and isinstance(template.value, str):
+        return template.value
     return None
 
 

@@ -62,20 +62,28 @@ def test_a_number_is_written_with_the_separators_of_the_table_s_language() -> No
 APP = Path(__file__).resolve().parents[2] / "app"
 
 
+def phrase_template(node: ast.AST) -> ast.expr | None:
+    """The template expression of a ``Phrase.of(TEMPLATE, ...)`` call (``None``: not one)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "of"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "Phrase"
+        and node.args
+    ):
+        return node.args[0]
+    return None
+
+
 def phrase_templates_in_app() -> list[tuple[str, ast.expr]]:
     """Every ``Phrase.of(TEMPLATE, ...)`` written in app/: where, and the template expression."""
     found: list[tuple[str, ast.expr]] = []
     for path in sorted(APP.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "of"
-                and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "Phrase"
-                and node.args
-            ):
-                found.append((f"{path.relative_to(APP.parent)}:{node.lineno}", node.args[0]))
+            template = phrase_template(node)
+            if template is not None:
+                found.append((f"{path.relative_to(APP.parent)}:{node.lineno}", template))
     return found
 
 

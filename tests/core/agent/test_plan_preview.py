@@ -16,6 +16,7 @@ from app.core.agent.plans import validate_plan
 from app.core.archive import Archive, RecordKey, open_archive
 from app.core.archive.write_switch import set_writes_allowed
 from app.core.tools.registry import build_registry
+from tests.core.agent.plan_samples import SET_HER_BIRTH_DATE
 
 OPS = [
     {
@@ -24,17 +25,7 @@ OPS = [
         "args": {"section_tipo": "rsc197", "values": {"rsc84": "Anna Pujol", "rsc85": "Anna"}},
         "summary": "create Anna Pujol",
     },
-    {
-        "op_id": "s1",
-        "tool": "dedalo_set_field",
-        "args": {
-            "section_tipo": "rsc197",
-            "section_id": {"ref": "c1"},
-            "field": "rsc89",
-            "value": "1931",
-        },
-        "summary": "her birth date",
-    },
+    SET_HER_BIRTH_DATE,
     {
         "op_id": "l1",
         "tool": "dedalo_portal_link",

@@ -18,26 +18,17 @@ from app.core.agent.plans import validate_plan
 from app.core.archive import Archive, RecordKey
 from app.core.tools.registry import build_registry
 from app.ui.assistant.confirm_card import ConfirmCardWidget
+from tests.core.agent.plan_samples import (
+    CREATE_ANNA,
+    FAILING_AT_STEP_3,
+    NOT_FOUND,
+    SET_HER_BIRTH_DATE,
+)
 from tests.ui.conftest import run
 
 OPS = [
-    {
-        "op_id": "c1",
-        "tool": "dedalo_create_record",
-        "args": {"section_tipo": "rsc197", "values": {"rsc84": "Anna Pujol"}},
-        "summary": "create Anna Pujol",
-    },
-    {
-        "op_id": "s1",
-        "tool": "dedalo_set_field",
-        "args": {
-            "section_tipo": "rsc197",
-            "section_id": {"ref": "c1"},
-            "field": "rsc89",
-            "value": "1931",
-        },
-        "summary": "her birth date",
-    },
+    CREATE_ANNA,
+    SET_HER_BIRTH_DATE,
     {
         "op_id": "l1",
         "tool": "dedalo_portal_link",
@@ -145,26 +136,13 @@ FAILED = {
 }
 
 
-NOT_FOUND = {
-    "en": "Record rsc197/64 does not exist.",
-    "ca": "El registre rsc197/64 no existeix.",
-    "es": "El registro rsc197/64 no existe.",
-}
-
-
 @pytest.mark.parametrize("translated", ["en", "ca", "es"], indirect=True)
 def test_a_failed_apply_says_where_why_and_how_much_was_written(
     qtbot: Any, qloop: Any, demo: Archive, translated: str
 ) -> None:
     """Create, delete it again, then set a field of the deleted record: step 3 fails."""
     registry = build_registry()
-    delete = {
-        "op_id": "d1",
-        "tool": "dedalo_delete_record",
-        "args": {"section_tipo": "rsc197", "section_id": {"ref": "c1"}},
-        "summary": "delete it again",
-    }
-    plan = validate_plan({"summary": "x", "ops": [OPS[0], delete, OPS[1]]}, demo, registry)
+    plan = validate_plan({"summary": "x", "ops": FAILING_AT_STEP_3}, demo, registry)
     card = card_for(demo, plan, translated)
     qtbot.addWidget(card)
     assert (
