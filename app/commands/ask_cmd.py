@@ -33,6 +33,7 @@ from app.core.agent.plan_types import PendingPlan
 from app.core.agent.request import ChatRequest, RecordContext, check_request
 from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -90,7 +91,26 @@ def run_ask(args: argparse.Namespace) -> int:
             ask_remote(args.server, args.user, request, json_events=args.json_events)
         )
     with open_current(args) as archive:
+        if request.context is not None:
+            require_context(archive, request.context)
         return asyncio.run(ask_locally(archive, request, json_events=args.json_events))
+
+
+def require_context(archive: Archive, context: RecordContext) -> None:
+    """Refuse ``--context`` naming a record the archive does not hold (the question would be
+    asked about a record that is not there).
+
+    Raises:
+        ArxiuError: ``request.invalid``.
+    """
+    key = RecordKey(context.section_tipo, context.section_id)
+    if archive.find_record(key) is None:
+        raise ArxiuError(
+            "request.invalid",
+            Phrase.of("The archive has no record {key}.", key=str(key)),
+            hint="`arxiu records list SECTION` lists a section's records.",
+            category="input",
+        )
 
 
 async def ask_locally(archive: Archive, request: ChatRequest, *, json_events: bool) -> int:

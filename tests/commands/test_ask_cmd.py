@@ -150,6 +150,26 @@ def test_a_refused_request_prints_the_coded_error(
     assert "error [ai.model_unknown]" in err and "hint:" in err
     assert main(["ask", "hi", "--context", "oh1", "--archive", str(folder)]) == 2
     assert "error [request.invalid]" in capsys.readouterr().err
+    assert scripted["tools"].calls == []  # no model was asked
+
+
+def test_a_context_the_archive_does_not_hold_is_refused_before_asking(
+    folder: Path,
+    scripted: dict[str, ScriptedModel],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--context oh1/999`` names no record: the question is not asked about a record that is
+    not there (the model is never called); the error says so in the CLI's language."""
+    for lang, said in (
+        ("en", "error [request.invalid]: The archive has no record oh1/999."),
+        ("ca", "error [request.invalid]: L'arxiu no té cap registre oh1/999."),
+        ("es", "error [request.invalid]: El archivo no tiene ningún registro oh1/999."),
+    ):
+        monkeypatch.setenv("ARXIU_LANG", lang)
+        assert main(["ask", "hi", "--context", "oh1/999", "--archive", str(folder)]) == 2
+        assert capsys.readouterr().err.splitlines()[0] == said
+    assert scripted["tools"].calls == []
 
 
 SEED_EVENTS = {
