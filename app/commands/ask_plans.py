@@ -25,7 +25,7 @@ import unicodedata
 from app.commands.cli_words import table, words
 from app.commands.plan_words import PlanWords
 from app.core.agent.plan_types import ApplyReport, OpFailure, PendingPlan, unlinked_text
-from app.core.error_labels import label_key
+from app.core.error_labels import labelled
 
 ALWAYS_YES = "yes"
 """The answer that applies a plan in every language (a script written in English keeps
@@ -106,9 +106,7 @@ def failure_lines(failed: OpFailure) -> list[str]:
     says it)."""
     w = plan_words()
     words_table = table()
-    message = failed.message_in(words_table)
-    label = words_table.get(label_key(failed.code)) if message == failed.message else None
-    reason = f"{label}: {message}" if label else message
+    reason = labelled(failed.code, failed.message_in(words_table), failed.message, words_table)
     lines = [w.failed.format(op_id=failed.op_id, code=failed.code, reason=reason)]
     hint = failed.hint_in(words_table)
     if hint:

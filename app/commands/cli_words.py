@@ -26,6 +26,7 @@ from app.commands.setup_words import (
 )
 from app.core import paths
 from app.core.counted import Counted
+from app.core.error_labels import labelled
 from app.core.i18n_tables import load_table
 from app.core.phrases import Numbers, Translations
 
@@ -581,7 +582,7 @@ class CodedError(Protocol):
     @property
     def code(self) -> str: ...
     @property
-    def label_key(self) -> str: ...
+    def message(self) -> str: ...
     def message_in(self, table: Translations, /) -> str: ...
     def hint_in(self, table: Translations, /) -> str | None: ...
 
@@ -594,9 +595,7 @@ def error_lines(error: CodedError) -> list[str]:
     :mod:`app.core.error_labels`), which a message in the language would only repeat; in
     English the message says it all and stands alone."""
     words_table = table()
-    message = error.message_in(words_table)
-    label = words_table.get(error.label_key) if message == error.message_in({}) else None
-    text = f"{label}: {message}" if label else message
+    text = labelled(error.code, error.message_in(words_table), error.message, words_table)
     lines = [f"error [{error.code}]: {text}"]
     hint = error.hint_in(words_table)
     if hint:

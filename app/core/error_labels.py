@@ -239,6 +239,18 @@ def label_key(code: str) -> str:
     return "error." + code
 
 
+def labelled(code: str, said: str, english: str, table: Translations) -> str:
+    """A reason as a person reads it: ``said`` (already in the language of ``table`` where the
+    table holds it) alone, or, where the table did not hold it (``said`` is still ``english``:
+    an OS's words, an older server's), led by the label of ``code`` in the table's language,
+    which a reason in the language would only repeat. English has no labels in its (empty)
+    table, so an English reason always stands alone."""
+    label = table.get(label_key(code)) if said == english else None
+    if not label:
+        return said
+    return f"{label}: {said}" if said else label
+
+
 def error_label(code: str, table: Translations) -> str | None:
     """The label of ``code`` in the language of ``table`` (an empty table: English); ``None``
     for a code without a label."""

@@ -10,16 +10,12 @@ table's language, followed by the message as written (English).
 from __future__ import annotations
 
 from app.core.archive.importers.base import Skip
-from app.core.error_labels import label_key
+from app.core.error_labels import labelled
+from app.core.errors import said_in
 from app.core.phrases import Translations
 
 
 def skip_reason(skip: Skip, table: Translations) -> str:
     """Why ``skip`` was skipped, in the language of ``table`` (an empty table: English)."""
-    if skip.phrase is not None and table.get(skip.phrase.template):
-        return skip.phrase.said_in(table)
-    translated = table.get(skip.reason)  # a fixed sentence, such as a PDF's note
-    if translated:
-        return translated
-    label = table.get(label_key(skip.code))
-    return f"{label}: {skip.reason}" if label else skip.reason
+    said = said_in(skip.phrase or skip.reason, table)
+    return labelled(skip.code, said, skip.reason, table)

@@ -21,6 +21,7 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
 from app.core import i18n_tables, paths
+from app.core.error_labels import labelled
 from app.core.errors import ArxiuError
 
 LANGUAGES = {"en": "English", "ca": "Català", "es": "Español"}
@@ -157,15 +158,11 @@ def error_text(error: ArxiuError, *, paragraphs: bool = False) -> str:
     language (Catalan and Spanish; :mod:`app.core.error_labels`) leads a message the tables do
     not hold, and heads a box's paragraphs as its title (unless it is the message itself). In
     English the message says it all and stands alone."""
-    separator = "\n\n" if paragraphs else " "
     table = InstalledTranslations()
-    message = error.message_in(table)
-    said = separator.join(part for part in (message, error.hint_in(table)) if part)
+    message, hint = error.message_in(table), error.hint_in(table)
+    if not paragraphs:
+        lead = labelled(error.code, message, error.message, table)
+        return " ".join(part for part in (lead, hint) if part)
     label = table.get(error.label_key)
-    if paragraphs:
-        label = label if label != message else None
-    elif message != error.message_in({}):  # the message is in the language: no label needed
-        label = None
-    if not label:
-        return said
-    return f"{label}{separator if paragraphs else ': '}{said}" if said else label
+    title = label if label != message else None
+    return "\n\n".join(part for part in (title, message, hint) if part)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.error_labels import ERROR_LABELS, error_label, label_key
+from app.core.error_labels import ERROR_LABELS, error_label, label_key, labelled
 from app.core.errors import ArchiveError
 from app.core.i18n_tables import TABLE_LANGS, load_table
 
@@ -80,3 +80,14 @@ def test_a_label_is_said_in_the_table_s_language_and_in_english_without_one() ->
     assert error_label(error.code, {}) == "Archive damaged"
     assert error.label_key == label_key(error.code)
     assert error_label("archive.never_raised", {}) is None
+
+
+def test_a_reason_the_table_does_not_hold_is_led_by_its_label_and_no_other() -> None:
+    """:func:`labelled`: a reason in the table's language stands alone (the label would repeat
+    it); one still in English (an OS's words) is led by the label; English has no label."""
+    catalan = load_table("ca")
+    english = "database disk image is malformed"
+    assert labelled("archive.corrupt", english, english, catalan) == f"Arxiu malmès: {english}"
+    assert labelled("archive.corrupt", "Ja traduït.", english, catalan) == "Ja traduït."
+    assert labelled("archive.corrupt", english, english, {}) == english
+    assert labelled("archive.corrupt", "", "", catalan) == "Arxiu malmès"

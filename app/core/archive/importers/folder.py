@@ -91,7 +91,7 @@ from app.core.archive.importers.transcripts import parse_transcript, timecoded
 from app.core.archive.language import guess_import_lang
 from app.core.archive.media import add_media, file_sha256, media_of
 from app.core.archive.model import NEUTRAL_LANG, RecordKey
-from app.core.errors import ArchiveError, ImportFailed
+from app.core.errors import ArchiveError, ImportFailed, english_of
 from app.core.json_types import JsonList, JsonObject, as_list
 from app.core.phrases import Phrase
 
@@ -311,16 +311,10 @@ class FileRecord:
         """Note ``reason`` in the record's notes field (its English) and as a skip with
         ``code`` (a phrase kept, said in the person's language)."""
         phrase = reason if isinstance(reason, Phrase) else None
-        english = reason.english() if isinstance(reason, Phrase) else reason
+        english = english_of(reason)
         self.notes.append(Skip(line, english, file, code, phrase))
         if line == 0:
             put(self.values, "files17", english)
-
-    def note_error(self, error: ImportFailed, file: str) -> None:
-        """Note ``error`` as :meth:`note` does (its English in the notes field, its phrase
-        kept in the skip, said in the person's language)."""
-        self.notes.append(Skip.of_error(0, file, error))
-        put(self.values, "files17", error.message)
 
 
 def guessed(values: Values, field_tipo: str, text: str, lang: str | None = None) -> None:
@@ -387,7 +381,7 @@ def _media(found: FoundFile, record: FileRecord) -> tuple[str, str, str]:
         try:
             _transcript(path, rel, record)
         except ImportFailed as exc:  # the recording is imported without this transcript
-            record.note_error(exc, rel)
+            record.note(exc.code, exc.message_words, rel)
     return "", "", ""
 
 
