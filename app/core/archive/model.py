@@ -161,6 +161,8 @@ class Record:
         items = self.values.get(field_tipo) or []
         if not items:
             return None
+        if len(items) == 1:  # what the languages below choose among one item: that item
+            return str(items[0].get("value"))
         by_lang: dict[str, Any] = {}
         for item in items:
             value = item.get("value")

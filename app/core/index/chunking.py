@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from app.core.archive.hierarchy_shape import lead_with_code
+from app.core.archive.lexemes import GATHERED
 from app.core.archive.model import Field, Record, RecordKey
 
 TEXT_KINDS = ("text", "rich_text", "transcription")
@@ -198,7 +199,7 @@ def chunk_record(
                 chunks.append(_chunk(key, tipo, lang, len(chunks), segment, label(lang)))
     passages = bool(chunks)
     for lang, (tipo, texts) in short.items():
-        segment = Segment(" · ".join(texts))
+        segment = Segment(f" {GATHERED} ".join(texts))
         head = "" if passages else label(lang)  # passages already carry the label
         chunks.append(_chunk(key, tipo, lang, len(chunks), segment, head))
     if label_field:

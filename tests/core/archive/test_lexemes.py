@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.archive import lexemes
 from app.core.archive.lexemes import (
+    GATHERED,
     STOP_MARK,
     chunk_lexemes,
     query_lexemes,
@@ -48,6 +50,27 @@ def test_a_query_word_asks_for_its_stem_in_every_language_and_itself() -> None:
     assert query_lexemes("families", "lg-eng") == ["famili", "families"]
     assert query_lexemes("the") == ["the"]  # an English and Spanish stop word: only itself
     assert list(query_terms(["families", "family"])) == ["famil", "famili", "families", "family"]
+
+
+def test_a_metadata_chunk_is_cut_at_its_separator_like_any_text() -> None:
+    gathered = f"Turner, J.M.W. {GATHERED} Oil paint on canvas {GATHERED} 1840"
+    assert words(gathered) == ["turner", "j", "m", "w", "oil", "paint", "on", "canvas", "1840"]
+    assert words(f"Miró {GATHERED} Barcelona") == ["miro", "barcelona"]
+    assert chunk_lexemes(gathered, "lg-eng") == f"turner j m w oil paint {STOP_MARK} canva 1840"
+
+
+def test_past_the_words_remembered_a_word_is_made_each_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(lexemes, "_KEEP_UP_TO", 0)
+    monkeypatch.setattr(lexemes, "_FOLDED", lexemes._Folder())
+    lexemes._lexer.cache_clear()
+    try:
+        assert chunk_lexemes("Famílies desallotjades", "lg-cat") == "famil desallotj"
+        assert chunk_lexemes("Famílies", "lg-cat") == "famil"
+        assert len(lexemes._lexer("catalan")) == 0 and len(lexemes._FOLDED) == 0
+    finally:
+        lexemes._lexer.cache_clear()
 
 
 @pytest.mark.parametrize("lang", ["lg-cat", "lg-spa", "lg-eng", "lg-fra", None])
