@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from app.core.agent.events import EVENT_NAMES, Event, from_wire
-from app.core.errors import ArxiuError, words_of
+from app.core.errors import ArxiuError, read_words
 from app.core.phrases import Phrase
 
 API_PATH = "/dedalo/core/api/v1/json/"
@@ -58,11 +58,14 @@ def error_from_envelope(body: Any, status: int) -> ArxiuError:
             Phrase.of("The server answered HTTP {status} without a coded error.", status=status),
             category="provider",
         )
-    message, hint = str(error.get("message", "")), error.get("hint")
+    hint = error.get("hint")
+    message, said_hint = read_words(
+        error, str(error.get("message", "")), hint if isinstance(hint, str) else None
+    )
     return ArxiuError(
         error["code"],
-        words_of(error, message),
-        hint=words_of(error, hint, "hint_") if isinstance(hint, str) else None,
+        message,
+        hint=said_hint,
         category=str(error.get("category", "input")),
         retryable=bool(error.get("retryable", False)),
         details=error.get("details") if isinstance(error.get("details"), dict) else None,

@@ -112,11 +112,7 @@ class ArxiuError(Exception):
             out["details"] = self.details
         if self.hint:
             out["hint"] = self.hint
-        for prefix, words in (("", self.message_words), ("hint_", self.hint_words)):
-            if isinstance(words, Phrase) and words.params:  # a fixed sentence is its own key
-                said = phrase_json(words)
-                out[prefix + "template"] = said["template"]
-                out[prefix + "params"] = said["params"]
+        out.update(words_json(self.words))
         return out
 
     def __str__(self) -> str:
@@ -151,6 +147,24 @@ def words_of(payload: Mapping[str, object], english: str, prefix: str = "") -> s
     except (KeyError, IndexError, ValueError, TypeError):  # a value that does not fit its spec
         return english
     return phrase if made == english else english
+
+
+def words_json(words: ErrorWords) -> JsonObject:
+    """The ``template``/``params`` (and ``hint_template``/``hint_params``) fields an error's
+    payload carries beside its English ``message`` and ``hint``, for a message or hint that is
+    a phrase with values (a fixed sentence is its own key): what :func:`words_of` reads back."""
+    out: JsonObject = {}
+    for prefix, said in (("", words[0]), ("hint_", words[1])):
+        if isinstance(said, Phrase) and said.params:
+            made = phrase_json(said)
+            out[prefix + "template"] = made["template"]
+            out[prefix + "params"] = made["params"]
+    return out
+
+
+def read_words(payload: Mapping[str, object], message: str, hint: str | None) -> ErrorWords:
+    """An error's message and hint read back from its payload (:func:`words_of` each)."""
+    return words_of(payload, message), None if hint is None else words_of(payload, hint, "hint_")
 
 
 def phrase_json(phrase: Phrase) -> JsonObject:

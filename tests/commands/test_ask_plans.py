@@ -349,3 +349,6 @@ def test_a_failed_op_is_said_in_the_language(
         f"{FAILED[lang]} s1: [archive.record_not_found] {reason}"
     ]
     assert report.failed.message == "Record rsc197/64 does not exist."  # the model's English
+    saved = ApplyReport.from_dict(json.loads(json.dumps(report.to_dict())))  # the plan's history
+    assert saved.failed is not None and saved.failed.message == report.failed.message
+    assert failure_lines(saved.failed) == failure_lines(report.failed)

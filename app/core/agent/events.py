@@ -27,7 +27,7 @@ from app.core.agent.claims import Claim
 from app.core.agent.history_entry import HistoryEntry, entry_json, read_entry
 from app.core.agent.plan_types import ChangePlan, PendingPlan
 from app.core.agent.wire_fields import int_map, req_bool, req_int
-from app.core.errors import ArxiuError, ErrorWords, words_of
+from app.core.errors import ArxiuError, ErrorWords, read_words
 from app.core.json_types import (
     JsonList,
     JsonObject,
@@ -312,11 +312,11 @@ def error_of(data: JsonObject) -> ArxiuError:
         JsonShapeError: the payload has no ``code``, or a field of the wrong type.
     """
     details = data.get("details")
-    message, hint = str_or(data, "message"), opt_str(data, "hint")
+    message, hint = read_words(data, str_or(data, "message"), opt_str(data, "hint"))
     return ArxiuError(
         req_str(data, "code"),
-        words_of(data, message),
-        hint=words_of(data, hint, "hint_") if hint is not None else None,
+        message,
+        hint=hint,
         category=str_or(data, "category") or "internal",
         retryable=bool_or(data, "retryable"),
         details=details if isinstance(details, dict) else None,

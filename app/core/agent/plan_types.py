@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.core.agent.wire_fields import int_map, req_int
-from app.core.errors import ErrorWords, said_in
+from app.core.errors import ErrorWords, read_words, said_in, words_json
 from app.core.json_types import (
     JsonObject,
     JsonValue,
@@ -159,8 +159,8 @@ class OpFailure:
     hint: str | None = None
     candidates: tuple[Candidate, ...] = ()
     words: ErrorWords | None = field(default=None, compare=False, repr=False)
-    """The error's message and hint as raised, where this run made the failure (phrases said
-    in a person's language); ``None`` for one read back from JSON (its English)."""
+    """The error's message and hint as phrases said in a person's language: as raised, or
+    read back from the JSON form (its ``template``/``params``); ``None``: the English only."""
 
     def message_in(self, table: Translations) -> str:
         """The reason in the language of ``table`` (English where it has no translation)."""
@@ -179,6 +179,8 @@ class OpFailure:
             out["hint"] = self.hint
         if self.candidates:
             out["candidates"] = [c.to_dict() for c in self.candidates]
+        if self.words is not None:
+            out.update(words_json(self.words))
         return out
 
     @classmethod
@@ -197,14 +199,16 @@ class OpFailure:
         details = extra if isinstance(extra, dict) else {}
         found = body.get("candidates") or details.get("candidates") or []
         listed = found if isinstance(found, list) else []
+        message, hint = str_or(body, "message"), opt_str(body, "hint")
         return cls(
             op_id=req_str(data, "op_id"),
             code=str_or(body, "code"),
-            message=str_or(body, "message"),
-            hint=opt_str(body, "hint"),
+            message=message,
+            hint=hint,
             candidates=tuple(
                 Candidate.from_dict(c) for c in listed if isinstance(c, dict) and "section_id" in c
             ),
+            words=read_words(body, message, hint),
         )
 
 
