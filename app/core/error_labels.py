@@ -110,6 +110,7 @@ ERROR_LABELS: dict[str, str] = {
     "auth.token_invalid": "Access token not valid",
     "conversation.unknown": "Unknown conversation",
     "export.format_unknown": "Unknown export format",
+    "export.one_file_named": "One file named for many documents",
     "export.record_unknown": "Unknown record",
     "export.section_unknown": "Unknown section",
     "export.section_unsupported": "Section cannot be exported in this format",

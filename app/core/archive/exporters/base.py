@@ -138,6 +138,26 @@ def _walk(
             stack.extend(r for r in reversed(below) if r is not None)
 
 
+def one_file_each(out: Path, count: int) -> None:
+    """Refuse (``export.one_file_named``) to write ``count`` documents, one file each, when
+    ``out`` names a single XML file rather than a folder: before anything is written, rather
+    than make a folder called ``….xml``."""
+    if count > 1 and out.suffix.lower() == ".xml" and not out.expanduser().is_dir():
+        raise ArxiuError(
+            "export.one_file_named",
+            Phrase.of(
+                "This export makes {n:,} documents, one file each, and {out} names one file.",
+                n=count,
+                out=str(out),
+            ),
+            hint=Phrase.of(
+                "Give a folder to write them into (made if it is not there), or --record for "
+                "one record's document."
+            ),
+            category="input",
+        )
+
+
 def writable(out: Path) -> Path:
     """``out`` with its folder created, or ``export.unwritable``."""
     out = Path(out).expanduser()

@@ -38,6 +38,7 @@ from app.core.archive.exporters.base import (
     RESTRICTED_NOTICE,
     ExportRequest,
     ExportSummary,
+    one_file_each,
     selected,
     unwritable,
     writable,
@@ -127,14 +128,17 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
             category="input",
         )
     single = request.record is not None and request.out.suffix.lower() == ".xml"
+    summary = ExportSummary(format=FORMAT, path=str(request.out.expanduser()))
+    records = list(selected(archive, request, summary))
+    if not single:
+        one_file_each(request.out, len(records))
     out = writable(request.out)
     folder = out.parent if single else out
-    summary = ExportSummary(format=FORMAT, path=str(out))
     context = _context(archive)
     used: set[str] = set()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for record in selected(archive, request, summary):
+        for record in records:
             restricted = archive.is_restricted(record.key)
             target = out if single else folder / _file_name(record, used)
             target.write_bytes(document_bytes(record, context, restricted))

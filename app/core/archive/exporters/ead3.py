@@ -51,6 +51,7 @@ from app.core.archive.exporters.base import (
     RESTRICTED_NOTICE,
     ExportRequest,
     ExportSummary,
+    one_file_each,
     require_record,
     require_section,
     unwritable,
@@ -437,6 +438,7 @@ def _write(
     if len(documents) == 1 and not out.is_dir():
         _save(documents[0][1], writable(out))
         return
+    one_file_each(out, len(documents))
     names: set[str] = set()
     for eadid, document in documents:
         stem = eadid[:-4] if eadid.lower().endswith(".xml") else eadid  # UW: "X.xml"

@@ -173,6 +173,15 @@ def test_one_record_to_one_file_with_its_relations(
     assert strings(doc, "//e:existDates//e:fromDate/@standardDate") == ["1802-10-18"]
 
 
+def test_many_authorities_are_not_written_into_one_file_name(
+    exported: Exported, tmp_path: Path
+) -> None:
+    out = tmp_path / "agents.xml"
+    with pytest.raises(ArxiuError) as caught:
+        run_export(exported.archive, "eac-cpf", ExportRequest(AGENTS, out))
+    assert caught.value.code == "export.one_file_named" and not out.exists()
+
+
 def test_only_agents_are_exported_as_eac_cpf(exported: Exported, tmp_path: Path) -> None:
     with pytest.raises(ArxiuError) as caught:
         run_export(exported.archive, "eac-cpf", ExportRequest("place1", tmp_path / "x"))

@@ -193,6 +193,21 @@ def test_only_descriptions_export_as_ead3(exported: Exported, tmp_path: Path) ->
     assert caught.value.code == "export.section_unsupported"
 
 
+def test_many_finding_aids_are_not_written_into_one_file_name(
+    exported: Exported, tmp_path: Path
+) -> None:
+    """A section of several finding aids sent to ``fons.xml``: refused before anything is
+    written (no folder called ``fons.xml``); the same name takes one subtree."""
+    out = tmp_path / "fons.xml"
+    with pytest.raises(ArxiuError) as caught:
+        run_export(exported.archive, "ead3", ExportRequest("ead1", out))
+    assert caught.value.code == "export.one_file_named" and "fons.xml" in caught.value.message
+    assert not out.exists()
+    key = exported.archive.iter_records("ead1").__next__().key
+    run_export(exported.archive, "ead3", ExportRequest("ead1", out, record=key))
+    assert out.is_file()
+
+
 def test_a_subtree_imported_back_goes_back_under_its_parent(
     archive: Archive, schema: etree.XMLSchema, tmp_path: Path
 ) -> None:
