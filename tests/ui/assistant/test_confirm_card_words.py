@@ -6,6 +6,7 @@ en, on a copy of the demo archive."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from PySide6.QtGui import QTextDocument
 
 from app.core.agent.apply import ApplyContext, apply_plan
 from app.core.agent.plan_preview import plan_previews
-from app.core.agent.plan_types import ChangePlan, PendingPlan
+from app.core.agent.plan_types import ApplyReport, ChangePlan, PendingPlan
 from app.core.agent.plans import validate_plan
 from app.core.archive import Archive, RecordKey
 from app.core.tools.registry import build_registry
@@ -163,3 +164,7 @@ def test_a_failed_apply_says_where_why_and_how_much_was_written(
     assert f"[{report.failed.code}]" in footer and report.failed.code == "archive.record_not_found"
     reason = footer.removeprefix(where).split(f" [{report.failed.code}]")[0]
     assert reason == NOT_FOUND[translated]  # the core's reason, in the UI's language
+    reopened = card_for(demo, plan, translated)  # the conversation opened again: saved report
+    qtbot.addWidget(reopened)
+    reopened.show_report(ApplyReport.from_dict(json.loads(json.dumps(report.to_dict()))))
+    assert reopened.status.text() == footer
