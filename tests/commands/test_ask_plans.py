@@ -285,7 +285,8 @@ PARTIAL_REPORT = {
         "aplicat d1: unlinked from oh1/1 (oh24)",
         "HA FALLAT l1: [mcp.match_ambiguous] Hi coincideixen diversos registres: Op l1: 2 records "
         "of rsc197 match.",
-        "  suggeriment: Match on more fields, or name the record to use by its id.",
+        "  suggeriment: Fes coincidir més camps, o indica pel seu identificador el registre que "
+        "cal fer servir.",
         "  candidat rsc197/2: Anna Pujol",
         "  candidat rsc197/3: …",
         "omès l2",
@@ -296,7 +297,8 @@ PARTIAL_REPORT = {
         "aplicado d1: unlinked from oh1/1 (oh24)",
         "HA FALLADO l1: [mcp.match_ambiguous] Coinciden varios registros: Op l1: 2 records of "
         "rsc197 match.",
-        "  sugerencia: Match on more fields, or name the record to use by its id.",
+        "  sugerencia: Haz coincidir más campos, o indica por su identificador el registro que se "
+        "debe usar.",
         "  candidato rsc197/2: Anna Pujol",
         "  candidato rsc197/3: …",
         "omitido l2",
@@ -313,8 +315,9 @@ PARTIAL_REPORT = {
         "created p1: section_id 4213",
     ],
 }
-"""The report in each language: the failed op's code label before the core's message (as
-``error [code]:`` lines say it), the message and the hint as the core wrote them."""
+"""The report in each language, read back from its JSON: the failed op's code label before a
+message the tables do not hold (as ``error [code]:`` lines say it), that message as the core
+wrote it, and the hint, a sentence the tables hold, in the language."""
 
 
 @pytest.mark.parametrize("lang", LANGS)
