@@ -161,7 +161,7 @@ class Record:
         items = self.values.get(field_tipo) or []
         if not items:
             return None
-        if len(items) == 1:  # what the languages below choose among one item: that item
+        if len(items) == 1:  # whatever its language, the choice below would take it
             return str(items[0].get("value"))
         by_lang: dict[str, Any] = {}
         for item in items:

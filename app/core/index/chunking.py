@@ -32,6 +32,8 @@ PAGE = re.compile(r"\[page-n-([^\]\s]+)\]")
 _DEDALO_TAG = re.compile(r"\[/?[a-z]+-[a-z]+-[^\]]*\]")
 _HTML_TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
+_GATHER = f" {GATHERED} "
+"""What joins the short values of one language in the metadata chunk."""
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,7 @@ def chunk_record(
                 chunks.append(_chunk(key, tipo, lang, len(chunks), segment, label(lang)))
     passages = bool(chunks)
     for lang, (tipo, texts) in short.items():
-        segment = Segment(f" {GATHERED} ".join(texts))
+        segment = Segment(_GATHER.join(texts))
         head = "" if passages else label(lang)  # passages already carry the label
         chunks.append(_chunk(key, tipo, lang, len(chunks), segment, head))
     if label_field:
