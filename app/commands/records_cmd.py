@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.commands.cli_words import counted, labels_for, words
+from app.commands.cli_words import counted, labels_for, table, words
 from app.commands.common import add_archive_argument, open_current, print_json
 from app.core.archive import Archive, Record, RecordKey
+from app.core.archive.hierarchy import hierarchy_of
+from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import locators
+from app.core.archive.shown_values import by_language, language_tag, shown_value, table_name_of
+from app.core.archive.vocabulary import field_terms
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,26 +104,51 @@ def record_view(archive: Archive, record: Record, lang: str) -> dict[str, Any]:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """Print one record."""
+    """Print one record: JSON with ``--json``, else in words (:func:`shown_lines`)."""
     with open_current(args) as archive:
         record = archive.get_record(RecordKey(args.section, args.id))
         lang = args.lang or labels_for(args.json)
         view = record_view(archive, record, lang)
+        lines = [] if args.json else shown_lines(archive, record, view, lang)
     if args.json:
         print_json(view)
         return 0
-    w = words()
-    flag = f"  [{w.restricted}]" if view["restricted"] else ""
-    print(f"{view['label']} ({view['section_tipo']}/{view['section_id']}) v{view['version']}{flag}")
-    for field in view["fields"]:
-        print(f"\n{field['label']} [{field['tipo']}]")
-        for value in field["values"]:
-            if "record" in value:
-                print(f"  → {value['label']} ({value['record']})")
-            else:
-                print(f"  {value['lang']}: {value['value']}")
-    if view["linked_from"]:
-        print(f"\n{w.linked_from}")
-        for link in view["linked_from"]:
-            print(f"  ← {link['label']} ({link['record']}) {w.via} {link['field']}")
+    print("\n".join(lines))
     return 0
+
+
+def shown_lines(archive: Archive, record: Record, view: dict[str, Any], lang: str) -> list[str]:
+    """The record as a person reads it, as the record view shows it: a value's language as a
+    short tag where its field holds one value per language (none for a language-neutral
+    value), a level of description or an entity type as its term in ``lang``, a language code
+    as the language's name, a point in degrees; a link back named by its field's label."""
+    w = words()
+    name_of = table_name_of(table())
+    terms = field_terms(record.section_tipo, hierarchy_of(archive, record.section_tipo))
+    fields = {field.tipo: field for field in archive.fields(record.section_tipo)}
+    flag = f"  [{w.restricted}]" if view["restricted"] else ""
+    key = f"{view['section_tipo']}/{view['section_id']}"
+    lines = [f"{view['label']} ({key}) v{view['version']}{flag}"]
+    for shown in view["fields"]:
+        field = fields[shown["tipo"]]
+        lines.append(f"\n{shown['label']} [{shown['tipo']}]")
+        for value in shown["values"] if field.kind == "relation" else by_language(shown["values"]):
+            if "record" in value:
+                lines.append(f"  → {value['label']} ({value['record']})")
+                continue
+            text = shown_value(field.kind, value["value"], terms.get(field.tipo), lang, name_of)
+            code = str(value["lang"] or NEUTRAL_LANG)
+            tagged = field.multilingual and code != NEUTRAL_LANG
+            text = text.replace("\n", "\n" + " " * (6 if tagged else 2))  # a transcript's lines
+            lines.append(f"  {language_tag(code)}  {text}" if tagged else f"  {text}")
+    if view["linked_from"]:
+        lines.append(f"\n{w.linked_from}")
+        labels: dict[tuple[str, str], str] = {}
+        for link in view["linked_from"]:
+            tipo = link["record"].split("/", 1)[0]
+            if (tipo, link["field"]) not in labels:
+                found = {f.tipo: f.label(lang) for f in archive.fields(tipo)}
+                labels.update(((tipo, t), label) for t, label in found.items())
+            via = labels.get((tipo, link["field"]), link["field"])
+            lines.append(f"  ← {link['label']} ({link['record']}) {w.via} {via}")
+    return lines

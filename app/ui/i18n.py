@@ -21,6 +21,7 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
 from app.core import i18n_tables, paths
+from app.core.archive.shown_values import LANGUAGE_NAMES
 from app.core.error_labels import labelled
 from app.core.errors import ArxiuError
 
@@ -28,20 +29,6 @@ LANGUAGES = {"en": "English", "ca": "Català", "es": "Español"}
 ARCHIVE_LANGS = {"en": "lg-eng", "ca": "lg-cat", "es": "lg-spa"}
 LOCALES = {"en": "en_US", "ca": "ca_ES", "es": "es_ES"}
 """The locale whose number formats each UI language uses."""
-LANGUAGE_NAMES = {
-    "lg-cat": "Catalan",
-    "lg-spa": "Spanish",
-    "lg-eng": "English",
-    "lg-fra": "French",
-    "lg-deu": "German",
-    "lg-ita": "Italian",
-    "lg-por": "Portuguese",
-    "lg-oci": "Occitan",
-    "lg-eus": "Basque",
-    "lg-glg": "Galician",
-    "lg-lat": "Latin",
-}
-"""The archive languages named in the UI (English source text, translated by the tables)."""
 
 
 def i18n_dir() -> Path:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from tests.conftest import shared_data
 
 
 def test_first_command_creates_the_demo_archive_in_arxiu_home(
@@ -85,3 +86,50 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 141
     assert b"Traceback" not in err
+
+
+SHOWN = {
+    "ca": ("Llengua", "Castellà", "Enllaçat des de", "mitjançant Informant", "fons"),
+    "es": ("Lengua", "Castellano", "Enlazado desde", "mediante Informante", "fondo"),
+    "en": ("Language", "Spanish", "Linked from", "via Informant", "fonds"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(SHOWN))
+def test_records_show_says_values_in_the_readers_language(
+    lang: str,
+    demo_archive_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``records show`` reads as the record view: a value's language as a short tag in a
+    field with one value per language, none on a language-neutral value, a language code as
+    the language's name, a level of description as the reader's term, a link back named by
+    its field's label; ``--json`` keeps the codes."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    heading, language, linked, via, level = SHOWN[lang]
+    folder = tmp_path / "demo"
+    shutil.copytree(demo_archive_dir, folder)
+    assert main(["--archive", str(folder), "records", "show", "oh1", "4"]) == 0
+    shown = capsys.readouterr().out
+    assert "lg-" not in shown
+    assert "  CA  Ens van fer fora de la vall quan va arribar el pantà" in shown
+    assert "  EN  They threw us out of the valley when the reservoir came" in shown
+    assert "\n  1992-11-10\n" in shown  # the date is language-neutral: no tag
+    assert f"\n{heading} [oh31]\n  {language}\n" in shown
+    assert "\n  [TC_00:02:48.000_TC] Cuando" in shown  # a transcript's lines stay indented
+    assert main(["--archive", str(folder), "records", "show", "rsc197", "9"]) == 0
+    person = capsys.readouterr().out
+    assert f"\n{linked}\n" in person and f"(oh1/4) {via}" in person
+    assert main(["--archive", str(folder), "records", "show", "oh1", "4", "--json"]) == 0
+    view = json.loads(capsys.readouterr().out)
+    spoken = next(f for f in view["fields"] if f["tipo"] == "oh31")
+    assert spoken["values"][0]["value"] == "lg-spa"
+
+    ead, finding_aid = tmp_path / "ead", shared_data("ead", "anf", "FRAN_IR_003500.xml")
+    assert main(["--archive", str(ead), "import", "ead", str(finding_aid)]) == 0
+    capsys.readouterr()
+    assert main(["--archive", str(ead), "records", "show", "ead1", "1"]) == 0
+    fonds = capsys.readouterr().out
+    assert "  FR  Fonds Vitet\n" in fonds and f"\n  {level}\n" in fonds and "lg-" not in fonds

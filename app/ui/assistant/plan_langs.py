@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from app.core.agent.citations import SHORT_LANGS
-from app.ui.i18n import LANGUAGE_NAMES, language_name
+from app.core.archive.shown_values import LANGUAGE_NAMES
+from app.ui.i18n import language_name
 
 SEPARATOR = " · "
 """What the previews put between the values of a field."""

@@ -16,15 +16,12 @@ from app.core.archive.backlinks import linked_from
 from app.core.archive.hierarchy import Hierarchy, Node, breadcrumbs, children_of, hierarchy_of
 from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import locators
+from app.core.archive.shown_values import LANG_TAGS, by_language, shown_value
 from app.core.archive.vocabulary import LEVELS, Terms, field_terms, said
 from app.core.errors import ArxiuError
 from app.ui.i18n import language_name
 
 TIMECODE = re.compile(r"\[TC_(\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)_TC\]")
-LANG_CODE = re.compile(r"lg-[a-z]{3}")
-"""An archive language code stored as a value (the demo's interview language)."""
-LANG_TAGS = {"lg-cat": "CA", "lg-spa": "ES", "lg-eng": "EN", "lg-fra": "FR", "lg-deu": "DE"}
-LANG_ORDER = ("lg-cat", "lg-spa", "lg-eng")
 CHILDREN_SHOWN = 200
 """The most children listed in the record view (the rest are counted)."""
 BACKLINKS_SHOWN = 50
@@ -184,7 +181,7 @@ def _field_row(
     if field.kind == "relation":
         body = _relation_links(archive, items, lang, c)
     else:
-        shown = (_value_html(key, field, item, c, terms, lang) for item in _by_language(items))
+        shown = (_value_html(key, field, item, c, terms, lang) for item in by_language(items))
         body = "<br>".join(shown)
     if narrow:
         return (
@@ -198,14 +195,6 @@ def _field_row(
     )
 
 
-def _by_language(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    def rank(item: dict[str, Any]) -> int:
-        code = str(item.get("lang"))
-        return LANG_ORDER.index(code) if code in LANG_ORDER else len(LANG_ORDER)
-
-    return sorted(items, key=rank)
-
-
 def _value_html(
     key: RecordKey,
     field: Field,
@@ -217,37 +206,13 @@ def _value_html(
     code = str(item.get("lang") or NEUTRAL_LANG)
     tag = LANG_TAGS.get(code)
     prefix = _pill(tag, c.pill, c.muted) + "&nbsp;" if tag and field.multilingual else ""
-    text = html.escape(_shown_value(field, item.get("value", ""), terms, lang))
+    text = html.escape(shown_value(field.kind, item.get("value", ""), terms, lang, language_name))
     if field.kind == "transcription":
         text = TIMECODE.sub(lambda m: _timecode_link(key, m.group(1), c), text)
         text = text.replace("\n", "<br>")
     elif field.kind == "iri":
         text = f"<a href='{text}' style='color:{c.link}'>{text}</a>"
     return prefix + text
-
-
-def _shown_value(
-    field: Field, value: object, terms: Terms | None = None, lang: str = "lg-eng"
-) -> str:
-    """A stored value in words: a point as ``41.966° N, 2.415° E``, an archive language code
-    (``lg-cat``) as the language's name in the UI language, a code of ``terms`` (a level of
-    description, an entity type) as its term in ``lang``, anything else as its text."""
-    if terms is not None and isinstance(value, str):
-        return said(value, terms, lang)
-    if field.kind == "geo" and isinstance(value, dict):
-        point = _point(value.get("lat"), value.get("lon"))
-        if point is not None:
-            return point
-    if isinstance(value, str) and LANG_CODE.fullmatch(value):
-        return language_name(value)
-    return str(value)
-
-
-def _point(lat: object, lon: object) -> str | None:
-    if not isinstance(lat, int | float) or not isinstance(lon, int | float):
-        return None
-    north, east = ("N" if lat >= 0 else "S"), ("E" if lon >= 0 else "W")
-    return f"{abs(lat):g}° {north}, {abs(lon):g}° {east}"
 
 
 def _timecode_link(key: RecordKey, timecode: str, c: Palette) -> str:

@@ -20,11 +20,12 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
 )
 
+from app.core.archive.shown_values import language_tag
 from app.core.index.hit_passages import HitPassage
 from app.core.index.names import fold
 from app.core.index.record_hits import RecordHit
 from app.ui.browser.item_paint import paint_background, text_role
-from app.ui.browser.record_html import LANG_TAGS, Palette
+from app.ui.browser.record_html import Palette
 
 HTML_ROLE = Qt.ItemDataRole.UserRole + 1
 PASSAGE_CHARS = 240
@@ -49,7 +50,7 @@ def language_tags(langs: tuple[str, ...]) -> list[str]:
     """Short tags of the record's languages (``CA``, ``ES``), in a stable order."""
     order = {code: n for n, code in enumerate(("lg-cat", "lg-spa", "lg-eng"))}
     ordered = sorted(langs, key=lambda code: (order.get(code, 9), code))
-    return [LANG_TAGS.get(code, code.removeprefix("lg-").upper()) for code in ordered]
+    return [language_tag(code) for code in ordered]
 
 
 def excerpt(passage: HitPassage, size: int = PASSAGE_CHARS) -> tuple[str, list[tuple[int, int]]]:
