@@ -17,6 +17,7 @@ from app.commands import cli_words
 from app.commands.common import ProgressBar, add_archive_argument, open_current, print_json
 from app.commands.index_cmd import MODEL_HELP, completeness
 from app.core.archive import RecordKey
+from app.core.archive.shown_values import language_tag
 from app.core.index import SearchFilter, open_index
 from app.core.index.embedders import default_embedders
 from app.core.index.hit_order import SORT_ORDERS, RecordFilter, by_section, filter_hits, sort_hits
@@ -143,7 +144,8 @@ def format_record(hit: RecordHit) -> str:
 
 
 def _tags(langs: tuple[str, ...]) -> list[str]:
-    return [code.removeprefix("lg-") for code in langs]
+    """The record's languages as the app's result rows tag them (``CA``, ``FR``)."""
+    return [language_tag(code) for code in langs]
 
 
 def _bracketed(text: str, marks: tuple[tuple[int, int], ...]) -> str:

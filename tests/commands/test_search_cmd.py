@@ -65,6 +65,9 @@ def test_records_are_grouped_under_their_section_in_the_label_language(
     _, english, _ = _run(capsys, *args, "--lang", "lg-eng")
     assert "Oral history (" in english and "Història oral (" not in english
     assert "[pantà]" in out  # the query's word marked in a passage
+    # a record's languages tagged as the app's result rows tag them
+    assert re.search(r" · (CA|ES|EN)(/(CA|ES|EN))* · ", out)
+    assert not re.search(r"\b(cat|spa|eng)\b", out)
 
 
 def test_the_chunks_view_lists_passages_several_per_record(
