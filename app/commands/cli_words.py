@@ -124,6 +124,8 @@ class CliWords:
     """The media line: ``{media}`` and ``{missing}`` said by the two counts below."""
     import_attached: Counted
     import_missing: Counted
+    import_linked: Counted
+    """Digital objects recorded by their address (EAD ``dao``), not copied."""
     import_skipped: str
     import_line: str
     """Where a skip is when it names no file: ``line {line}``."""
@@ -242,6 +244,10 @@ ENGLISH = CliWords(
     import_media="  media     {media}, {missing}",
     import_attached=Counted("1 attached", "{n} attached"),
     import_missing=Counted("1 not found", "{n} not found"),
+    import_linked=Counted(
+        "  media     1 digital object linked by its address (nothing downloaded)",
+        "  media     {n} digital objects linked by their addresses (nothing downloaded)",
+    ),
     import_skipped="  skipped   {count}",
     import_line="line {line}",
     import_more="    ... and {count} more (see --json)",
@@ -351,6 +357,10 @@ CLI_WORDS: dict[str, CliWords] = {
         import_media="  multimèdia  {media}, {missing}",
         import_attached=Counted("1 adjuntat", "{n} adjuntats"),
         import_missing=Counted("1 no trobat", "{n} no trobats"),
+        import_linked=Counted(
+            "  multimèdia  1 objecte digital enllaçat per la seva adreça (no se'n baixa res)",
+            "  multimèdia  {n} objectes digitals enllaçats per la seva adreça (no se'n baixa res)",
+        ),
         import_skipped="  omesos      {count}",
         import_line="línia {line}",
         import_more="    … i {count} més (vegeu --json)",
@@ -466,6 +476,10 @@ CLI_WORDS: dict[str, CliWords] = {
         import_media="  multimedia  {media}, {missing}",
         import_attached=Counted("1 adjunto", "{n} adjuntos"),
         import_missing=Counted("1 no encontrado", "{n} no encontrados"),
+        import_linked=Counted(
+            "  multimedia  1 objeto digital enlazado por su dirección (no se descarga nada)",
+            "  multimedia  {n} objetos digitales enlazados por su dirección (no se descarga nada)",
+        ),
         import_skipped="  omitidos    {count}",
         import_line="línea {line}",
         import_more="    … y {count} más (véase --json)",

@@ -167,6 +167,8 @@ def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
                 missing=c(w.import_missing, summary.media_missing),
             )
         )
+    if summary.media_linked:
+        lines.append(c(w.import_linked, summary.media_linked))
     lines.append(w.import_skipped.format(count=n(len(summary.skipped))))
     for skip in summary.skipped[:SKIPS_SHOWN]:
         where = f"{skip.file}:{skip.line}" if skip.file else w.import_line.format(line=skip.line)

@@ -304,6 +304,25 @@ def test_withdrawn_and_media_counts_agree_with_their_number(
     assert [line for line in lines if line.split()[0] in HEADS] == list(COUNT_LINES[lang][count])
 
 
+LINKED_LINES = {
+    "ca": "  multimèdia  33 objectes digitals enllaçats per la seva adreça (no se'n baixa res)",
+    "es": "  multimedia  33 objetos digitales enlazados por su dirección (no se descarga nada)",
+    "en": "  media     33 digital objects linked by their addresses (nothing downloaded)",
+}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_digital_objects_linked_are_not_said_to_be_attached(
+    monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """An EAD ``dao`` is recorded by its address: the summary says it was linked, not
+    attached (no line on attached files when there are none)."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    summary = ImportSummary(kind="ead", path="fons", created=3, media_linked=33)
+    lines = [line for line in summary_lines(summary, "a") if line.split()[0] in HEADS]
+    assert lines == [LINKED_LINES[lang]]
+
+
 JSONL_SKIPS = {
     "ca": (
         "    wills.jsonl.gz:2: JSON no vàlid: Expecting value (columna 1)",

@@ -23,6 +23,10 @@ UPDATED = Counted("1 updated", "{n} updated")
 UNCHANGED = Counted("1 unchanged", "{n} unchanged")
 LINKS = Counted("1 link", "{n} links")
 MEDIA = Counted("1 media file", "{n} media files")
+LINKED = Counted(
+    "1 digital object linked by its address (nothing downloaded).",
+    "{n} digital objects linked by their addresses (nothing downloaded).",
+)
 SKIPPED = Counted("1 skipped", "{n} skipped")
 WITHDRAWN = Counted(
     "1 record withdrawn by the source was removed.",
@@ -69,6 +73,8 @@ def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None
             seconds=QLocale().toString(summary.seconds, "f", 1),
         )
     ]
+    if summary.media_linked:
+        lines.append(_count(LINKED, summary.media_linked))
     if summary.deleted:
         lines.append(_count(WITHDRAWN, summary.deleted))
     if summary.sections:

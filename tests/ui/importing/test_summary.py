@@ -154,6 +154,34 @@ def test_each_count_agrees_with_its_number(ui_lang: str, count: int) -> None:
     assert lines[1:2] == withdrawn  # none for 0: nothing was withdrawn
 
 
+LINKED = {
+    "en": (
+        "1 digital object linked by its address (nothing downloaded).",
+        "33 digital objects linked by their addresses (nothing downloaded).",
+    ),
+    "ca": (
+        "1 objecte digital enllaçat per la seva adreça (no se n'ha baixat res).",
+        "33 objectes digitals enllaçats per la seva adreça (no se n'ha baixat res).",
+    ),
+    "es": (
+        "1 objeto digital enlazado por su dirección (no se ha descargado nada).",
+        "33 objetos digitales enlazados por su dirección (no se ha descargado nada).",
+    ),
+}
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_digital_objects_linked_are_not_said_to_be_media_files(ui_lang: str) -> None:
+    """An EAD ``dao`` is an address, not a file copied in: the summary says so on its own line
+    (and none at all when there is none)."""
+    for count, said in zip((1, 33), LINKED[ui_lang], strict=True):
+        summary = ImportSummary(kind="ead", path="fons.xml", created=3, media_linked=count)
+        lines = summary_text(summary).splitlines()
+        assert lines[1] == said
+        assert ("0 media files" in lines[0]) == (ui_lang == "en")
+    assert len(summary_text(ImportSummary(kind="ead", path="fons.xml")).splitlines()) == 1
+
+
 @pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
 def test_an_updated_and_an_unchanged_record_are_said_in_the_singular(ui_lang: str) -> None:
     summary = ImportSummary(kind="csv", path="fons.csv", updated=1, unchanged=1)

@@ -140,7 +140,11 @@ class ImportSummary:
     unresolved: int = 0
     unresolved_targets: Counter[str] = field(default_factory=Counter)
     media: int = 0
+    """Media files copied into the archive."""
     media_missing: int = 0
+    """Media files the source names but that were not found."""
+    media_linked: int = 0
+    """Digital objects recorded by their address only (EAD ``dao``: nothing is downloaded)."""
     sections: Counter[str] = field(default_factory=Counter)
     skipped: list[Skip] = field(default_factory=list)
     error: ImportFailed | None = None
@@ -169,6 +173,7 @@ class ImportSummary:
             "unresolved_targets": dict(self.unresolved_targets.most_common(MAX_UNRESOLVED_SHOWN)),
             "media": self.media,
             "media_missing": self.media_missing,
+            "media_linked": self.media_linked,
             "skipped": [s.to_dict() for s in self.skipped],
             "error": self.error.to_dict() if self.error else None,
             "seconds": round(self.seconds, 3),

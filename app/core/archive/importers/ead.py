@@ -277,7 +277,7 @@ def _import_document(
         built = _built(unit, info, doc, reserved, authorities, closed)
         run.add(built, _line(unit.node), doc.file)
         summary.read += 1
-        summary.media += info.media
+        summary.media_linked += info.media
     summary.skipped.extend(doc.skipped)
     return [unit.external_id for unit in units]
 

@@ -190,7 +190,7 @@ def test_levels_and_media_links_match_the_files(
     records = records_by_id(imported[name]).values()
 
     assert Counter(first(r, LEVEL) for r in records) == expected_levels
-    assert sum(len(r.items(DAO)) for r in records) == hrefs == summaries[name].media
+    assert sum(len(r.items(DAO)) for r in records) == hrefs == summaries[name].media_linked
 
 
 def test_the_authority_stubs_are_counted_as_created_per_section(
@@ -580,7 +580,7 @@ def test_an_ead3_file_is_read_with_its_structured_elements(
     records = records_by_id(archive)
     fonds, plans = records["ES-TEST-001"], records["ES-TEST-001#c1"]
     assert summary.sections == {"ead1": 2, AGENTS: 1, PLACES: 1, SUBJECTS: 1}
-    assert summary.created == 5 and summary.media == 2
+    assert summary.created == 5 and summary.media_linked == 2 and summary.media == 0
     assert [(i["lang"], i["value"]) for i in fonds.items(TITLE)] == [
         ("lg-cat", "Fons Puig i Cadafalch"),
         ("lg-spa", "Fondo Puig i Cadafalch"),
