@@ -117,6 +117,8 @@ class CliWords:
     import_read_files: Counted
     """The same of a folder's files."""
     import_deleted: Counted
+    import_named: Counted
+    """Of the records, those for the persons, places and subjects the records name."""
     import_sections: str
     import_links: str
     import_unresolved: str
@@ -238,6 +240,10 @@ ENGLISH = CliWords(
     import_deleted=Counted(
         "  deleted   1 (withdrawn at the source)", "  deleted   {n} (withdrawn at the source)"
     ),
+    import_named=Counted(
+        "  named     1 of them for a person, place or subject the records name",
+        "  named     {n} of them for the persons, places and subjects the records name",
+    ),
     import_sections="  sections  {sections}",
     import_links="  links     {links}{unresolved}",
     import_unresolved=" ({count} unresolved: {top}{more})",
@@ -350,6 +356,12 @@ CLI_WORDS: dict[str, CliWords] = {
         import_read_files=Counted("d'1 fitxer", "de {n} fitxers"),
         import_deleted=Counted(
             "  suprimits   1 (retirat a l'origen)", "  suprimits   {n} (retirats a l'origen)"
+        ),
+        import_named=Counted(
+            "  esmentats   1 d'ells, d'una persona, un lloc o una matèria que els registres "
+            "esmenten",
+            "  esmentats   {n} d'ells, de les persones, llocs i matèries que els registres "
+            "esmenten",
         ),
         import_sections="  seccions    {sections}",
         import_links="  enllaços    {links}{unresolved}",
@@ -469,6 +481,12 @@ CLI_WORDS: dict[str, CliWords] = {
         import_read_files=Counted("de 1 archivo", "de {n} archivos"),
         import_deleted=Counted(
             "  eliminados  1 (retirado en el origen)", "  eliminados  {n} (retirados en el origen)"
+        ),
+        import_named=Counted(
+            "  mencionados 1 de ellos, de una persona, un lugar o una materia que los registros "
+            "mencionan",
+            "  mencionados {n} de ellos, de las personas, lugares y materias que los registros "
+            "mencionan",
         ),
         import_sections="  secciones   {sections}",
         import_links="  enlaces     {links}{unresolved}",

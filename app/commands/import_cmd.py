@@ -154,6 +154,8 @@ def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
             read=c(_read_words(w, summary.read_unit), summary.read),
         ),
     ]
+    if summary.named:
+        lines.append(c(w.import_named, summary.named))
     if summary.deleted:
         lines.append(c(w.import_deleted, summary.deleted))
     if summary.sections:

@@ -304,6 +304,39 @@ def test_withdrawn_and_media_counts_agree_with_their_number(
     assert [line for line in lines if line.split()[0] in HEADS] == list(COUNT_LINES[lang][count])
 
 
+NAMED_LINES = {
+    "ca": (
+        "  esmentats   1 d'ells, d'una persona, un lloc o una matèria que els registres esmenten",
+        "  esmentats   68 d'ells, de les persones, llocs i matèries que els registres esmenten",
+    ),
+    "es": (
+        "  mencionados 1 de ellos, de una persona, un lugar o una materia que los registros "
+        "mencionan",
+        "  mencionados 68 de ellos, de las personas, lugares y materias que los registros "
+        "mencionan",
+    ),
+    "en": (
+        "  named     1 of them for a person, place or subject the records name",
+        "  named     68 of them for the persons, places and subjects the records name",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_records_made_for_names_are_said_apart(
+    monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """3,096 records from 3,028 read: the line after says what the 68 others are (none when
+    there are none)."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    for count, said in zip((1, 68), NAMED_LINES[lang], strict=True):
+        summary = ImportSummary(kind="ead", path="fons", created=3028 + count, named=count)
+        assert summary_lines(summary, "a")[3] == said
+    plain = summary_lines(ImportSummary(kind="ead", path="fons", created=3), "a")
+    assert not any(line in plain for line in NAMED_LINES[lang])
+    assert plain[3].split()[0] in {"enllaços", "enlaces", "links"}
+
+
 LINKED_LINES = {
     "ca": "  multimèdia  33 objectes digitals enllaçats per la seva adreça (no se'n baixa res)",
     "es": "  multimedia  33 objetos digitales enlazados por su dirección (no se descarga nada)",

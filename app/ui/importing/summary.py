@@ -28,6 +28,10 @@ LINKED = Counted(
     "{n} digital objects linked by their addresses (nothing downloaded).",
 )
 SKIPPED = Counted("1 skipped", "{n} skipped")
+NAMED = Counted(
+    "1 of them for a person, place or subject the records name.",
+    "{n} of them for the persons, places and subjects the records name.",
+)
 WITHDRAWN = Counted(
     "1 record withdrawn by the source was removed.",
     "{n} records withdrawn by the source were removed.",
@@ -73,6 +77,8 @@ def summary_text(summary: ImportSummary, section_names: Mapping[str, str] | None
             seconds=QLocale().toString(summary.seconds, "f", 1),
         )
     ]
+    if summary.named:
+        lines.append(_count(NAMED, summary.named))
     if summary.media_linked:
         lines.append(_count(LINKED, summary.media_linked))
     if summary.deleted:

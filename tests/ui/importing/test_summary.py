@@ -170,6 +170,19 @@ LINKED = {
 }
 
 
+NAMED = {
+    "en": "68 of them for the persons, places and subjects the records name.",
+    "ca": "68 d'ells, de les persones, llocs i matèries que els registres esmenten.",
+    "es": "68 de ellos, de las personas, lugares y materias que los registros mencionan.",
+}
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_the_records_made_for_names_are_said_apart(ui_lang: str) -> None:
+    summary = ImportSummary(kind="ead", path="fons.xml", created=3096, read=3028, named=68)
+    assert summary_text(summary).splitlines()[1] == NAMED[ui_lang]
+
+
 @pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
 def test_digital_objects_linked_are_not_said_to_be_media_files(ui_lang: str) -> None:
     """An EAD ``dao`` is an address, not a file copied in: the summary says so on its own line

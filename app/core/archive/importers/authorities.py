@@ -277,4 +277,5 @@ def count_stubs(summary: ImportSummary, stubs: list[NewRecord], result: UpsertRe
     summary.created += result.created
     summary.updated += result.updated
     summary.unchanged += result.unchanged
+    summary.named += len(stubs)
     summary.sections.update(stub.section_tipo for stub in stubs)

@@ -134,6 +134,9 @@ class ImportSummary:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    named: int = 0
+    """Of the records, those written for the persons, places and subjects the imported
+    records name (one authority record each: :mod:`.authorities`)."""
     deleted: int = 0
     """Records removed because their source withdrew them (OAI-PMH deleted records)."""
     links: int = 0
@@ -166,6 +169,7 @@ class ImportSummary:
             "created": self.created,
             "updated": self.updated,
             "unchanged": self.unchanged,
+            "named": self.named,
             "deleted": self.deleted,
             "sections": dict(sorted(self.sections.items())),
             "links": self.links,

@@ -202,6 +202,7 @@ def test_the_authority_stubs_are_counted_as_created_per_section(
 
     assert stubs == {tipo: expected[tipo] for tipo in stubs}
     assert summary.created == summary.sections["ead1"] + expected.total()
+    assert summary.named == expected.total() == summary.records - summary.read  # said apart
     assert stubs == {tipo: archive.count_records(tipo) for tipo in stubs}
     assert summary.records == summary.created == sum(summary.sections.values())
 
