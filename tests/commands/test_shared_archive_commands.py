@@ -77,6 +77,11 @@ def test_archive_info_and_records_read_the_same_as_the_folder(
     )
     shown_record = _json(capsys, ["--archive", demo_url, "records", "show", "oh1", "4", "--json"])
     assert isinstance(shown_record, dict) and shown_record["restricted"] is True
+    said = []  # in words, the same from the server as from the folder
+    for where in (demo_url, str(demo_archive_dir)):
+        assert main(["--archive", where, "records", "show", "oh1", "4"]) == 0
+        said.append(capsys.readouterr().out)
+    assert said[0] == said[1] and "\n  Spanish\n" in said[0] and "lg-" not in said[0]
     assert main(["archive", "info", "--archive", demo_url]) == 0
     text = capsys.readouterr().out
     assert "Oral history" in text and pg_server.password not in text
