@@ -10,8 +10,8 @@ is language-neutral (``lg-nolan``: a date, a code, a number).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from app.core.archive.vocabulary import Terms, said
 
@@ -45,10 +45,13 @@ def language_tag(code: str) -> str:
     return LANG_TAGS.get(code, code.removeprefix("lg-").upper())
 
 
-def by_language(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+Item = TypeVar("Item", bound=Mapping[str, object])
+
+
+def by_language(items: Sequence[Item]) -> list[Item]:
     """A field's items, Catalan, Spanish and English first, the others in their stored order."""
 
-    def rank(item: dict[str, Any]) -> int:
+    def rank(item: Item) -> int:
         code = str(item.get("lang"))
         return LANG_ORDER.index(code) if code in LANG_ORDER else len(LANG_ORDER)
 
