@@ -143,12 +143,11 @@ def shown_lines(archive: Archive, record: Record, view: dict[str, Any], lang: st
             lines.append(f"  {language_tag(code)}  {text}" if tagged else f"  {text}")
     if view["linked_from"]:
         lines.append(f"\n{w.linked_from}")
-        labels: dict[tuple[str, str], str] = {}
+        labels: dict[str, dict[str, str]] = {}  # section → field tipo → label, read once
         for link in view["linked_from"]:
             tipo = link["record"].split("/", 1)[0]
-            if (tipo, link["field"]) not in labels:
-                found = {f.tipo: f.label(lang) for f in archive.fields(tipo)}
-                labels.update(((tipo, t), label) for t, label in found.items())
-            via = labels.get((tipo, link["field"]), link["field"])
+            if tipo not in labels:
+                labels[tipo] = {f.tipo: f.label(lang) for f in archive.fields(tipo)}
+            via = labels[tipo].get(link["field"], link["field"])
             lines.append(f"  ← {link['label']} ({link['record']}) {w.via} {via}")
     return lines
