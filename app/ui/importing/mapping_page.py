@@ -37,7 +37,7 @@ CONTEXT = "ImportMapping"
 ROLE_NAMES = {
     "title": "Title",
     "identifier": "Reference code / identifier",
-    "external_id": "Arxiu record id",
+    "external_id": "Record key (matches re-imports)",
     "date": "Date (as written)",
     "date_from": "Date from",
     "date_to": "Date to",
@@ -45,7 +45,7 @@ ROLE_NAMES = {
     "creator": "Creator (linked name)",
     "subject": "Subject (linked)",
     "place": "Place (linked)",
-    "parent": "Part of (parent's identifier)",
+    "parent": "Part of (parent's key or identifier)",
     "link": "Link to a record",
     "origin": "Original record number",
     "level": "Level of description",

@@ -55,10 +55,13 @@ ROLES = (
     "ignore",
 )
 """What a column can be. ``creator``/``subject``/``place`` link to the shared authority sections
-by name; ``parent`` links to the record of the same import whose identifier the cell holds;
+by name; ``parent`` links to the record of the same import whose key (``external_id``, else
+identifier) the cell holds;
 ``link`` links to the row whose ``origin`` (an Arxiu export's ``section_id``) the cell holds, in
 this file or in a table imported before;
-``external_id`` is the identifier of an Arxiu export (it makes no field); ``culture`` is the
+``external_id`` is a row's key in the system it comes from (an Arxiu export's
+``external_id``; AtoM's ``legacyId`` or ArchivesSpace's ``ref_id`` beside a reference-code
+column, :data:`KEY_COLUMNS`): re-imports match it and ``parent`` cells name it; it makes no field; ``culture`` is the
 language of the row's texts (AtoM); ``restricted`` (Arxiu's export) says
 whether the record is restricted (``true``/``false``); ``continue`` appends the cell to the
 previous column's value (a spreadsheet's spill-over columns); ``ignore`` is not imported."""
@@ -399,6 +402,11 @@ KNOWN: dict[str, tuple[str, _Names]] = {
 
 IDENTIFIER_RANK = tuple(compact(h) for h in ("legacyId", "ref_id", "identifier"))
 """When several columns could be the identifier, the first of these wins."""
+KEY_COLUMNS = frozenset(compact(h) for h in ("legacyId", "ref_id"))
+"""A system's own key of a row (AtoM's ``legacyId``, ArchivesSpace's ``ref_id``): beside a
+reference-code column (AtoM's ``identifier``, ``component_id``, ``Codi de referència``...) it is
+the row's ``external_id`` (what re-imports match and ``parentId`` names), and the reference code
+is the identifier, the code a unit is cited by."""
 
 AUTHORITY_SUFFIX = {"agent1": "creator", "subject1": "subject", "place1": "place"}
 _SUFFIX = re.compile(r"^(?P<base>.*?)\s*\[(?P<tag>[^\[\]]+)\]\s*$")
@@ -409,11 +417,11 @@ MACHINE_NAMES = frozenset(
         *("unitid", "unittitle", "unitdate", "bioghist", "scopecontent", "custodhist"),
         *("arrangement", "physdesc", "extent", "origination", "langmaterial", "accessrestrict"),
         *("userestrict", "acqinfo", "controlaccess", "persname", "corpname", "famname"),
-        *("geogname", "genreform", "abstract", "qid"),
+        *("geogname", "genreform", "abstract", "qid", "identifier"),
     }
 )
-"""Headers that are names of EAD elements (or a Frictionless/Wikidata field), not words of a
-person's own: such a column is labelled with the known names in the three UI languages, as a
+"""Headers that are names of EAD elements (or a Frictionless/Wikidata field, or AtoM's
+``identifier``), not words of a person's own: such a column is labelled with the known names in the three UI languages, as a
 template's column is (a header in a person's own words keeps them)."""
 _LANG_TAG = re.compile(r"^lg-[a-z]{2,8}$")
 
@@ -549,10 +557,14 @@ def guess_mapping(header: list[str]) -> ColumnMapping:
     identifiers = [i for i, rule in enumerate(rules) if rule.role == "identifier"]
     if len(identifiers) > 1:
         rank = {c: n for n, c in enumerate(IDENTIFIER_RANK)}
-        best = min(identifiers, key=lambda i: (rank.get(_base_key(rules[i].column), 99), i))
-        for i in identifiers:
-            if i != best:
-                rules[i] = replace(rules[i], role="text", multi=True)
+        identifiers.sort(key=lambda i: (rank.get(_base_key(rules[i].column), 99), i))
+        best, *others = identifiers
+        key_only = not any(rule.role == "external_id" for rule in rules)
+        if key_only and _base_key(rules[best].column) in KEY_COLUMNS and others:
+            rules[best] = replace(rules[best], role="external_id", multi=False)
+            best, *others = others
+        for i in others:
+            rules[i] = replace(rules[i], role="text", multi=True)
     if any(rule.role == "origin" for rule in rules):
         rules = [_exported(rule) for rule in rules]
     for role in ("title", "origin", "culture", "external_id"):

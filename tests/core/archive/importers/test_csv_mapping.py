@@ -30,8 +30,8 @@ def roles(header: list[str]) -> dict[str, str]:
 def test_atom_template_columns_are_recognised() -> None:
     got = roles(ATOM_HEADER)
 
-    assert got["legacyId"] == "identifier"
-    assert got["identifier"] == "text"  # the reference code, when legacyId is the identifier
+    assert got["legacyId"] == "external_id"  # AtoM's key of the row: parentId names it
+    assert got["identifier"] == "identifier"  # the reference code
     assert got["parentId"] == "parent"
     assert got["qubitParentSlug"] == "ignore"
     assert got["title"] == "title"
@@ -50,6 +50,35 @@ def test_atom_template_columns_are_recognised() -> None:
     assert got["digitalObjectPath"] == got["digitalObjectURI"] == "media"
     assert got["culture"] == "culture"
     assert got["repository"] == got["archivalHistory"] == got["arrangement"] == "text"
+
+
+@pytest.mark.parametrize(
+    ("header", "key", "code"),
+    [
+        (["legacyId", "parentId", "identifier", "title"], "legacyId", "identifier"),
+        (["ref_id", "component_id", "title"], "ref_id", "component_id"),
+        (["legacyId", "Codi de referència", "Títol"], "legacyId", "Codi de referència"),
+    ],
+)
+def test_a_systems_row_key_beside_a_reference_code_is_the_key_not_the_code(
+    header: list[str], key: str, code: str
+) -> None:
+    """AtoM's ``legacyId`` (ArchivesSpace's ``ref_id``) is what re-imports match and parent
+    cells name; the reference code beside it is the identifier a unit is cited by, labelled as
+    one in the three languages."""
+    mapping = guess_mapping(header)
+    got = {rule.column: rule for rule in mapping.columns}
+
+    assert (got[key].role, got[key].multi) == ("external_id", False)
+    assert got[code].role == "identifier"
+    assert got[code].labels["lg-cat"] in ("Codi de referència", code)
+    assert [c for c, rule in got.items() if rule.role == "identifier"] == [code]
+
+
+def test_a_key_column_alone_stays_the_identifier() -> None:
+    """With no reference-code column, ``legacyId`` is the identifier (shown and matched)."""
+    assert roles(["legacyId", "parentId", "title"])["legacyId"] == "identifier"
+    assert roles(["ref_id", "title"])["ref_id"] == "identifier"
 
 
 def test_archivesspace_columns_are_recognised() -> None:

@@ -166,9 +166,18 @@ def test_an_atom_csv_builds_the_hierarchy_links_and_restrictions(
     summary = run_import(archive, "csv", write(tmp_path, "atom.csv", ATOM))
 
     [section] = own_sections(summary)
-    code = _field(archive, section, "identifier")  # legacyId is the identifier
+    code = _field(archive, section, "Reference code")  # AtoM's identifier
     by_id = {r.text(code): r for r in archive.iter_records(section)}
     fonds, series, item, lost = (by_id[f"ES-AMV-{n}"] for n in ("1", "1.1", "1.1.1", "1.1.2"))
+    # legacyId is the key re-imports match (and parentId names), not a field or the label's code
+    assert {archive.external_key(f"csv:{_layout(archive)}", k) for k in ("F1", "S1")} == {
+        fonds.key,
+        series.key,
+    }
+    assert archive.label_of(series, "lg-cat") == "ES-AMV-1.1 · Correspondència"
+    assert not any(
+        value.get("value") == "F1" for items in fonds.values.values() for value in items
+    )
     part_of = _field(archive, section, "Part of")
     assert [i["value"]["section_id"] for i in series.items(part_of)] == [fonds.section_id]
     assert [i["value"]["section_id"] for i in item.items(part_of)] == [series.section_id]
@@ -183,6 +192,15 @@ def test_an_atom_csv_builds_the_hierarchy_links_and_restrictions(
     assert archive.count_records(AGENTS) == 2  # "Puig, Josep" twice is one person
     # links: fonds 2 agents + 2 subjects + 1 place; series 1 + 1 + 2 + parent; item parent
     assert summary.links == 5 + 5 + 1
+
+
+def _layout(archive: Archive) -> str:
+    """The layout key of the one table imported into ``archive``."""
+    with archive.db.reading() as conn:
+        [(source,)] = conn.execute(
+            "SELECT DISTINCT source FROM external_ids WHERE source LIKE 'csv:%'"
+        ).fetchall()
+    return str(source)[len("csv:") :]
 
 
 def _field(archive: Archive, section: str, label: str) -> str:
@@ -245,7 +263,7 @@ def test_preview_shows_the_typed_rows_and_writes_nothing(archive: Archive, tmp_p
     assert cells["eventStartDates"] == ("1936-07-18",)
     assert shown.rows[1].restricted is True and shown.rows[0].restricted is None
     assert archive.sections() == []
-    assert json.loads(json.dumps(shown.to_dict()))["mapping"]["columns"][0]["role"] == "identifier"
+    assert json.loads(json.dumps(shown.to_dict()))["mapping"]["columns"][0]["role"] == "external_id"
 
 
 def test_a_semicolon_catalan_utf16_file_keeps_its_accents(archive: Archive, tmp_path: Path) -> None:
