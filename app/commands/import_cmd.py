@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 
 from app.commands import cli_words
 from app.commands.common import (
@@ -92,10 +93,12 @@ def run(args: argparse.Namespace) -> int:
             )
         finally:
             bar.finish()
+        lang = cli_words.label_language()
+        names = {s.tipo: s.label(lang) for s in archive.sections() if s.tipo in summary.sections}
     if args.json:
         print_json(summary.to_dict())
     else:
-        print("\n".join(summary_lines(summary, shown_archive(archive))))
+        print("\n".join(summary_lines(summary, shown_archive(archive), names)))
     if summary.error is None:
         return EXIT_OK
     print("\n".join(cli_words.error_lines(summary.error)), file=sys.stderr)
@@ -139,9 +142,15 @@ def _read_words(words: cli_words.CliWords, unit: ReadUnit) -> Counted:
     }[unit]
 
 
-def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
+def summary_lines(
+    summary: ImportSummary, archive: str, section_names: Mapping[str, str] | None = None
+) -> list[str]:
     """The summary as lines for a person, in the CLI's language (``ARXIU_LANG``...): the
-    counts, then each skip's file and line with its reason (:func:`skip_reason`)."""
+    counts, then each skip's file and line with its reason (:func:`skip_reason`).
+
+    ``section_names`` maps a section's tipo to its name in that language: the sections line
+    names each as ``archive info`` does, with the tipo ``--section`` takes after it.
+    """
     w, n, c, table = cli_words.words(), cli_words.number, cli_words.counted, cli_words.table()
     lines = [
         w.imported.format(kind=summary.kind, path=summary.path),
@@ -159,7 +168,11 @@ def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
     if summary.deleted:
         lines.append(c(w.import_deleted, summary.deleted))
     if summary.sections:
-        parts = ", ".join(f"{tipo} {n(count)}" for tipo, count in sorted(summary.sections.items()))
+        names = section_names or {}
+        parts = ", ".join(
+            f"{_named(names.get(tipo), tipo)} {n(count)}"
+            for tipo, count in sorted(summary.sections.items())
+        )
         lines.append(w.import_sections.format(sections=parts))
     lines.append(w.import_links.format(links=n(summary.links), unresolved=_unresolved(summary)))
     if summary.media or summary.media_missing:
@@ -178,6 +191,12 @@ def summary_lines(summary: ImportSummary, archive: str) -> list[str]:
     if len(summary.skipped) > SKIPS_SHOWN:
         lines.append(w.import_more.format(count=n(len(summary.skipped) - SKIPS_SHOWN)))
     return lines
+
+
+def _named(name: str | None, tipo: str) -> str:
+    """A section as the summary names it: ``Persones, famílies i entitats [agent1]`` (the tipo
+    in brackets, as ``records show`` gives a field's)."""
+    return f"{name} [{tipo}]" if name and name != tipo else tipo
 
 
 def _unresolved(summary: ImportSummary) -> str:

@@ -439,3 +439,35 @@ def test_the_progress_bar_is_in_the_language(
     assert main(["import", "csv", str(path), "--archive", str(tmp_path / "a")]) == 0
     bar = IMPORT_BAR[lang] + " [" + "#" * 30 + "] 2/2 100%"
     assert capsys.readouterr().err.splitlines()[-1] == bar
+
+
+SECTION_LINES = {
+    "ca": "  seccions    Persones, famílies i entitats [agent1] 2, atom [csv1] 3, "
+    "Llocs (punts d'accés) [place1] 2, Matèries [subject1] 2",
+    "es": "  secciones   Personas, familias y entidades [agent1] 2, atom [csv1] 3, "
+    "Lugares (puntos de acceso) [place1] 2, Materias [subject1] 2",
+    "en": "  sections  Persons, families and corporate bodies [agent1] 2, atom [csv1] 3, "
+    "Places (access points) [place1] 2, Subjects [subject1] 2",
+}
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_the_sections_are_named_in_the_language_with_their_tipo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """The sections line names each section as ``archive info`` does, not by its tipo alone
+    (``agent1 2, csv1 3``), and keeps the tipo ``--section`` takes."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    table = tmp_path / "atom.csv"
+    table.write_text(
+        "legacyId,parentId,identifier,title,eventActors,subjectAccessPoints,placeAccessPoints\n"
+        'F1,,ES-1,Fons Puig,"Puig, Josep|Família Puig",Arquitectura|Urbanisme,Vic\n'
+        "S1,F1,ES-1.1,Cartes,,,Girona\n"
+        "I1,S1,ES-1.1.1,Carta,,,\n",
+        encoding="utf-8",
+    )
+
+    assert main(["import", "csv", str(table), "--archive", str(tmp_path / "a")]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    assert SECTION_LINES[lang] in lines

@@ -53,6 +53,19 @@ def said(value: str, terms: Terms, lang: str) -> str:
     return forms[LANGS.index(lang)] if lang in LANGS else forms[0]
 
 
+def level_code(value: str) -> str | None:
+    """EAD's ``@level`` code of a level written as a code or as its term in English, Catalan or
+    Spanish, in any case (``Fonds``, ``Sèrie``, ``Unitat documental``, ``Record group`` →
+    ``fonds``, ``series``, ``item``, ``recordgrp``); ``None`` for any other text."""
+    folded = " ".join(value.casefold().split())
+    if "".join(folded.split()) in LEVELS:
+        return "".join(folded.split())
+    return _LEVEL_TERMS.get(folded)
+
+
+_LEVEL_TERMS = {form.casefold(): code for code, forms in LEVELS.items() for form in forms}
+
+
 def field_terms(section_tipo: str, shape: Hierarchy | None) -> dict[str, Terms]:
     """``field tipo → terms`` for the fields of ``section_tipo`` that hold codes: the level of
     an archival hierarchy (EAD's, or a table's ``level`` column; ``shape`` is the section's

@@ -1,4 +1,4 @@
-"""EAD3 export of archival descriptions (section ``ead1``): a fonds with its whole hierarchy.
+"""EAD3 export of archival descriptions (``ead1``, or a table's hierarchy): fonds and all below.
 
 ``arxiu export ead3 --section ead1 OUT`` writes every top-level record (one without a "part
 of") as one ``<ead xmlns="http://ead3.archivists.org/schema/">`` finding aid; ``--record K``
@@ -33,7 +33,9 @@ Crosswalk (the reverse of :mod:`app.core.archive.importers.ead`):
   identifier (``FRAN_IR_003500#d_1_2``): imported back, it goes where it was.
 
 The output validates against the EAD3 1.1.1 schema (``tests/core/archive/exporters/
-test_ead3.py``). Only ``ead1`` can be exported as EAD3 (``export.section_unsupported``).
+test_ead3.py``). Besides ``ead1``, a table's hierarchy (a section with a "part of" field,
+``csv1``...) is written through its columns' roles (:mod:`.ead3_tables`); any other section is
+``export.section_unsupported``.
 """
 
 from __future__ import annotations
@@ -57,17 +59,22 @@ from app.core.archive.exporters.base import (
     unwritable,
     writable,
 )
+from app.core.archive.exporters.ead3_tables import described
 from app.core.archive.importers import ead_fields as crosswalk
 from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
 from app.core.archive.records import locators
 from app.core.counted import Counted
-from app.core.errors import ArxiuError
 from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
 NS = crosswalk.EAD3_NS
+LEFT_OUT = Counted(
+    "1 field has no place in EAD3 and was not written: {fields}",
+    "{n:,} fields have no place in EAD3 and were not written: {fields}",
+)
+"""The note of a table's export that leaves fields out (each named by its label)."""
 FINDING_AIDS = Counted(
     "1 finding aid, one file in {out}", "{n:,} finding aids, one file each in {out}"
 )
@@ -117,6 +124,12 @@ class Tree:
 def load_tree(archive: Archive, section: str) -> Tree:
     """Every record of ``section``, each under its "part of" parent, ordered by ``ead19``."""
     records = {r.key: r for r in archive.iter_records(section)}
+    return tree_of(records, archive.section(section).restricted)
+
+
+def tree_of(records: dict[RecordKey, Record], section_restricted: bool) -> Tree:
+    """``records`` (``ead1``'s, or a table's read as them), each under its "part of" parent,
+    ordered by ``ead19``, then by id."""
     children: dict[RecordKey, list[RecordKey]] = {}
     roots: list[RecordKey] = []
     for key, record in records.items():
@@ -127,8 +140,7 @@ def load_tree(archive: Archive, section: str) -> Tree:
             roots.append(key)
     for keys in children.values():
         keys.sort(key=lambda k: (_order(records[k]), k.section_id))
-    restricted = archive.section(section).restricted
-    return Tree(records, children, sorted(roots), restricted)
+    return Tree(records, children, sorted(roots), section_restricted)
 
 
 def _order(record: Record) -> float:
@@ -159,19 +171,16 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
             ``export.record_unknown``, ``export.unwritable``.
     """
     require_section(archive, request.section)
-    if request.section != crosswalk.SECTION:
-        raise ArxiuError(
-            "export.section_unsupported",
-            Phrase.of(
-                "EAD3 export writes archival descriptions ({descriptions}), not {section!r}.",
-                descriptions=crosswalk.SECTION,
-                section=request.section,
-            ),
-            hint="Export other sections as csv, json or dc.",
-            category="input",
-        )
     summary = ExportSummary(format="ead3", path=str(request.out))
-    tree = load_tree(archive, request.section)
+    if request.section == crosswalk.SECTION:
+        tree = load_tree(archive, request.section)
+    else:  # a table's hierarchy, its columns read as EAD's by their roles
+        table = described(archive, request.section)
+        tree = tree_of(table.records, archive.section(request.section).restricted)
+        if table.left_out:
+            fields = ", ".join(table.left_out)
+            count = len(table.left_out)
+            summary.notes.append(Phrase.of(LEFT_OUT.template(count), n=count, fields=fields))
     roots = tree.roots
     if request.record is not None:
         require_record(archive, request.record)
@@ -352,10 +361,11 @@ def _did(did: Element, record: Record, doc: _Doc) -> None:
 
 
 def _dates(did: Element, record: Record) -> None:
-    start = _first(record, crosswalk.FROM)
-    end = _first(record, crosswalk.TO) or start
-    normal = f"{start}/{end}" if start else ""
+    start, end = _first(record, crosswalk.FROM), _first(record, crosswalk.TO)
     written = _texts(record, crosswalk.DATES)
+    if start and not end and not written:  # one date: from and to the same
+        end = start
+    normal = f"{start}/{end}" if start and end else ""  # no range claimed without its end
     for number, text in enumerate(written):
         _sub(did, "unitdate", text, normal=normal if number == 0 else "")
     if written or not start:

@@ -61,8 +61,8 @@ identifier) the cell holds;
 this file or in a table imported before;
 ``external_id`` is a row's key in the system it comes from (an Arxiu export's
 ``external_id``; AtoM's ``legacyId`` or ArchivesSpace's ``ref_id`` beside a reference-code
-column, :data:`KEY_COLUMNS`): re-imports match it and ``parent`` cells name it; it makes no field; ``culture`` is the
-language of the row's texts (AtoM); ``restricted`` (Arxiu's export) says
+column, :data:`KEY_COLUMNS`): re-imports match it and ``parent`` cells name it; it makes no
+field; ``culture`` is the language of the row's texts (AtoM); ``restricted`` (Arxiu's export) says
 whether the record is restricted (``true``/``false``); ``continue`` appends the cell to the
 previous column's value (a spreadsheet's spill-over columns); ``ignore`` is not imported."""
 
@@ -124,6 +124,9 @@ KNOWN: dict[str, tuple[str, _Names]] = {
         "component_id",
         "unitid",
         "signatura",
+        "codi",
+        "código",
+        "code",
         "identificador",
         "id",
         "collection_number",
@@ -421,8 +424,9 @@ MACHINE_NAMES = frozenset(
     }
 )
 """Headers that are names of EAD elements (or a Frictionless/Wikidata field, or AtoM's
-``identifier``), not words of a person's own: such a column is labelled with the known names in the three UI languages, as a
-template's column is (a header in a person's own words keeps them)."""
+``identifier``), not words of a person's own: such a column is labelled with the known names in
+the three UI languages, as a template's column is (a header in a person's own words keeps
+them)."""
 _LANG_TAG = re.compile(r"^lg-[a-z]{2,8}$")
 
 

@@ -110,6 +110,8 @@ def test_archivesspace_columns_are_recognised() -> None:
         ("Matèries", "subject"),
         ("MATERIAS", "subject"),
         ("Codi de referència", "identifier"),
+        ("Codi", "identifier"),
+        ("Código", "identifier"),
         ("Código de referencia", "identifier"),
         ("Reference code", "identifier"),
         ("Nivell", "level"),
