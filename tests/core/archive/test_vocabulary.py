@@ -11,7 +11,7 @@ from app.core.archive import Archive
 from app.core.archive.hierarchy import hierarchy_of
 from app.core.archive.importers import run_import
 from app.core.archive.importers.authorities import AGENTS, ENTITY_TYPE
-from app.core.archive.vocabulary import ENTITY_TYPES, LEVELS, field_terms, said
+from app.core.archive.vocabulary import ENTITY_TYPES, LEVELS, field_terms, level_code, said
 from tests.conftest import shared_data
 
 
@@ -32,6 +32,30 @@ def test_a_level_is_said_in_the_language_or_as_written(
     value: str, lang: str, expected: str
 ) -> None:
     assert said(value, LEVELS, lang) == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "code"),
+    [
+        ("fonds", "fonds"),
+        ("Series", "series"),
+        ("Record Group", "recordgrp"),
+        ("recordgrp", "recordgrp"),
+        ("Fons", "fonds"),
+        ("Sèrie", "series"),
+        ("  unitat   documental ", "item"),
+        ("Expedient", "file"),
+        ("Fondo", "fonds"),
+        ("Subserie", "subseries"),
+        ("Unidad documental", "item"),
+        ("Accession", None),
+        ("", None),
+    ],
+)
+def test_a_level_written_in_any_of_the_three_languages_has_its_ead_code(
+    written: str, code: str | None
+) -> None:
+    assert level_code(written) == code
 
 
 def test_entity_types_as_eac_cpf_writes_them() -> None:

@@ -175,9 +175,7 @@ def test_an_atom_csv_builds_the_hierarchy_links_and_restrictions(
         series.key,
     }
     assert archive.label_of(series, "lg-cat") == "ES-AMV-1.1 · Correspondència"
-    assert not any(
-        value.get("value") == "F1" for items in fonds.values.values() for value in items
-    )
+    assert not any(value.get("value") == "F1" for items in fonds.values.values() for value in items)
     part_of = _field(archive, section, "Part of")
     assert [i["value"]["section_id"] for i in series.items(part_of)] == [fonds.section_id]
     assert [i["value"]["section_id"] for i in item.items(part_of)] == [series.section_id]
