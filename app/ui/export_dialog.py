@@ -29,8 +29,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.archive import Archive, RecordKey
-from app.core.archive.exporters import FORMATS, ExportRequest, ExportSummary, run_export
+from app.core.archive.exporters import (
+    FORMATS,
+    RESTRICTED_NOTICE,
+    ExportRequest,
+    ExportSummary,
+    run_export,
+)
 from app.core.counted import Counted
+from app.ui.i18n import InstalledTranslations
 from app.ui.services import Services
 
 CONTEXT = "ExportFormats"
@@ -190,13 +197,17 @@ async def export_records(services: Services, choice: ExportChoice) -> ExportSumm
 
 
 def export_text(summary: ExportSummary) -> str:
-    """What the export wrote, in a sentence or two."""
+    """What the export wrote, in a sentence or two; then the exporter's notes (where several
+    finding aids went, the fields a format has no place for), a line each, in the UI's
+    language, as the CLI says them (the notice of restricted records is the sentence above)."""
     text = _count(WRITTEN, summary.records, path=str(summary.path))
     if summary.restricted_left_out:
         text += " " + _count(LEFT_OUT, summary.restricted_left_out)
     if summary.restricted_included:
         text += " " + _count(INCLUDED, summary.restricted_included)
-    return text
+    table = InstalledTranslations()
+    notes = [n.said_in(table) for n in summary.notes if n.template != RESTRICTED_NOTICE]
+    return "\n".join([text, *notes])
 
 
 def _count(words: Counted, count: int, **params: str) -> str:

@@ -113,3 +113,46 @@ def test_the_export_s_counts_agree_with_their_number(ui_lang: str) -> None:
             "csv", "out.csv", records=count, restricted_left_out=count, restricted_included=count
         )
         assert export_text(summary) == said
+
+
+NOT_WRITTEN = {
+    "en": "1 field has no place in EAD3 and was not written: Repository",
+    "ca": "1 camp no té lloc a l'EAD3 i no s'ha escrit: Arxiu",
+    "es": "1 campo no tiene cabida en EAD3 y no se ha escrito: Archivo",
+}
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_a_spreadsheet_hierarchy_exports_as_ead3_and_says_what_has_no_place(
+    make_window: Any, tmp_path: Any, ui_lang: str
+) -> None:
+    """File → Export… of an AtoM CSV's section as EAD3: the fonds and its series nested, and
+    the summary names, in the UI's language, the column EAD3 has no place for."""
+    table = tmp_path / "atom.csv"
+    table.write_text(
+        "legacyId,parentId,identifier,title,levelOfDescription,repository\n"
+        "F1,,ES-1,Fons Puig,Fonds,Arxiu de Vic\nS1,F1,ES-1.1,Cartes,Series,\n",
+        encoding="utf-8",
+    )
+    window = make_window()
+    archive = window.services.archive
+    [section] = [s for s in run_import(archive, "csv", table).sections if s.startswith("csv")]
+    lang = {"en": "lg-eng", "ca": "lg-cat", "es": "lg-spa"}[ui_lang]
+    dialog = ExportDialog(archive, lang=lang, parent=window)
+    dialog.section.setCurrentIndex(dialog.section.findData(section))
+    dialog.format.setCurrentIndex(dialog.format.findData("ead3"))
+    out = tmp_path / "fons.xml"
+    dialog.out.setText(str(out))
+    choice = dialog.choice()
+    assert choice is not None
+
+    text = run(make_window.loop, window.export(choice), 60)
+
+    root = etree.parse(str(out)).getroot()
+    ns = {"e": "http://ead3.archivists.org/schema/"}
+    assert root.xpath("e:archdesc/@level", namespaces=ns) == ["fonds"]
+    assert root.xpath("e:archdesc/e:dsc/e:c/e:did/e:unitid/text()", namespaces=ns) == ["ES-1.1"]
+    assert text.splitlines()[1:] == [NOT_WRITTEN[ui_lang]]
+    assert window.export_report is not None
+    window.export_report.close()
+    dialog.deleteLater()

@@ -175,7 +175,7 @@ def export(archive: Archive, request: ExportRequest) -> ExportSummary:
     if request.section == crosswalk.SECTION:
         tree = load_tree(archive, request.section)
     else:  # a table's hierarchy, its columns read as EAD's by their roles
-        table = described(archive, request.section)
+        table = described(archive, request.section, request.lang)
         tree = tree_of(table.records, archive.section(request.section).restricted)
         if table.left_out:
             fields = ", ".join(table.left_out)
