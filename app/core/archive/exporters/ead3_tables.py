@@ -22,6 +22,8 @@ role / column               EAD3
 ``subject``/``place``       ``controlaccess``
 ``media``                   ``dao``
 ``parent``                  the nesting (``c`` inside its parent)
+a field labelled as one of  that field (``Història arxivística``, ``Contenidor``, ``Ordre``…:
+``ead1``'s, in ca/es/en     an Arxiu CSV export of ``ead1``, a person's own headings)
 ``archivalHistory``…        ``custodhist``, ``arrangement``, ``acqinfo``, ``relatedmaterial``,
                             ``bioghist`` (the text columns AtoM's template and EAD name so,
                             :data:`NOTE_COLUMNS`)
@@ -86,6 +88,19 @@ NOTE_COLUMNS = {
 }
 """Text columns EAD3 has a note for, by their folded header (AtoM's template, EAD's names)."""
 
+UNLABELLED = frozenset({crosswalk.IDENTIFIER, crosswalk.SOURCE_FILE, crosswalk.PART_OF})
+"""``ead1`` fields a table's field never stands for by its label alone (the identifier is
+made from the keys; the source file and the parent are not a column's text)."""
+LABELLED = {
+    compact(label): field.tipo
+    for field in crosswalk.SCHEMA.fields
+    if field.kind != "relation" and field.tipo not in UNLABELLED
+    for label in field.labels.values()
+}
+"""An ``ead1`` field by any of its labels in English, Catalan or Spanish, folded: a table's
+text field labelled so (an Arxiu CSV export's ``Història arxivística``, a person's own
+``Contenidor``) is written as that field."""
+
 
 @dataclass(frozen=True)
 class Described:
@@ -125,6 +140,14 @@ def described(archive: Archive, section: str, lang: str = "lg-eng") -> Described
             targets[tipo] = ROLE_FIELDS[role]
     if shape.order_field:
         targets.setdefault(shape.order_field, crosswalk.ORDER)
+    taken = set(targets.values())
+    for field in archive.fields(section):
+        if field.tipo in targets or field.kind == "relation":
+            continue
+        named = {LABELLED.get(compact(label)) for label in field.labels.values()} - {None}
+        if len(named) == 1 and (tipo := named.pop()) and tipo not in taken:
+            targets[field.tipo] = tipo
+            taken.add(tipo)
     keys = external_ids(archive, section)
     records: dict[RecordKey, Record] = {}
     filled: set[str] = set()
@@ -188,8 +211,20 @@ def _values(record: Record, targets: dict[str, str]) -> Values:
             if target == crosswalk.LEVEL:
                 written = str(item.get("value") or "")
                 item = {**item, "value": level_code(written) or written}
+            elif target == crosswalk.ORDER:
+                item = {**item, "value": _number(item.get("value"))}
             values.setdefault(target, []).append(dict(item))
     return values
+
+
+def _number(value: object) -> object:
+    """A position written as text in a table (``"3"``) as the number ``ead1`` keeps."""
+    if isinstance(value, str):
+        try:
+            return float(value) if "." in value else int(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _name_finding_aids(records: dict[RecordKey, Record]) -> None:
