@@ -28,7 +28,7 @@ from app.core.archive.importers import (
 )
 from app.core.archive.importers.base import ReadUnit
 from app.core.counted import Counted
-from app.core.import_report import skip_reason
+from app.core.import_report import skip_place, skip_reason
 from app.core.importing import import_dataset
 
 EXIT_OK = 0
@@ -186,7 +186,9 @@ def summary_lines(
         lines.append(c(w.import_linked, summary.media_linked))
     lines.append(w.import_skipped.format(count=n(len(summary.skipped))))
     for skip in summary.skipped[:SKIPS_SHOWN]:
-        where = f"{skip.file}:{skip.line}" if skip.file else w.import_line.format(line=skip.line)
+        where = (
+            skip_place(skip.file, skip.line) if skip.file else w.import_line.format(line=skip.line)
+        )
         lines.append(f"    {where}: {skip_reason(skip, table)}")
     if len(summary.skipped) > SKIPS_SHOWN:
         lines.append(w.import_more.format(count=n(len(summary.skipped) - SKIPS_SHOWN)))

@@ -15,6 +15,15 @@ from app.core.errors import said_in
 from app.core.phrases import Translations
 
 
+def skip_place(file: str, line: int) -> str:
+    """Where a skip is, as a summary names it: ``file:line``; the file alone for a skip of a
+    whole file (line 0: a folder import's file of a kind it does not read), the line alone for
+    a skip with no file."""
+    if not file:
+        return str(line)
+    return f"{file}:{line}" if line else file
+
+
 def skip_reason(skip: Skip, table: Translations) -> str:
     """Why ``skip`` was skipped, in the language of ``table`` (an empty table: English)."""
     said = said_in(skip.phrase or skip.reason, table)

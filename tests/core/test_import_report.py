@@ -14,7 +14,7 @@ from app.core.archive.importers.base import BAD_ROW, Skip
 from app.core.archive.importers.oai_ead import LEFT_OUT
 from app.core.archive.importers.oai_reader import DELETED_UPSTREAM
 from app.core.i18n_tables import TABLE_LANGS, load_table
-from app.core.import_report import skip_reason
+from app.core.import_report import skip_place, skip_reason
 
 IMPORTERS = Path(__file__).resolve().parents[2] / "app" / "core" / "archive" / "importers"
 FIXED_REASONS = (DELETED_UPSTREAM, LEFT_OUT)
@@ -110,3 +110,15 @@ def test_an_error_message_as_reason_follows_its_code_s_label() -> None:
 def test_a_fixed_sentence_is_translated_by_its_text() -> None:
     skip = Skip(0, "scanned, no text layer", "scan.pdf", "import.pdf_no_text")
     assert skip_reason(skip, load_table("ca")) == "escanejat, sense capa de text"
+
+
+@pytest.mark.parametrize(
+    ("file", "line", "shown"),
+    [("a.csv", 12, "a.csv:12"), ("notes.odt", 0, "notes.odt"), ("", 7, "7")],
+)
+def test_a_skip_of_a_whole_file_names_the_file_without_a_line_0(
+    file: str, line: int, shown: str
+) -> None:
+    """A folder import's file of a kind it does not read is skipped whole: ``notes.odt``, not
+    ``notes.odt:0``."""
+    assert skip_place(file, line) == shown

@@ -10,7 +10,7 @@ from PySide6.QtCore import QCoreApplication, QLocale
 
 from app.core.archive.importers import ImportSummary
 from app.core.counted import Counted
-from app.core.import_report import skip_reason
+from app.core.import_report import skip_place, skip_reason
 from app.ui.i18n import InstalledTranslations, error_text
 
 SKIPS_LISTED = 10
@@ -110,7 +110,7 @@ def _skip_lines(summary: ImportSummary) -> list[str]:
     lines = [_t("Skipped:")]
     translations = InstalledTranslations()
     for skip in summary.skipped[:SKIPS_LISTED]:
-        where = f"{skip.file}:{skip.line}" if skip.file else str(skip.line)
+        where = skip_place(skip.file, skip.line)
         lines.append(f"  {where} [{skip.code}] {skip_reason(skip, translations)}")
     more = len(summary.skipped) - SKIPS_LISTED
     if more > 0:

@@ -191,13 +191,23 @@ def ead_files(path: Path) -> list[Path]:
     """The file ``path``, or every ``*.xml`` below the folder ``path`` (sorted).
 
     Raises:
-        ImportFailed: ``import.file_missing`` when there is nothing at ``path``.
+        ImportFailed: ``import.file_missing`` when there is nothing at ``path``, or no ``.xml``
+            file in the folder (said so, as the EAC-CPF and Dublin Core imports say it, rather
+            than an import of nothing).
     """
     path = Path(path)
     if path.is_file():
         return [path]
     if path.is_dir():
-        return sorted(p for p in path.rglob("*.xml") if p.is_file())
+        files = sorted(p for p in path.rglob("*.xml") if p.is_file())
+        if not files:
+            raise ImportFailed(
+                "import.file_missing",
+                Phrase.of("The folder {path} holds no .xml file.", path=str(path)),
+                hint="Give an EAD .xml file or a folder of them.",
+                details={"path": str(path)},
+            )
+        return files
     raise ImportFailed(
         "import.file_missing",
         Phrase.of("There is no EAD file or folder at {path}.", path=str(path)),

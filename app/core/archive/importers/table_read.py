@@ -162,8 +162,36 @@ def unescape_cell(value: str) -> str:
     return value
 
 
+TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".xlsx")
+"""The files a table import reads, as a folder's hint names them."""
+
+
+def _tables_in(folder: Path) -> Phrase:
+    """The hint for a folder given as a table: the tables in it, or what to give instead."""
+    try:
+        names = sorted(
+            p.name for p in folder.iterdir() if p.suffix.lower() in TABLE_SUFFIXES and p.is_file()
+        )
+    except OSError:
+        names = []
+    if names:
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        return Phrase.of("Give one of its tables: {names}.", names=shown)
+    return Phrase.of(
+        "Give a .csv or .xlsx file; a folder of documents imports with `arxiu import folder`."
+    )
+
+
 def read_bytes(path: Path, limit: int) -> bytes:
-    """The file's bytes (``import.file_missing``, ``import.unreadable``, ``import.too_large``)."""
+    """The file's bytes (``import.file_missing``, ``import.unreadable``, ``import.too_large``;
+    a folder is ``import.unreadable`` with the tables it holds named in the hint)."""
+    if path.is_dir():
+        raise ImportFailed(
+            "import.unreadable",
+            Phrase.of("{path} is a folder: a table import reads one file.", path=str(path)),
+            hint=_tables_in(path),
+            details={"path": str(path)},
+        )
     try:
         size = path.stat().st_size
     except FileNotFoundError as exc:

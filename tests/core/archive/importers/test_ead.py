@@ -36,6 +36,7 @@ from app.core.archive.importers.ead_fields import (
 )
 from app.core.archive.model import Record
 from app.core.archive.records import locators
+from app.core.errors import ImportFailed
 from app.core.importing import import_dataset
 from tests.conftest import shared_data
 from tests.core.archive.importers.lookups import lexical_records
@@ -600,3 +601,18 @@ def test_an_ead3_file_is_read_with_its_structured_elements(
         for key in agents.values()
         if (r := archive.get_record(key))
     }
+
+
+def test_a_folder_with_no_finding_aid_is_refused_not_imported_as_nothing(tmp_path: Path) -> None:
+    """As the EAC-CPF and Dublin Core imports say it: ``import.file_missing``, not "0 records"."""
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    (folder / "readme.txt").write_text("no EAD here", encoding="utf-8")
+
+    with open_archive(tmp_path / "a", create=True) as archive:
+        with pytest.raises(ImportFailed) as caught:
+            run_import(archive, "ead", folder)
+
+        assert caught.value.code == "import.file_missing"
+        assert caught.value.message == f"The folder {folder} holds no .xml file."
+        assert archive.count_records() == 0

@@ -302,3 +302,30 @@ def test_a_file_without_a_header_is_refused(
         run_import(archive, "csv", path)
 
     assert caught.value.code == "import.unreadable" and archive.sections() == []
+
+
+@pytest.mark.parametrize(
+    ("names", "hint"),
+    [
+        (["fons.csv", "notes.txt", "scan.pdf"], "Give one of its tables: fons.csv, notes.txt."),
+        (["scan.pdf"], "Give a .csv or .xlsx file; a folder of documents imports with "
+         "`arxiu import folder`."),
+    ],
+)  # fmt: skip
+def test_a_folder_given_as_a_table_is_refused_naming_its_tables(
+    archive: Archive, tmp_path: Path, names: list[str], hint: str
+) -> None:
+    """``arxiu import csv FOLDER``: a coded error in words, not the OS's "Is a directory",
+    and the tables the folder holds named; nothing written."""
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_text("Títol\nCarta\n", encoding="utf-8")
+
+    with pytest.raises(ImportFailed) as caught:
+        run_import(archive, "csv", folder)
+
+    assert caught.value.code == "import.unreadable"
+    assert caught.value.message == f"{folder} is a folder: a table import reads one file."
+    assert caught.value.hint == hint
+    assert archive.sections() == []
