@@ -11,7 +11,13 @@ from app.core.archive import Archive, Record, RecordKey
 from app.core.archive.hierarchy import hierarchy_of
 from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import locators
-from app.core.archive.shown_values import by_language, language_tag, shown_value, table_name_of
+from app.core.archive.shown_values import (
+    by_language,
+    language_tag,
+    shown_value,
+    shows_language,
+    table_name_of,
+)
 from app.core.archive.vocabulary import field_terms
 
 
@@ -136,9 +142,10 @@ def shown_lines(archive: Archive, record: Record, view: dict[str, Any], lang: st
             if "record" in value:
                 lines.append(f"  → {value['label']} ({value['record']})")
                 continue
-            text = shown_value(field.kind, value["value"], terms.get(field.tipo), lang, name_of)
+            codes = terms.get(field.tipo)
+            text = shown_value(field.kind, value["value"], codes, lang, name_of)
             code = str(value["lang"] or NEUTRAL_LANG)
-            tagged = field.multilingual and code != NEUTRAL_LANG
+            tagged = shows_language(field.multilingual, code, value["value"], codes)
             text = text.replace("\n", "\n" + " " * (6 if tagged else 2))  # a transcript's lines
             lines.append(f"  {language_tag(code)}  {text}" if tagged else f"  {text}")
     if view["linked_from"]:

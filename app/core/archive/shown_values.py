@@ -13,7 +13,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from app.core.archive.vocabulary import Terms, said
+from app.core.archive.model import NEUTRAL_LANG
+from app.core.archive.vocabulary import Terms, is_term, said
 
 LANGUAGE_NAMES = {
     "lg-cat": "Catalan",
@@ -56,6 +57,16 @@ def by_language(items: Sequence[Item]) -> list[Item]:
         return LANG_ORDER.index(code) if code in LANG_ORDER else len(LANG_ORDER)
 
     return sorted(items, key=rank)
+
+
+def shows_language(multilingual: bool, code: str, value: object, terms: Terms | None) -> bool:
+    """Whether a value is shown with its language's tag: in a field that holds one value per
+    language, a value in a language (not ``lg-nolan``), unless it is a code of ``terms`` (a
+    level ``Series`` from a Catalan row is read as the reader's ``serie``: a ``CA`` beside it
+    would call the reader's own word Catalan)."""
+    if not multilingual or code == NEUTRAL_LANG:
+        return False
+    return not (terms is not None and isinstance(value, str) and is_term(value, terms))
 
 
 def shown_value(kind: str, value: object, terms: Terms | None, lang: str, name_of: NameOf) -> str:

@@ -53,6 +53,12 @@ def said(value: str, terms: Terms, lang: str) -> str:
     return forms[LANGS.index(lang)] if lang in LANGS else forms[0]
 
 
+def is_term(value: str, terms: Terms) -> bool:
+    """Whether ``value`` is one of ``terms``' codes (shown as its term in the reader's
+    language by :func:`said`)."""
+    return "".join(value.split()).casefold() in terms
+
+
 def level_code(value: str) -> str | None:
     """EAD's ``@level`` code of a level written as a code or as its term in English, Catalan or
     Spanish, in any case (``Fonds``, ``Sèrie``, ``Unitat documental``, ``Record group`` →

@@ -16,7 +16,12 @@ from app.core.archive.backlinks import linked_from
 from app.core.archive.hierarchy import Hierarchy, Node, breadcrumbs, children_of, hierarchy_of
 from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import locators
-from app.core.archive.shown_values import LANG_TAGS, by_language, shown_value
+from app.core.archive.shown_values import (
+    by_language,
+    language_tag,
+    shown_value,
+    shows_language,
+)
 from app.core.archive.vocabulary import LEVELS, Terms, field_terms, said
 from app.core.errors import ArxiuError
 from app.ui.i18n import language_name
@@ -204,9 +209,10 @@ def _value_html(
     lang: str = "lg-eng",
 ) -> str:
     code = str(item.get("lang") or NEUTRAL_LANG)
-    tag = LANG_TAGS.get(code)
-    prefix = _pill(tag, c.pill, c.muted) + "&nbsp;" if tag and field.multilingual else ""
-    text = html.escape(shown_value(field.kind, item.get("value", ""), terms, lang, language_name))
+    value = item.get("value", "")
+    tagged = shows_language(field.multilingual, code, value, terms)
+    prefix = _pill(language_tag(code), c.pill, c.muted) + "&nbsp;" if tagged else ""
+    text = html.escape(shown_value(field.kind, value, terms, lang, language_name))
     if field.kind == "transcription":
         text = TIMECODE.sub(lambda m: _timecode_link(key, m.group(1), c), text)
         text = text.replace("\n", "<br>")

@@ -6,6 +6,7 @@ from app.core.archive.shown_values import (
     by_language,
     language_tag,
     shown_value,
+    shows_language,
     table_name_of,
 )
 from app.core.archive.vocabulary import ENTITY_TYPES, LEVELS
@@ -40,3 +41,16 @@ def test_points_tags_and_order() -> None:
     assert [language_tag(c) for c in ("lg-cat", "lg-fra", "lg-lat")] == ["CA", "FR", "LAT"]
     items = [{"lang": code, "value": code} for code in ("lg-fra", "lg-eng", "lg-cat", "lg-deu")]
     assert [i["lang"] for i in by_language(items)] == ["lg-cat", "lg-eng", "lg-fra", "lg-deu"]
+
+
+def test_a_term_said_in_the_readers_language_has_no_language_tag() -> None:
+    """A table's level ``Series`` from a Catalan row is shown as the reader's term (``serie``):
+    no ``CA`` beside it. A title in Catalan keeps its tag; a neutral value or a field of one
+    value has none."""
+    assert not shows_language(True, "lg-cat", "Series", LEVELS)
+    assert not shows_language(True, "lg-cat", " SubSeries ", LEVELS)
+    assert shows_language(True, "lg-cat", "Record group", LEVELS)  # a term, not a code: as written
+    assert shows_language(True, "lg-cat", "Sèrie de cartes", LEVELS)  # not a code: as written
+    assert shows_language(True, "lg-cat", "Correspondència", None)
+    assert not shows_language(True, "lg-nolan", "1936", None)
+    assert not shows_language(False, "lg-cat", "ES-AMV-1", None)

@@ -114,3 +114,31 @@ def test_an_entity_type_is_said_in_the_ui_language_in_the_table(
         archive.close()
     assert family in cells
     assert lang == "lg-eng" or "family" not in cells
+
+
+@pytest.mark.parametrize(("lang", "series"), [("lg-cat", "sèrie"), ("lg-spa", "serie")])
+def test_a_tables_level_is_the_readers_term_without_the_rows_language_tag(
+    qapp: Any, tmp_path: Path, lang: str, series: str
+) -> None:
+    """An AtoM row in Catalan (``culture`` ca) with level ``Series``: its title keeps its
+    ``CA`` tag; the level reads as the reader's term, with no ``CA`` that would call it
+    Catalan."""
+    table = tmp_path / "atom.csv"
+    table.write_text(
+        "legacyId,parentId,identifier,title,levelOfDescription,culture\n"
+        "F1,,ES-1,Fons Puig,Fonds,ca\nS1,F1,ES-1.1,Cartes,Series,ca\n",
+        encoding="utf-8",
+    )
+    archive = open_archive(tmp_path / "archive", create=True)
+    try:
+        [section] = [s for s in run_import(archive, "csv", table).sections if s.startswith("csv")]
+        [series_key] = [r.key for r in archive.iter_records(section) if r.section_id == 2]
+        document = QTextDocument()
+        document.setHtml(record_html(archive, archive.get_record(series_key), [], lang=lang))
+        lines = document.toPlainText().splitlines()
+    finally:
+        archive.close()
+    level = lines.index({"lg-cat": "Nivell", "lg-spa": "Nivel"}[lang])
+    assert lines[level + 1] == series
+    title = lines.index({"lg-cat": "Títol", "lg-spa": "Título"}[lang])
+    assert lines[title + 1].endswith("Cartes") and "CA" in lines[title + 1]
