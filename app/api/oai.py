@@ -22,10 +22,12 @@ does.
   ``cannotDisseminateFormat``, ``idDoesNotExist``, ``noRecordsMatch``, ``noSetHierarchy``) is
   the OAI XML error response, with HTTP 200 as the protocol says.
 * Formats: ``oai_dc`` for every record (the Dublin Core exporter's crosswalk); ``ead`` (EAD3,
-  the EAD3 exporter's) for the archival descriptions of ``ead1``: a list in ``ead`` holds the
-  finding aids (descriptions that are part of nothing), each with its open hierarchy, and
-  ``GetRecord`` gives any description with everything under it. A description whose
-  hierarchy holds a record the gate withholds is offered in ``oai_dc`` only.
+  the EAD3 exporter's) for the archival descriptions of ``ead1`` and of every table whose rows
+  name their parent (a catalogue kept in a spreadsheet, :mod:`~app.core.archive.exporters.
+  ead3_tables`): a list in ``ead`` holds the finding aids (descriptions that are part of
+  nothing), each with its open hierarchy, and ``GetRecord`` gives any description with
+  everything under it. A description whose hierarchy holds a record the gate withholds is
+  offered in ``oai_dc`` only.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import functools
 import json
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,9 +55,10 @@ from app.core.agent.egress import EgressGate
 from app.core.archive.exporters import ExportRequest, run_export
 from app.core.archive.exporters.dublin_core import dc_element, dc_values
 from app.core.archive.exporters.ead3 import NS as EAD3_NS
-from app.core.archive.exporters.ead3 import Tree, load_tree
+from app.core.archive.exporters.ead3 import Tree, load_tree, tree_of
+from app.core.archive.exporters.ead3_tables import described
+from app.core.archive.hierarchy import hierarchy_of
 from app.core.archive.ids import SQLITE_MAX
-from app.core.archive.importers.ead_fields import PART_OF
 from app.core.archive.importers.ead_fields import SECTION as EAD_SECTION
 from app.core.archive.importers.safe_xml import parse_file
 from app.core.archive.model import Field, Record, RecordKey, Section
@@ -316,15 +319,22 @@ WHERE NOT s.restricted AND NOT coalesce(r.restricted, FALSE)
 then decides on each one served). The flags are booleans on both engines (SQLite's 0/1)."""
 
 
-_HIERARCHY = f"""(WITH RECURSIVE tree(tipo, id, depth) AS (
+_TIPO = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+"""A field tipo the hierarchy query may name inline (Arxiu's own: ``ead18``, ``csv1002``)."""
+
+
+def _hierarchy_sql(parent_fields: Iterable[str]) -> str:
+    """The latest ``updated_at`` of record ``r``'s hierarchy (``r`` and all "part of" it, by
+    any of ``parent_fields``: ``ead1``'s "part of", a table's parent column)."""
+    named = ", ".join(f"'{tipo}'" for tipo in sorted(parent_fields) if _TIPO.match(tipo))
+    return f"""(WITH RECURSIVE tree(tipo, id, depth) AS (
     SELECT r.section_tipo, r.section_id, 0
     UNION
     SELECT l.from_section, l.from_id, t.depth + 1 FROM links l
     JOIN tree t ON l.to_section = t.tipo AND l.to_id = t.id
-    WHERE l.field_tipo = '{PART_OF}' AND t.depth < 64)
+    WHERE l.field_tipo IN ({named or "''"}) AND t.depth < 64)
   SELECT max(x.updated_at) FROM tree t
   JOIN records x ON x.section_tipo = t.tipo AND x.section_id = t.id)"""
-"""The latest ``updated_at`` of record ``r``'s hierarchy (``r`` and all "part of" it)."""
 
 
 @functools.cache
@@ -348,6 +358,18 @@ class OpenRecords:
     def sections(self) -> list[Section]:
         """The open sections (the sets)."""
         return [s for s in self.archive.sections() if not s.restricted]
+
+    @functools.cached_property
+    def hierarchies(self) -> dict[str, str]:
+        """``section → its "part of" field`` of every open section served in ``ead``:
+        ``ead1``, and each table whose rows name their parent (a CSV catalogue's hierarchy,
+        written through its columns' roles)."""
+        found: dict[str, str] = {}
+        for section in self.sections():
+            shape = hierarchy_of(self.archive, section.tipo)
+            if shape is not None and _TIPO.match(shape.parent_field):
+                found[section.tipo] = shape.parent_field
+        return found
 
     def passes(self, record: Record) -> bool:
         """Whether the gate lets ``dedalo_read_record`` hand ``record`` to an external model."""
@@ -373,7 +395,7 @@ class OpenRecords:
 
     def page(self, query: ListQuery, limit: int) -> tuple[list[Record], int]:
         """Up to ``limit`` records after ``query.after``, and the size of the whole list."""
-        where, args = _filters(query, self.archive.db.dialect)
+        where, args = _filters(query, self.archive.db.dialect, self.hierarchies)
         with self.archive.db.reading() as conn:
             counted = conn.execute(f"SELECT count(*) FROM ({_OPEN_SQL}{where}) AS o", args)
             total = counted.fetchone()[0]
@@ -391,7 +413,8 @@ class OpenRecords:
         """The latest ``updated_at`` of ``key`` and every record "part of" it."""
         with self.archive.db.reading() as conn:
             row = conn.execute(
-                f"SELECT {_HIERARCHY} FROM records r WHERE r.section_tipo = ? AND r.section_id = ?",
+                f"SELECT {_hierarchy_sql(self.hierarchies.values())} FROM records r "
+                "WHERE r.section_tipo = ? AND r.section_id = ?",
                 (key.section_tipo, key.section_id),
             ).fetchone()
         return str(row[0]) if row is not None and row[0] is not None else ""
@@ -403,21 +426,25 @@ class OpenRecords:
         return None if row is None or row[0] is None else str(row[0])
 
 
-def _filters(query: ListQuery, dialect: str) -> tuple[str, list[Any]]:
-    """The list's conditions on ``r`` after :data:`_OPEN_SQL`, in ``dialect``'s SQL."""
+def _filters(query: ListQuery, dialect: str, hierarchies: dict[str, str]) -> tuple[str, list[Any]]:
+    """The list's conditions on ``r`` after :data:`_OPEN_SQL`, in ``dialect``'s SQL
+    (``hierarchies``: :attr:`OpenRecords.hierarchies`)."""
     where, args = "", []
     if query.prefix == EAD_PREFIX:  # finding aids: the descriptions that are part of nothing
-        where += (
-            " AND r.section_tipo = ? AND NOT EXISTS (SELECT 1 FROM links p JOIN records pr"
+        tops = (
+            "(r.section_tipo = ? AND NOT EXISTS (SELECT 1 FROM links p JOIN records pr"
             " ON pr.section_tipo = p.to_section AND pr.section_id = p.to_id"
             " WHERE p.from_section = r.section_tipo AND p.from_id = r.section_id"
-            " AND p.field_tipo = ?)"
+            " AND p.field_tipo = ?))"
         )
-        args += [EAD_SECTION, PART_OF]
+        where += f" AND ({' OR '.join([tops] * len(hierarchies)) or 'FALSE'})"
+        for section, parent in sorted(hierarchies.items()):
+            args += [section, parent]
     if query.set_spec is not None:
         where += " AND r.section_tipo = ?"
         args.append(query.set_spec)
-    changed = _seconds(_HIERARCHY if query.prefix == EAD_PREFIX else "r.updated_at", dialect)
+    tree = _hierarchy_sql(hierarchies.values())
+    changed = _seconds(tree if query.prefix == EAD_PREFIX else "r.updated_at", dialect)
     bound = "CAST(? AS timestamptz)" if dialect == POSTGRESQL else "?"
     if query.since is not None:
         where += f" AND {changed} >= {bound}"
@@ -452,7 +479,9 @@ class Provider:
     now: datetime
     open: OpenRecords = field(init=False)
     _fields: dict[str, list[Field]] = field(default_factory=dict, init=False)
-    _ead_tree: Tree | None = field(default=None, init=False)
+    _trees: dict[str, tuple[Tree, dict[RecordKey, Record]]] = field(
+        default_factory=dict, init=False
+    )
 
     def __post_init__(self) -> None:
         self.open = OpenRecords(self.archive)
@@ -624,24 +653,33 @@ class Provider:
         """Whether ``record`` is offered in ``prefix``: ``oai_dc`` always; ``ead`` for an
         archival description whose whole open hierarchy the gate lets out."""
         if prefix == EAD_PREFIX:
-            return record.section_tipo == EAD_SECTION and self._hierarchy_open(record.key)
+            return record.section_tipo in self.open.hierarchies and self._hierarchy_open(record.key)
         return prefix == DC_PREFIX
 
-    def _tree(self) -> Tree:
-        if self._ead_tree is None:
-            self._ead_tree = load_tree(self.archive, EAD_SECTION)
-        return self._ead_tree
+    def _tree(self, section: str) -> tuple[Tree, dict[RecordKey, Record]]:
+        """The hierarchy of ``section`` as the EAD3 exporter writes it, and its records as
+        stored (what the gate is asked about)."""
+        if section not in self._trees:
+            restricted = self.archive.section(section).restricted
+            if section == EAD_SECTION:
+                tree = load_tree(self.archive, section)
+                self._trees[section] = (tree, tree.records)
+            else:
+                stored = {r.key: r for r in self.archive.iter_records(section)}
+                tree = tree_of(described(self.archive, section).records, restricted)
+                self._trees[section] = (tree, stored)
+        return self._trees[section]
 
     def _hierarchy_open(self, key: RecordKey) -> bool:
         """Whether every record the EAD3 of ``key`` holds passes the gate (the exporter leaves
         restricted ones out with everything under them)."""
-        tree = self._tree()
+        tree, stored = self._tree(key.section_tipo)
         stack = [key]
         while stack:
             current = stack.pop()
             if current not in tree.records or tree.restricted(current):
                 continue
-            if not self.open.passes(tree.records[current]):
+            if not self.open.passes(stored[current]):
                 return False
             stack.extend(tree.children.get(current, []))
         return True
@@ -650,7 +688,8 @@ class Provider:
         """The EAD3 ``<ead>`` of ``record`` and its open hierarchy (the EAD3 exporter's)."""
         with tempfile.TemporaryDirectory(prefix="arxiu-oai-") as folder:
             out = Path(folder) / "ead.xml"
-            run_export(self.archive, "ead3", ExportRequest(EAD_SECTION, out, record=record.key))
+            request = ExportRequest(record.section_tipo, out, record=record.key)
+            run_export(self.archive, "ead3", request)
             return parse_file(out)
 
     def fields(self, section_tipo: str) -> list[Field]:

@@ -647,3 +647,72 @@ def test_a_copy_on_postgresql_serves_each_finding_aid_in_ead_as_on_sqlite(
         assert sqlite_stamps == postgres_stamps and len(sqlite_stamps) == len(EAD_FILES)
     finally:
         stop_server(shared)
+
+
+# -- a catalogue kept in a spreadsheet, served in ead ---------------------------------------------
+
+ATOM_TABLE = (
+    "legacyId,parentId,identifier,title,levelOfDescription,accessConditions,culture\n"
+    "F1,,ES-AMV-1,Fons Puig,Fonds,Open,ca\n"
+    "S1,F1,ES-AMV-1.1,Correspondència,Series,Closed until 2030,ca\n"
+    "I1,S1,ES-AMV-1.1.1,Carta a Gaudí,Item,,ca\n"
+    "S2,F1,ES-AMV-1.2,Plànols,Series,,ca\n"
+    "I2,S2,ES-AMV-1.2.1,Plànol de la casa,Item,,ca\n"
+)
+"""AtoM's template: a fonds with a closed series (and its item) and an open one."""
+
+
+@pytest.fixture
+def catalogue(tmp_path: Path) -> Iterator[tuple[Live, Path, str]]:
+    """The AtoM table imported into a fresh archive, served on loopback; its section."""
+    folder = tmp_path / "cataleg"
+    table = tmp_path / "fons-puig.csv"
+    table.write_text(ATOM_TABLE, encoding="utf-8")
+    with open_archive(folder, create=True) as archive:
+        [section] = [s for s in run_import(archive, "csv", table).sections if s.startswith("csv")]
+    ctx = ApiContext(archive_dir=folder, users=UserStore(tmp_path / "users.json"))
+    live = start_server(create_app(ctx))
+    yield live, folder, section
+    stop_server(live)
+
+
+def test_a_spreadsheet_catalogue_is_served_in_ead_without_its_closed_series(
+    catalogue: tuple[Live, Path, str],
+) -> None:
+    """An aggregator asking for EAD (Archives Portal Europe harvests so) gets the table's fonds
+    as one finding aid: the open series and its item nested, the closed series and what is
+    under it absent; a component's GetRecord is its own subtree; the closed one does not
+    exist for the harvester."""
+    live, folder, section = catalogue
+
+    root = ask(live, verb="ListRecords", metadataPrefix="ead", set=section)
+
+    assert error_code(root) is None
+    [aid] = root.findall(f".//o:metadata/{{{EAD3}}}ead", NS)
+    assert aid.findtext(f"{{{EAD3}}}control/{{{EAD3}}}recordid") == "ES-AMV-1"
+    codes = [u.text for u in aid.iter(f"{{{EAD3}}}unitid")]
+    assert codes == ["ES-AMV-1", "ES-AMV-1.2", "ES-AMV-1.2.1"]
+    body = etree.tostring(root, encoding="unicode")
+    assert "Correspondència" not in body and "Closed until 2030" not in body
+    with open_archive(folder) as archive:
+        by_code = {
+            r.text(_code_field(archive, section)): r.key for r in archive.iter_records(section)
+        }
+    plans = ask(
+        live,
+        verb="GetRecord",
+        metadataPrefix="ead",
+        identifier=identifier(folder, by_code["ES-AMV-1.2"]),
+    )
+    assert [u.text for u in plans.iter(f"{{{EAD3}}}unitid")] == ["ES-AMV-1.2", "ES-AMV-1.2.1"]
+    closed = identifier(folder, by_code["ES-AMV-1.1"])
+    assert error_code(ask(live, verb="GetRecord", metadataPrefix="ead", identifier=closed)) == (
+        "idDoesNotExist"
+    )
+    headers = ask(live, verb="ListIdentifiers", metadataPrefix="ead")
+    assert texts(headers, ".//o:header/o:setSpec") == [section]
+
+
+def _code_field(archive: Archive, section: str) -> str:
+    [tipo] = [f.tipo for f in archive.fields(section) if f.label("lg-eng") == "Reference code"]
+    return tipo
