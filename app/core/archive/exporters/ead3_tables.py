@@ -48,7 +48,7 @@ from app.core.archive.hierarchy_shape import TABLE_LAYOUTS
 from app.core.archive.importers import ead_fields as crosswalk
 from app.core.archive.importers.csv_mapping import compact
 from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
-from app.core.archive.records import Values, locators
+from app.core.archive.records import locators
 from app.core.archive.vocabulary import level_code
 from app.core.errors import ArxiuError
 from app.core.json_types import JsonValue
@@ -203,9 +203,9 @@ def _columns(text: str, section: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def _values(record: Record, targets: dict[str, str]) -> Values:
+def _values(record: Record, targets: dict[str, str]) -> dict[str, list[dict[str, object]]]:
     """The record's values under their ``ead1`` fields; a level as EAD's code."""
-    values: Values = {}
+    values: dict[str, list[dict[str, object]]] = {}
     for tipo, target in targets.items():
         for item in record.items(tipo):
             if target == crosswalk.LEVEL:
