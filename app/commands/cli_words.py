@@ -93,6 +93,7 @@ class CliWords:
     import_bar: str
     """The progress label of ``arxiu import`` (``{kind}``, as typed)."""
     exact: str
+    within: str
     """After a record's title in ``arxiu search``: its name matched the query exactly."""
     worker_embedded: str
     """``{vectors}`` in ``{seconds}`` s (``{rate}`` a second), ``{batches}``: the counts below."""
@@ -224,6 +225,7 @@ ENGLISH = CliWords(
     indexing_bar="indexing",
     import_bar="import {kind}",
     exact="(exact)",
+    within="in {top}",
     worker_embedded="{vectors} in {seconds:,.1f} s ({rate:,.1f} a second), {batches}; per model:",
     worker_texts=Counted("1 text embedded", "{n} texts embedded"),
     worker_batches=Counted("1 batch", "{n} batches"),
@@ -339,6 +341,7 @@ CLI_WORDS: dict[str, CliWords] = {
         indexing_bar="indexant",
         import_bar="importació {kind}",
         exact="(coincidència exacta)",
+        within="dins de {top}",
         worker_embedded=(
             "{vectors} en {seconds:,.1f} s ({rate:,.1f} per segon), {batches}; per model:"
         ),
@@ -464,6 +467,7 @@ CLI_WORDS: dict[str, CliWords] = {
         indexing_bar="indexando",
         import_bar="importación {kind}",
         exact="(coincidencia exacta)",
+        within="dentro de {top}",
         worker_embedded=(
             "{vectors} en {seconds:,.1f} s ({rate:,.1f} por segundo), {batches}; por modelo:"
         ),

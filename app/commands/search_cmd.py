@@ -124,13 +124,15 @@ def heading(query: str, hits: list[RecordHit], found: int) -> str:
 
 
 def format_record(hit: RecordHit) -> str:
-    """Two or three lines: rank, key, title (and the exact name), then date, languages, where
-    the passage is, then the passage with the query's words in brackets."""
+    """Two or three lines: rank, key, title (and the exact name), then the top of its
+    hierarchy (its fonds), date, languages, where the passage is, then the passage with the
+    query's words in brackets."""
     head = f"{hit.rank:>3}. {hit.key}  {hit.title}"
     if hit.exact_name is not None:
         exact = f"  {cli_words.words().exact}"
         head += f"  = {hit.exact_name}" if hit.exact_name != hit.title else exact
-    details = [d for d in (hit.date, "/".join(_tags(hit.langs))) if d]
+    within = cli_words.words().within.format(top=hit.within) if hit.within else None
+    details = [d for d in (within, hit.date, "/".join(_tags(hit.langs))) if d]
     passage = hit.passage
     if passage is not None and passage.timecode:
         details.append(f"@{passage.timecode}")

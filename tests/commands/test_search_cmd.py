@@ -133,3 +133,39 @@ def test_the_wait_bar_and_the_exact_mark_are_in_the_language(
     assert "  1. csv1/1  Carta del batlle  " + exact in out.splitlines()
     code, out, _ = _run(capsys, *args, "--json")
     assert code == 0 and exact not in out and json.loads(out)[0]["exact"] == "Carta del batlle"
+
+
+WITHIN_SAID = {"ca": "dins de ES-1 · Fons Puig", "es": "dentro de ES-1 · Fons Puig",
+               "en": "in ES-1 · Fons Puig"}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["ca", "es", "en"])
+def test_a_unit_found_says_the_fonds_it_is_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    """An AtoM catalogue's item and series found by a word they share: each says the fonds
+    it is in (its top record), in the language; the fonds says nothing of the kind, and
+    ``--json`` gives the same as ``within``."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    path = tmp_path / "atom.csv"
+    path.write_text(
+        "legacyId,parentId,identifier,title\nF1,,ES-1,Fons Puig\n"
+        "S1,F1,ES-1.1,Cartes de Puig\nI1,S1,ES-1.1.1,Carta de Puig a Gaudí\n",
+        encoding="utf-8",
+    )
+    archive = str(tmp_path / "a")
+    assert main(["import", "csv", str(path), "--archive", archive]) == 0
+    capsys.readouterr()
+    args = ["Puig", "--archive", archive, "--model", "hashing", "--mode", "lexical"]
+
+    code, out, _ = _run(capsys, *args)
+
+    lines = out.splitlines()
+    heads = {m.group(1): n for n, line in enumerate(lines) if (m := HEAD.match(line))}
+    assert code == 0 and set(heads) == {"csv1/1", "csv1/2", "csv1/3"}
+    for key in ("csv1/2", "csv1/3"):
+        assert lines[heads[key] + 1].strip().startswith(WITHIN_SAID[lang] + " · ")
+    assert WITHIN_SAID[lang] not in lines[heads["csv1/1"] + 1]
+    code, out, _ = _run(capsys, *args, "--json")
+    within = {f"{h['section_tipo']}/{h['section_id']}": h["within"] for h in json.loads(out)}
+    assert within == {"csv1/1": None, "csv1/2": "ES-1 · Fons Puig", "csv1/3": "ES-1 · Fons Puig"}

@@ -30,7 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.archive import language
+from app.core.archive.hierarchy import MAX_DEPTH, hierarchy_of, parent_of
+from app.core.archive.hierarchy_shape import Hierarchy
 from app.core.archive.model import Field, Record, RecordKey
+from app.core.archive.records import locators
 from app.core.archive.store import Archive
 from app.core.index.exact_names import exact_names, titles
 from app.core.index.hit_passages import HitPassage, Span, choose, marks, query_words
@@ -69,6 +72,10 @@ class RecordHit:
     date: str | None = None
     exact_name: str | None = None
     title_marks: tuple[Span, ...] = ()
+    within: str | None = None
+    """The label of the top record of the record's hierarchy (its fonds: ``572AP/1-572AP/122
+    · Fonds Vitet``), for a record that is part of one; ``None`` for a top record or a record
+    of a section that is not a hierarchy."""
 
     @property
     def exact(self) -> bool:
@@ -96,6 +103,7 @@ class RecordHit:
             "label": self.title,
             "section": self.section_label,
             "date": self.date,
+            "within": self.within,
             "record_langs": list(self.langs),
             "score": round(self.score, 6),
             "rank": self.rank,
@@ -186,6 +194,8 @@ class _Builder:
         self.lang = lang
         self.prefer = prefer
         self._fields: dict[str, list[Field]] = {}
+        self._shapes: dict[str, Hierarchy | None] = {}
+        self._tops: dict[RecordKey, RecordKey] = {}
 
     def build(
         self,
@@ -218,7 +228,35 @@ class _Builder:
             langs=langs,
             date=self.date(record),
             exact_name=exact_name,
+            within=self.within(record),
         )
+
+    def within(self, record: Record) -> str | None:
+        """The label of the top of ``record``'s hierarchy (its fonds), ``None`` for a top record
+        or outside a hierarchy. The ancestors met are remembered for the other hits of the
+        search (siblings share them)."""
+        tipo = record.section_tipo
+        if tipo not in self._shapes:
+            self._shapes[tipo] = hierarchy_of(self.archive, tipo)
+        shape = self._shapes[tipo]
+        if shape is None:
+            return None
+        parents = [k for k in locators(record.items(shape.parent_field)) if k != record.key]
+        if not parents:
+            return None
+        trail, current = [record.key], parents[0]
+        while current not in self._tops and current not in trail and len(trail) < MAX_DEPTH:
+            trail.append(current)
+            parent = parent_of(self.archive, current, shape)
+            if parent is None:
+                break
+            current = parent
+        top = self._tops.get(current, current)
+        for key in trail[1:]:
+            self._tops[key] = top
+        if top == record.key:
+            return None
+        return self.archive.record_label(top, self.lang)
 
     def _passage(self, hit: SearchHit) -> HitPassage:
         text = hit.snippet.strip()

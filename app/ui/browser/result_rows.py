@@ -2,8 +2,9 @@
 delegate that paints them in the results list.
 
 A record's row is three short lines: its title (and, when the title shown is not the name that
-matched, that name: ``Barcelona «Barcino»``), then its section, date, language badges and the
-passage's timecode or page in a muted line, then the passage with the query's words marked.
+matched, that name: ``Barcelona «Barcino»``), then its section, the top of its hierarchy (its
+fonds), date, language badges and the passage's timecode or page in a muted line, then the
+passage with the query's words marked.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class RowWords:
 
     exact: str = "exact match"
     page: str = "p. {page}"
+    within: str = "in {top}"
+    """The top of a record's hierarchy (``in 572AP/1-572AP/122 · Fonds Vitet``)."""
 
 
 def language_tags(langs: tuple[str, ...]) -> list[str]:
@@ -108,6 +111,8 @@ def record_row_html(
     if hit.exact:
         title += " " + _pill(words.exact, colors)
     meta = [html.escape(hit.section_label)]
+    if hit.within:
+        meta.append(html.escape(words.within.format(top=hit.within)))
     if hit.date:
         meta.append(html.escape(hit.date))
     tags = " ".join(_pill(tag, colors) for tag in language_tags(hit.langs))

@@ -135,7 +135,9 @@ class SearchResultsView(QWidget):
         self.list.clear()
         colors = palette_colors(self.palette())
         mark = mark_colour(self.palette())
-        words = RowWords(exact=self.tr("exact match"), page=self.tr("p. {page}"))
+        words = RowWords(
+            exact=self.tr("exact match"), page=self.tr("p. {page}"), within=self.tr("in {top}")
+        )
         chars = passage_chars(self.list.viewport().width())
         for group in by_section(kept):
             header = QListWidgetItem()

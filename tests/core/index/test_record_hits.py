@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
 from app.core.archive import Archive, open_archive
 from app.core.archive.importers import run_import
@@ -160,6 +161,27 @@ def test_a_call_number_query_keeps_the_identifier_passage(
     hits = search_records(index, archive, code, k=5, mode="lexical")
     assert hits[0].exact_name == code
     assert hits[0].passage is not None and code in hits[0].passage.text
+
+
+def test_a_unit_says_the_fonds_it_is_in_and_the_fonds_says_nothing(
+    vitet: tuple[Archive, ArchiveIndex],
+) -> None:
+    """Every unit of the Vitet papers found is said to be in the fonds (its top record, read
+    from the file: the archdesc); the fonds itself and the persons, places and subjects it
+    names are in nothing."""
+    archive, index = vitet
+    source = etree.parse(str(shared_data("ead", "anf", "FRAN_IR_003500.xml")))
+    fonds = "572AP/1-572AP/122 · " + " ".join(source.findtext("archdesc/did/unittitle").split())
+
+    hits = search_records(index, archive, "Ludovic Vitet", k=50, mode="lexical", lang="lg-cat")
+
+    units = [h for h in hits if h.key.section_tipo == "ead1"]
+    assert len(units) > 10
+    top = [h for h in units if "Fonds Vitet" in h.title and h.within is None]
+    assert len(top) == 1
+    assert {h.within for h in units if h is not top[0]} == {fonds}
+    assert all(h.within is None for h in hits if h.key.section_tipo != "ead1")
+    assert all(h.to_dict()["within"] == h.within for h in hits)
 
 
 @pytest.fixture(scope="module", params=ENGINES)

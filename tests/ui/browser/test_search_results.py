@@ -217,3 +217,39 @@ def test_the_heading_agrees_with_the_records_found_when_filters_hide_some(ui_lan
             said.append(view.title.text())
             view.close()
     assert said == list(HEADINGS[ui_lang])
+
+
+WITHIN = {
+    "en": "in 572AP/1-572AP/122 · Fonds Vitet",
+    "ca": "dins de 572AP/1-572AP/122 · Fonds Vitet",
+    "es": "dentro de 572AP/1-572AP/122 · Fonds Vitet",
+}
+
+
+@pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
+def test_a_units_row_says_the_fonds_it_is_in(ui_lang: str) -> None:
+    """A unit found among fifty reads "in 572AP/1-572AP/122 · Fonds Vitet" under its title, in
+    the UI's language; a fonds (in nothing) says nothing of the kind."""
+    from PySide6.QtGui import QTextDocument
+
+    from app.core.archive import RecordKey
+    from app.core.index.record_hits import RecordHit
+
+    fonds = "572AP/1-572AP/122 · Fonds Vitet"
+    hits = [
+        RecordHit(RecordKey("ead1", 7), "Dossier 1 · Copie de 157 lettres", "Descr.", 1.0, 1,
+                  within=fonds),
+        RecordHit(RecordKey("ead1", 1), fonds, "Descr.", 0.9, 2),
+    ]  # fmt: skip
+    view = SearchResultsView()
+    view.show_hits("lettres", hits)
+    rows = []
+    for row in range(view.list.count()):
+        document = QTextDocument()
+        document.setHtml(str(view.list.item(row).data(HTML_ROLE) or ""))
+        rows.append(document.toPlainText())
+    view.close()
+    [unit] = [r for r in rows if r.startswith("Dossier 1")]
+    [top] = [r for r in rows if r.startswith(fonds)]
+    assert WITHIN[ui_lang] in unit.splitlines()[1]
+    assert WITHIN[ui_lang] not in top
