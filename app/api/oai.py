@@ -660,14 +660,13 @@ class Provider:
         """The hierarchy of ``section`` as the EAD3 exporter writes it, and its records as
         stored (what the gate is asked about)."""
         if section not in self._trees:
-            restricted = self.archive.section(section).restricted
             if section == EAD_SECTION:
                 tree = load_tree(self.archive, section)
                 self._trees[section] = (tree, tree.records)
             else:
-                stored = {r.key: r for r in self.archive.iter_records(section)}
-                tree = tree_of(described(self.archive, section).records, restricted)
-                self._trees[section] = (tree, stored)
+                table = described(self.archive, section)
+                restricted = self.archive.section(section).restricted
+                self._trees[section] = (tree_of(table.records, restricted), table.stored)
         return self._trees[section]
 
     def _hierarchy_open(self, key: RecordKey) -> bool:

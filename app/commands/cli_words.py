@@ -93,8 +93,9 @@ class CliWords:
     import_bar: str
     """The progress label of ``arxiu import`` (``{kind}``, as typed)."""
     exact: str
-    within: str
     """After a record's title in ``arxiu search``: its name matched the query exactly."""
+    within: str
+    """Under a record's title in ``arxiu search``: the top of its hierarchy (``{top}``)."""
     worker_embedded: str
     """``{vectors}`` in ``{seconds}`` s (``{rate}`` a second), ``{batches}``: the counts below."""
     worker_texts: Counted

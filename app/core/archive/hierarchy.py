@@ -40,14 +40,19 @@ class Node:
     order: float | None = None
 
 
-def _table_roles(archive: Archive, section: str) -> dict[str, str]:
-    """``role → field tipo`` from the mappings table imports saved for ``section``."""
+def saved_layouts(archive: Archive) -> list[str]:
+    """The column mappings table imports saved (JSON texts, every section's)."""
     with archive.db.reading() as conn:
         rows = conn.execute(
             "SELECT value FROM meta WHERE substr(key, 1, ?) = ?",  # any collation
             (len(TABLE_LAYOUTS), TABLE_LAYOUTS),
         ).fetchall()
-    return layout_roles((str(row[0]) for row in rows), section)
+    return [str(row[0]) for row in rows]
+
+
+def _table_roles(archive: Archive, section: str) -> dict[str, str]:
+    """``role → field tipo`` from the mappings table imports saved for ``section``."""
+    return layout_roles(saved_layouts(archive), section)
 
 
 def hierarchy_of(archive: Archive, section: str) -> Hierarchy | None:

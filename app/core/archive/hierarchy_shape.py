@@ -59,9 +59,10 @@ def _named(field: Field, words: frozenset[str]) -> bool:
     return any(_fold(label) in words for label in field.labels.values() if label)
 
 
-def layout_roles(layouts: Iterable[str], section: str) -> dict[str, str]:
-    """``role → field tipo`` from the saved table mappings (JSON texts) for ``section``."""
-    roles: dict[str, str] = {}
+def layout_columns(layouts: Iterable[str], section: str) -> list[tuple[str, str, str]]:
+    """``(column, role, field tipo)`` of each column that makes a field, from the saved table
+    mappings (JSON texts) for ``section``, in their order."""
+    found: list[tuple[str, str, str]] = []
     for text in layouts:
         try:
             data: Any = json.loads(text)
@@ -70,8 +71,17 @@ def layout_roles(layouts: Iterable[str], section: str) -> dict[str, str]:
         if not isinstance(data, dict) or data.get("section") != section:
             continue
         for column in data.get("columns") or []:
-            if isinstance(column, dict) and isinstance(column.get("field"), str):
-                roles.setdefault(str(column.get("role")), column["field"])
+            if not isinstance(column, dict) or not isinstance(column.get("field"), str):
+                continue
+            found.append((str(column.get("column")), str(column.get("role")), column["field"]))
+    return found
+
+
+def layout_roles(layouts: Iterable[str], section: str) -> dict[str, str]:
+    """``role → field tipo`` from the saved table mappings (JSON texts) for ``section``."""
+    roles: dict[str, str] = {}
+    for _, role, tipo in layout_columns(layouts, section):
+        roles.setdefault(role, tipo)
     return roles
 
 

@@ -47,7 +47,7 @@ ENTITY_TYPES: Terms = {
 def said(value: str, terms: Terms, lang: str) -> str:
     """``value`` in ``lang`` when it is one of ``terms``' codes (English for a language with no
     form of its own), else as written."""
-    forms = terms.get("".join(value.split()).casefold())
+    forms = terms.get(_code(value))
     if forms is None:
         return value
     return forms[LANGS.index(lang)] if lang in LANGS else forms[0]
@@ -56,17 +56,22 @@ def said(value: str, terms: Terms, lang: str) -> str:
 def is_term(value: str, terms: Terms) -> bool:
     """Whether ``value`` is one of ``terms``' codes (shown as its term in the reader's
     language by :func:`said`)."""
-    return "".join(value.split()).casefold() in terms
+    return _code(value) in terms
+
+
+def _code(value: str) -> str:
+    """``value`` as codes are looked up: lower case, no spaces (``Sub Series`` → ``subseries``)."""
+    return "".join(value.split()).casefold()
 
 
 def level_code(value: str) -> str | None:
     """EAD's ``@level`` code of a level written as a code or as its term in English, Catalan or
     Spanish, in any case (``Fonds``, ``Sèrie``, ``Unitat documental``, ``Record group`` →
     ``fonds``, ``series``, ``item``, ``recordgrp``); ``None`` for any other text."""
-    folded = " ".join(value.casefold().split())
-    if "".join(folded.split()) in LEVELS:
-        return "".join(folded.split())
-    return _LEVEL_TERMS.get(folded)
+    code = _code(value)
+    if code in LEVELS:
+        return code
+    return _LEVEL_TERMS.get(" ".join(value.casefold().split()))
 
 
 _LEVEL_TERMS = {form.casefold(): code for code, forms in LEVELS.items() for form in forms}

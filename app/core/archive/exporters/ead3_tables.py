@@ -38,20 +38,18 @@ says so.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.core.archive.exporters.csv_export import external_ids
-from app.core.archive.hierarchy import hierarchy_of
-from app.core.archive.hierarchy_shape import TABLE_LAYOUTS
+from app.core.archive.hierarchy import hierarchy_of, saved_layouts
+from app.core.archive.hierarchy_shape import layout_columns
 from app.core.archive.importers import ead_fields as crosswalk
 from app.core.archive.importers.csv_mapping import compact
 from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
 from app.core.archive.records import locators
 from app.core.archive.vocabulary import level_code
 from app.core.errors import ArxiuError
-from app.core.json_types import JsonValue
 from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
@@ -109,6 +107,8 @@ class Described:
     records: dict[RecordKey, Record]
     left_out: tuple[str, ...]
     """The labels of the section's fields that EAD3 has no place for."""
+    stored: dict[RecordKey, Record]
+    """The same records as stored (what the egress gate is asked about)."""
 
 
 def described(archive: Archive, section: str, lang: str = "lg-eng") -> Described:
@@ -150,8 +150,10 @@ def described(archive: Archive, section: str, lang: str = "lg-eng") -> Described
             taken.add(tipo)
     keys = external_ids(archive, section)
     records: dict[RecordKey, Record] = {}
+    stored: dict[RecordKey, Record] = {}
     filled: set[str] = set()
     for record in archive.iter_records(section):
+        stored[record.key] = record
         filled.update(tipo for tipo, items in record.values.items() if items)
         values = _values(record, targets)
         values[crosswalk.IDENTIFIER] = [
@@ -163,44 +165,19 @@ def described(archive: Archive, section: str, lang: str = "lg-eng") -> Described
     _name_finding_aids(records)
     fields = {f.tipo: f for f in archive.fields(section)}
     left_out = tuple(fields[t].label(lang) for t in fields if t in filled and t not in targets)
-    return Described(records, left_out)
+    return Described(records, left_out, stored)
 
 
 def _field_targets(archive: Archive, section: str) -> dict[str, str]:
     """``field tipo → ead1 field`` from the column roles the section's imports saved."""
-    with archive.db.reading() as conn:
-        rows = conn.execute(
-            "SELECT value FROM meta WHERE substr(key, 1, ?) = ?",
-            (len(TABLE_LAYOUTS), TABLE_LAYOUTS),
-        ).fetchall()
     targets: dict[str, str] = {}
-    for (text,) in rows:
-        for column, role, tipo in _columns(str(text), section):
-            target = ROLE_FIELDS.get(role) or (
-                NOTE_COLUMNS.get(compact(column)) if role == "text" else None
-            )
-            if target is not None:
-                targets.setdefault(tipo, target)
+    for column, role, tipo in layout_columns(saved_layouts(archive), section):
+        target = ROLE_FIELDS.get(role) or (
+            NOTE_COLUMNS.get(compact(column)) if role == "text" else None
+        )
+        if target is not None:
+            targets.setdefault(tipo, target)
     return targets
-
-
-def _columns(text: str, section: str) -> list[tuple[str, str, str]]:
-    """``(column, role, field)`` of each column of a saved layout of ``section``."""
-    try:
-        data: JsonValue = json.loads(text)
-    except ValueError:
-        return []
-    if not isinstance(data, dict) or data.get("section") != section:
-        return []
-    columns = data.get("columns")
-    found: list[tuple[str, str, str]] = []
-    for column in columns if isinstance(columns, list) else []:
-        if not isinstance(column, dict):
-            continue
-        name, role, tipo = column.get("column"), column.get("role"), column.get("field")
-        if isinstance(name, str) and isinstance(role, str) and isinstance(tipo, str):
-            found.append((name, role, tipo))
-    return found
 
 
 def _values(record: Record, targets: dict[str, str]) -> dict[str, list[dict[str, object]]]:
