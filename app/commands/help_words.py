@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from app.commands.common import ARCHIVE_HELP
 from app.commands.import_cmd import DATASETS_LISTED, IMPORT_HELP, STANDARDS_LISTED
 from app.commands.index_cmd import MODEL_HELP
+from app.commands.search_cmd import WITHIN_HELP
 from app.commands.serve_cmd import DEFAULT_PORT
 from app.core.archive.exporters import FORMATS
 from app.core.archive.importers import KINDS
@@ -313,6 +314,10 @@ HELP_WORDS: dict[str, tuple[str, str]] = {
     # arxiu search
     "only this section": ("només aquesta secció", "solo esta sección"),
     "only SECTION/ID": ("només SECTION/ID", "solo SECTION/ID"),
+    WITHIN_HELP: (
+        "només SECTION/ID i tots els registres que conté (un fons i tot el que inclou)",
+        "solo SECTION/ID y todos los registros que contiene (un fondo y todo lo que incluye)",
+    ),
     "number of records (default 10)": (
         "nombre de registres (per defecte 10)",
         "número de registros (por defecto 10)",

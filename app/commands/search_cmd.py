@@ -16,7 +16,8 @@ import sys
 from app.commands import cli_words
 from app.commands.common import ProgressBar, add_archive_argument, open_current, print_json
 from app.commands.index_cmd import MODEL_HELP, completeness
-from app.core.archive import RecordKey
+from app.core.archive import Archive, RecordKey
+from app.core.archive.hierarchy import subtree
 from app.core.archive.shown_values import language_tag
 from app.core.index import SearchFilter, open_index
 from app.core.index.embedders import default_embedders
@@ -26,6 +27,7 @@ from app.core.index.record_hits import RecordHit, search_records
 from app.core.index.service import MODEL_SETTING
 
 PASSAGE_CHARS = 240
+WITHIN_HELP = "only SECTION/ID and every record under it (a fonds and all it holds)"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,6 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search.add_argument("query")
     search.add_argument("--section", action="append", default=[], help="only this section")
     search.add_argument("--record", action="append", default=[], help="only SECTION/ID")
+    search.add_argument("--within", metavar="SECTION/ID", help=WITHIN_HELP)
     search.add_argument("--k", type=int, default=10, help="number of records (default 10)")
     search.add_argument("--mode", choices=["hybrid", "dense", "lexical"], default="hybrid")
     search.add_argument(
@@ -83,7 +86,7 @@ def run_search(args: argparse.Namespace) -> int:
             stats = index.stats()
             if args.mode != "lexical" and stats.dense_complete < 1.0:
                 print(completeness(stats), file=sys.stderr)
-            where = _filter(args)
+            where = search_filter(args, archive)
             if args.chunks:
                 chunks = index.search(args.query, k=args.k, mode=args.mode, filter=where)
                 return _print_chunks(chunks, args.json)
@@ -96,11 +99,16 @@ def run_search(args: argparse.Namespace) -> int:
     return _print_records(args, found, narrow)
 
 
-def _filter(args: argparse.Namespace) -> SearchFilter:
+def search_filter(args: argparse.Namespace, archive: Archive) -> SearchFilter:
+    """The search's restrictions: ``--section``, ``--record``, ``--egress``, and ``--within``
+    (the record, which must exist, and every record under it; with ``--record`` too, the
+    records of both)."""
+    records = tuple(RecordKey.parse(r) for r in args.record)
+    if args.within:
+        top = archive.get_record(RecordKey.parse(args.within)).key  # record.not_found
+        records = (*records, *subtree(archive, top))
     return SearchFilter(
-        sections=tuple(args.section),
-        records=tuple(RecordKey.parse(r) for r in args.record),
-        exclude_restricted=args.egress,
+        sections=tuple(args.section), records=records, exclude_restricted=args.egress
     )
 
 

@@ -22,14 +22,17 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QTableView,
     QToolBar,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.archive import RecordKey
+from app.core.archive.hierarchy import subtree
 from app.core.counted import Counted
 from app.core.errors import ArxiuError
-from app.core.index.record_hits import search_records
+from app.core.index.hits import SearchFilter
+from app.core.index.record_hits import RecordHit, search_records
 from app.ui.assistant.panel import AssistantPanel
 from app.ui.browser.empty_archive import EmptyArchiveHint
 from app.ui.browser.pane_widths import keep_record_width
@@ -66,6 +69,8 @@ MODELS_OFFERED = "models_offered"
 """Settings key: the first-start offer of the models found on this computer was made."""
 SECTION_RECORDS = Counted("1 record", "{n} records")
 """The status bar's count of the section shown, in the form that agrees with it."""
+SCOPE_CHARS = 48
+"""The most characters of a searched record's title the search bar's scope button shows."""
 
 
 class MainWindow(QMainWindow):
@@ -97,6 +102,9 @@ class MainWindow(QMainWindow):
         self.empty_hint = EmptyArchiveHint(self)
         self.record_view = RecordView(archive, services.lang, self)
         self.search_box = QLineEdit(self)
+        self.scope_button = QToolButton(self)
+        self.search_scope: RecordKey | None = None
+        """The record searched within (with everything under it); ``None``: the archive."""
         self.assistant = AssistantPanel(services, self)
         self.index_status = IndexStatusWidget(services, self)
         self.import_report: QMessageBox | None = None
@@ -172,12 +180,13 @@ class MainWindow(QMainWindow):
         toolbar.setObjectName("searchBar")
         toolbar.setMovable(False)
         self.search_box.setObjectName("searchBox")
-        self.search_box.setPlaceholderText(
-            self.tr(
-                "Search the archive by meaning — e.g. families who left when the valley flooded"
-            )
-        )
+        self.search_box.setPlaceholderText(self._archive_placeholder())
         self.search_box.setClearButtonEnabled(True)
+        self.scope_button.setObjectName("searchScope")
+        self.scope_button.setToolTip(self.tr("Search the whole archive again"))
+        self.scope_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.scope_action = toolbar.addWidget(self.scope_button)
+        self.scope_action.setVisible(False)
         toolbar.addWidget(self.search_box)
         self.addToolBar(toolbar)
         dock = QDockWidget(self.tr("Assistant"), self)
@@ -237,6 +246,8 @@ class MainWindow(QMainWindow):
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.record_view.record_requested.connect(self.open_record)
         self.record_view.ask_requested.connect(self.assistant.ask_about)
+        self.record_view.search_within_requested.connect(self.search_within)
+        self.scope_button.clicked.connect(self.search_everywhere)
         self.record_view.notice.connect(self.show_notice)
         self.results.record_requested.connect(self.open_record)
         self.empty_hint.import_requested.connect(self.choose_import)
@@ -545,22 +556,61 @@ class MainWindow(QMainWindow):
             self.tasks.start(self.search(query), name="search")
 
     async def search(self, query: str) -> None:
-        """Run the hybrid search for ``query`` and show the hits."""
+        """Run the hybrid search for ``query`` (within :attr:`search_scope` when one is set)
+        and show the hits."""
         self.stack.setCurrentWidget(self.results)
         self.results.show_message(self.tr("Searching…"))
+        scope, within = self.search_scope, self.scope_label()
         try:
             index = await self.services.index()
             if index is None:
                 self.results.show_message(self.tr("Search is not available: no index service."))
                 return
             archive, lang = self.services.archive, self.services.lang
-            hits = await self.services.read(
-                lambda: search_records(index, archive, query, k=SEARCH_RESULTS, lang=lang)
-            )
+
+            def find() -> list[RecordHit]:
+                where = SearchFilter(records=subtree(archive, scope)) if scope else None
+                return search_records(
+                    index, archive, query, k=SEARCH_RESULTS, filter=where, lang=lang
+                )
+
+            hits = await self.services.read(find)
         except ArxiuError as error:
             self.results.show_message(error_text(error))
             return
-        self.results.show_hits(query, hits)
+        self.results.show_hits(query, hits, within)
+
+    def search_within(self, key: RecordKey) -> None:
+        """Search ``key`` and every record under it from now on (a fonds, a series): the
+        search bar names it, and a query already typed is searched there at once."""
+        self.search_scope = key
+        label = self.scope_label()
+        self.scope_button.setText(self.tr("Within: {record}").format(record=label) + "  ✕")
+        self.scope_action.setVisible(True)
+        self.search_box.setPlaceholderText(self.tr("Search within {record}").format(record=label))
+        self.focus_search()
+        self._on_search()
+
+    def search_everywhere(self) -> None:
+        """Search the whole archive again (the scope button's ✕); a query shown in the
+        results is searched again everywhere."""
+        self.search_scope = None
+        self.scope_action.setVisible(False)
+        self.search_box.setPlaceholderText(self._archive_placeholder())
+        if self.stack.currentWidget() is self.results:
+            self._on_search()
+
+    def scope_label(self) -> str:
+        """The title of the record searched within, shortened ("" when none)."""
+        if self.search_scope is None:
+            return ""
+        label = self.services.archive.record_label(self.search_scope, self.services.lang)
+        return label if len(label) <= SCOPE_CHARS else label[: SCOPE_CHARS - 1] + "…"
+
+    def _archive_placeholder(self) -> str:
+        return self.tr(
+            "Search the archive by meaning — e.g. families who left when the valley flooded"
+        )
 
     def focus_search(self) -> None:
         """Put the cursor in the search box, its text selected (Ctrl+F, Ctrl+L)."""

@@ -7,7 +7,8 @@ table in ``ARXIU_SHOT_TABLE`` (else a small sample table written for the shot), 
 ``record-hierarchy`` the record view of a component with a parent and children (the archive
 needs a hierarchical section, e.g. an EAD import). ``search`` types a query in the search box
 and shows the results by record: ``ARXIU_SHOT_QUERY``, else a question about the flooded
-valley in the UI's language (:data:`SEARCH_QUERIES`).
+valley in the UI's language (:data:`SEARCH_QUERIES`); with ``ARXIU_SHOT_WITHIN`` (``ead1/1``)
+it searches within that record, as its record view's "Search within this description" does.
 
 ``composed-answer`` asks the real session (the catalog's default model, the archive's index:
 build it first with ``arxiu index``) the reservoir list question in the UI's language
@@ -149,7 +150,11 @@ async def _search_shot(window: MainWindow) -> None:
         window.services.lang, SEARCH_QUERIES["lg-eng"]
     )
     window.search_box.setText(query)
-    window.search_box.returnPressed.emit()
+    within = os.environ.get("ARXIU_SHOT_WITHIN", "")
+    if within:
+        window.search_within(RecordKey.parse(within))
+    else:
+        window.search_box.returnPressed.emit()
     await wait_idle(window, SEARCH_TIMEOUT_S)
     shown = window.results.shown()
     if shown:  # open the first record, as a click on it does

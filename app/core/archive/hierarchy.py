@@ -9,6 +9,8 @@ and from the column roles a table import saved, never from strings the caller pa
 :func:`children_of` reads a record's children with one query for the links and one for the
 records (chunked for very large parents), sorted by the order field, then by id.
 :func:`breadcrumbs` walks up from a record to its top ("Fonds › Series › File").
+:func:`subtree` gives a record and every record under it, to any depth (what "search within
+this description" searches).
 """
 
 from __future__ import annotations
@@ -27,6 +29,20 @@ MAX_DEPTH = 64
 """The deepest trail followed upwards (a cycle in "part of" stops there)."""
 SQL_CHUNK = 900
 """Keys per ``IN (...)`` query (below SQLite's variable limit)."""
+
+_SUBTREE_SQL = """
+WITH RECURSIVE tree(id, depth) AS (
+    SELECT CAST(? AS BIGINT), 0
+    UNION
+    SELECT l.from_id, t.depth + 1 FROM links l JOIN tree t ON l.to_id = t.id
+    WHERE l.to_section = ? AND l.from_section = ? AND l.field_tipo = ? AND t.depth < ?
+)
+SELECT DISTINCT t.id FROM tree t
+JOIN records r ON r.section_tipo = ? AND r.section_id = t.id
+ORDER BY t.id
+"""
+"""The ids of a record and of every record "part of" it to :data:`MAX_DEPTH` levels, that exist
+(both engines: a cycle in "part of" ends at the depth bound, each record listed once)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +170,23 @@ def breadcrumbs(
     return trail
 
 
+def subtree(
+    archive: Archive, key: RecordKey, shape: Hierarchy | None = None
+) -> tuple[RecordKey, ...]:
+    """``key`` and every record under it, to any depth, in id order (``key`` alone when its
+    section is not a hierarchy; empty when ``key`` does not exist)."""
+    shape = shape or hierarchy_of(archive, key.section_tipo)
+    if shape is None:
+        return (key,) if archive.find_record(key) is not None else ()
+    section = key.section_tipo
+    with archive.db.reading() as conn:
+        rows = conn.execute(
+            _SUBTREE_SQL,
+            (key.section_id, section, section, shape.parent_field, MAX_DEPTH, section),
+        ).fetchall()
+    return tuple(RecordKey(section, int(row[0])) for row in rows)
+
+
 __all__ = [
     "Hierarchy",
     "Node",
@@ -163,4 +196,5 @@ __all__ = [
     "hierarchy_of",
     "node_of",
     "parent_of",
+    "subtree",
 ]

@@ -15,8 +15,10 @@ against 0.349).
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from app.core.archive import lexemes
@@ -105,6 +107,20 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _PLAIN = re.compile(r"[^\W_]+")
 
 
+RECORDS_OF_SECTION = "(c.section_tipo = ? AND c.section_id IN (SELECT value FROM json_each(?)))"
+"""Chunks of one section's records, their ids one JSON array: two arguments however many
+records (a fonds searched within holds thousands; a pair of arguments per record ran past
+SQLite's variable limit and made the planner test every pair)."""
+
+
+def ids_by_section(records: Iterable[tuple[str, int]]) -> dict[str, list[int]]:
+    """``section → its record ids`` of ``records``, in the order given."""
+    found: dict[str, list[int]] = {}
+    for tipo, sid in records:
+        found.setdefault(tipo, []).append(int(sid))
+    return found
+
+
 @dataclass(frozen=True)
 class SqlFilter:
     """Restrictions on which chunks may match, as SQL over ``index_chunks c``."""
@@ -120,10 +136,11 @@ class SqlFilter:
             sql += f" AND c.section_tipo IN ({','.join('?' * len(self.sections))})"
             args.extend(self.sections)
         if self.records:
-            pairs = " OR ".join("(c.section_tipo = ? AND c.section_id = ?)" for _ in self.records)
-            sql += f" AND ({pairs})"
-            for tipo, sid in self.records:
-                args.extend((tipo, sid))
+            by_section = ids_by_section(self.records)
+            sections = " OR ".join(RECORDS_OF_SECTION for _ in by_section)
+            sql += f" AND ({sections})"
+            for tipo, ids in by_section.items():
+                args.extend((tipo, json.dumps(ids)))
         if self.exclude_restricted:
             sql += (
                 " AND COALESCE(c.restricted, (SELECT s.restricted FROM sections s "

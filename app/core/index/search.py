@@ -8,6 +8,7 @@ record made restricted a moment ago and not yet re-indexed.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import threading
@@ -358,11 +359,13 @@ class SearchEngine(HybridSearch):
 
 
 def _record_chunks(conn: sqlite3.Connection, records: tuple[RecordKey, ...]) -> list[int]:
+    """The chunk ids of ``records`` (one query per section)."""
     ids: list[int] = []
-    for key in records:
+    by_section = lexical.ids_by_section((r.section_tipo, r.section_id) for r in records)
+    for tipo, sids in by_section.items():
         rows = conn.execute(
-            "SELECT id FROM index_chunks WHERE section_tipo = ? AND section_id = ?",
-            (key.section_tipo, key.section_id),
+            f"SELECT c.id FROM index_chunks c WHERE {lexical.RECORDS_OF_SECTION}",
+            (tipo, json.dumps(sids)),
         ).fetchall()
         ids.extend(r[0] for r in rows)
     return ids

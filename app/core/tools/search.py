@@ -8,9 +8,11 @@ from collections.abc import Mapping, Sized
 from dataclasses import dataclass
 from typing import NotRequired, TypedDict
 
+from app.core.archive.hierarchy import subtree
 from app.core.archive.model import Record, RecordKey
 from app.core.errors import ToolError
 from app.core.index.hits import HitDict, SearchFilter, SearchHit
+from app.core.phrases import Phrase
 from app.core.tools.base import ToolContext, ToolResult, tool
 from app.core.tools.resolve import fold, resolve_section
 
@@ -50,8 +52,11 @@ def _keys(hits: list[SearchHit]) -> tuple[RecordKey, ...]:
 
 
 def _search_summary(args: Mapping[str, object]) -> tuple[str, dict[str, str]]:
-    """The summary template of a search by meaning, saying how many sections it is kept to (so
-    a composed answer's list search does not read as its first search again)."""
+    """The summary template of a search by meaning, saying the record it is kept to (with what
+    is under it) or how many sections (so a composed answer's list search does not read as its
+    first search again)."""
+    if args.get("within"):
+        return "Search by meaning within {within}: “{query}”", {}
     sections = args.get("sections")
     count = len(sections) if isinstance(sections, Sized) and sections else 0
     where = {0: "", 1: " in 1 section"}.get(count, " in {count} sections")
@@ -65,6 +70,7 @@ async def dedalo_semantic_search(
     k: int = 8,
     sections: list[str] | None = None,
     per_record: bool = True,
+    within: str | None = None,
 ) -> ToolResult:
     """Find the passages of records closest in meaning to a description, in any language.
 
@@ -77,11 +83,14 @@ async def dedalo_semantic_search(
         k: how many hits to return (1-50).
         sections: only search these sections (tipos or exact labels).
         per_record: one hit per record, its best passage (false: every matching passage).
+        within: only this record and every record under it, as section_tipo/id (a fonds
+            with its series and files: "ead1/12").
     """
     if ctx.searcher is None:
         raise _unavailable()
     tipos = tuple(resolve_section(ctx.archive, s, ctx.lang).tipo for s in sections or [])
-    flt = SearchFilter(sections=tipos, exclude_restricted=ctx.exclude_restricted)
+    records = await asyncio.to_thread(_within, ctx, within) if within else ()
+    flt = SearchFilter(sections=tipos, records=records, exclude_restricted=ctx.exclude_restricted)
     hits = await asyncio.to_thread(
         ctx.searcher.search,
         query,
@@ -95,6 +104,21 @@ async def dedalo_semantic_search(
     return ToolResult(
         ok=True, data=data, records=keys, sections=tuple(sorted({k.section_tipo for k in keys}))
     )
+
+
+def _within(ctx: ToolContext, within: str) -> tuple[RecordKey, ...]:
+    """The record ``within`` names (``section_tipo/id``, which must exist) and every record
+    under it."""
+    try:
+        key = RecordKey.parse(within.strip())
+    except ValueError:
+        raise ToolError(
+            "mcp.invalid_value",
+            Phrase.of("within {value!r} is not a record: give section_tipo/id.", value=within),
+            hint='Name the record as its hits cite it, e.g. "ead1/12".',
+        ) from None
+    top = ctx.archive.get_record(key).key  # archive.record_not_found
+    return subtree(ctx.archive, top)
 
 
 @dataclass(frozen=True)

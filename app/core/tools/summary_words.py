@@ -24,6 +24,9 @@ SUMMARY_WORDS: dict[str, dict[str, str]] = {
         "Search by meaning in {count} sections: “{query}”": (
             "Cerca pel significat en {count} seccions: «{query}»"
         ),
+        "Search by meaning within {within}: “{query}”": (
+            "Cerca pel significat dins de {within}: «{query}»"
+        ),
         "Passages of {section_tipo}/{section_id}": "Fragments de {section_tipo}/{section_id}",
         "Create a record in {section_tipo}": "Crea un registre a {section_tipo}",
         "Duplicate record {section_tipo}/{section_id}": (
@@ -78,6 +81,9 @@ SUMMARY_WORDS: dict[str, dict[str, str]] = {
         ),
         "Search by meaning in {count} sections: “{query}”": (
             "Búsqueda por significado en {count} secciones: «{query}»"
+        ),
+        "Search by meaning within {within}: “{query}”": (
+            "Búsqueda por significado dentro de {within}: «{query}»"
         ),
         "Passages of {section_tipo}/{section_id}": "Fragmentos de {section_tipo}/{section_id}",
         "Create a record in {section_tipo}": "Crea un registro en {section_tipo}",

@@ -52,6 +52,25 @@ def record_link(key: RecordKey, timecode: str | None = None) -> str:
     return f"{url}#tc={timecode}" if timecode else url
 
 
+WITHIN = "within:"
+"""The scheme of the "search within this description" link of a record with contents."""
+
+
+def within_link(key: RecordKey) -> str:
+    """The ``within:`` URL that searches ``key`` and the records under it."""
+    return f"{WITHIN}{key.section_tipo}/{key.section_id}"
+
+
+def parse_within_link(url: str) -> RecordKey | None:
+    """The record of a ``within:`` URL, or ``None`` for any other URL."""
+    if not url.startswith(WITHIN):
+        return None
+    try:
+        return RecordKey.parse(url[len(WITHIN) :])
+    except ValueError:
+        return None
+
+
 def parse_record_link(url: str) -> tuple[RecordKey, str | None] | None:
     """The key and timecode of a ``record:`` URL, or ``None`` for any other URL."""
     if not url.startswith("record:"):
@@ -103,6 +122,10 @@ def record_html(
     if shape is not None:
         below = children_of(archive, record.key, lang, shape)
         parts.append(_children(below, c, words.get("contents", "Contents"), lang))
+        if below:
+            parts.append(
+                _within(record.key, c, words.get("search_within", "Search within this description"))
+            )
     below_field = shape.parent_field if shape is not None else None
     title_from = words.get("linked_from", "Linked from")
     parts.append(_backlinks(archive, record.key, lang, c, title_from, below_field))
@@ -162,6 +185,14 @@ def _children(nodes: list[Node], c: Palette, title: str, lang: str) -> str:
     return (
         f"<h4 style='color:{c.muted}; margin-top:14px'>{html.escape(title)} ({len(nodes)})</h4>"
         f"<ol id='children' style='margin-top:0'>{''.join(rows)}</ol>{extra}"
+    )
+
+
+def _within(key: RecordKey, c: Palette, text: str) -> str:
+    """The link that searches this record and everything under it."""
+    return (
+        f"<p id='within'><a href='{within_link(key)}' style='color:{c.link}'>"
+        f"{html.escape(text)}</a></p>"
     )
 
 

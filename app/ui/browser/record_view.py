@@ -29,7 +29,12 @@ from app.core.archive.media import media_of
 from app.core.errors import ArxiuError
 from app.ui.browser.elided import ElidedButton
 from app.ui.browser.media_player import MediaPlayer, timecode_seconds
-from app.ui.browser.record_html import Palette, parse_record_link, record_html
+from app.ui.browser.record_html import (
+    Palette,
+    parse_record_link,
+    parse_within_link,
+    record_html,
+)
 from app.ui.i18n import error_text
 
 
@@ -98,11 +103,14 @@ class RecordView(QWidget):
     Signals:
         record_requested: (key, timecode or "") a link to a record was clicked.
         ask_requested: (key) "Ask about this record" was clicked.
+        search_within_requested: (key) "Search within this description" was clicked (a
+            record with contents).
         notice: a sentence for the status bar.
     """
 
     record_requested = Signal(object, str)
     ask_requested = Signal(object)
+    search_within_requested = Signal(object)
     notice = Signal(str)
 
     def __init__(self, archive: Archive, lang: str = "lg-eng", parent: QWidget | None = None):
@@ -182,6 +190,7 @@ class RecordView(QWidget):
             "restricted": self.tr("restricted"),
             "linked_from": self.tr("Linked from"),
             "contents": self.tr("Contents"),
+            "search_within": self.tr("Search within this description"),
         }
         narrow = self.width() < NARROW_WIDTH
         return PageStyle(palette_colors(self.palette()), words, narrow)
@@ -220,6 +229,8 @@ class RecordView(QWidget):
                 self.play_at(timecode)
             else:
                 self.record_requested.emit(key, timecode or "")
+        elif (within := parse_within_link(text)) is not None:
+            self.search_within_requested.emit(within)
         elif text.startswith("media:"):
             self._open_media(int(text[len("media:") :]))
         elif url.scheme() in ("http", "https"):

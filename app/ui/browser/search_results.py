@@ -59,6 +59,7 @@ class SearchResultsView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._query = ""
+        self._within = ""
         self._hits: list[RecordHit] = []
         self.title = ElidedLabel(self)
         self.title.setObjectName("resultsTitle")
@@ -85,9 +86,11 @@ class SearchResultsView(QWidget):
         layout.addWidget(self.filters)
         layout.addWidget(self.list, 1)
 
-    def show_hits(self, query: str, hits: list[RecordHit]) -> None:
-        """Show the records found for ``query`` (in relevance order, each once)."""
+    def show_hits(self, query: str, hits: list[RecordHit], within: str = "") -> None:
+        """Show the records found for ``query`` (in relevance order, each once); ``within``
+        names the record the search was kept to (with everything under it)."""
         self._query = query
+        self._within = within
         self._hits = list(hits)
         self.filters.offer(self._hits)
         self._render()
@@ -162,12 +165,16 @@ class SearchResultsView(QWidget):
         count in the words that agree with it, written as the UI's locale writes numbers."""
         total = len(self._hits)
         if not total:
-            return self.tr("No records found for “{query}”").format(query=self._query)
-        locale = QLocale()
-        words = FOUND if shown == total else SHOWN_OF
-        return self.tr(words.template(total)).format(
-            shown=locale.toString(shown), n=locale.toString(total), query=self._query
-        )
+            heading = self.tr("No records found for “{query}”").format(query=self._query)
+        else:
+            locale = QLocale()
+            words = FOUND if shown == total else SHOWN_OF
+            heading = self.tr(words.template(total)).format(
+                shown=locale.toString(shown), n=locale.toString(total), query=self._query
+            )
+        if not self._within:
+            return heading
+        return self.tr("{heading}, within {record}").format(heading=heading, record=self._within)
 
     def _on_activated(self, item: QListWidgetItem) -> None:
         hit = item.data(HIT_ROLE)

@@ -13,6 +13,7 @@ from app.core.archive.hierarchy import (
     children_of,
     hierarchy_of,
     parent_of,
+    subtree,
 )
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
@@ -64,6 +65,23 @@ def test_the_fonds_children_are_the_top_components(archive: Archive) -> None:
     assert child_keys(archive, keys["FRAN_IR_003500"]) == [keys[ext] for ext in top]
 
 
+def test_a_subtree_is_a_component_and_everything_under_it(archive: Archive) -> None:
+    keys = _ead(archive)
+    ids = {key: ext for ext, key in keys.items()}
+    every = {f"FRAN_IR_003500#{c.get('id')}" for c in _xpath("//c")} | {"FRAN_IR_003500"}
+    below = {f"FRAN_IR_003500#{c.get('id')}" for c in _xpath("//c[@id='d_1_2']//c")}
+
+    whole = subtree(archive, keys["FRAN_IR_003500"])
+    part = subtree(archive, keys["FRAN_IR_003500#d_1_2"])
+    leaf = keys["FRAN_IR_003500#d_1_2_1"]
+
+    assert {ids[k] for k in whole} == every and len(whole) == len(every)
+    assert {ids[k] for k in part} == below | {"FRAN_IR_003500#d_1_2"}
+    assert list(whole) == sorted(whole, key=lambda k: k.section_id)
+    assert subtree(archive, leaf) == (leaf,)
+    assert subtree(archive, RecordKey("ead1", 10**9)) == ()
+
+
 def test_a_table_with_a_parent_column_is_a_hierarchy(archive: Archive, tmp_path: Path) -> None:
     table = tmp_path / "fons.csv"
     table.write_text(
@@ -86,6 +104,22 @@ def test_a_table_with_a_parent_column_is_a_hierarchy(archive: Archive, tmp_path:
     assert [(n.reference, n.level) for n in trail] == [("F1", "fonds"), ("S2", "series")]
     assert [n.label for n in below] == ["Correspondència", "Comptes"]  # file order, no order field
     assert parent_of(archive, by_code["S1"]) == by_code["F1"]
+    assert subtree(archive, by_code["F1"]) == tuple(sorted(by_code.values()))
+    assert subtree(archive, by_code["S2"]) == tuple(sorted((by_code["S2"], by_code["D1"])))
+
+
+def test_a_cycle_in_part_of_ends(archive: Archive, tmp_path: Path) -> None:
+    table = tmp_path / "cycle.csv"
+    table.write_text(
+        "identifier,title,parentId\nA,Un,C\nB,Dos,A\nC,Tres,B\nD,Quatre,\n", encoding="utf-8"
+    )
+    run_import(archive, "csv", table)
+    section = next(s.tipo for s in archive.sections() if s.tipo.startswith("csv"))
+    shape = hierarchy_of(archive, section)
+    assert shape is not None and shape.reference_field is not None
+    by_code = {r.text(shape.reference_field): r.key for r in archive.iter_records(section)}
+
+    assert subtree(archive, by_code["A"]) == tuple(sorted(by_code[c] for c in "ABC"))
 
 
 def test_a_flat_section_is_no_hierarchy(archive: Archive, tmp_path: Path) -> None:
@@ -97,6 +131,7 @@ def test_a_flat_section_is_no_hierarchy(archive: Archive, tmp_path: Path) -> Non
 
     assert hierarchy_of(archive, section) is None
     assert children_of(archive, first) == [] and breadcrumbs(archive, first) == []
+    assert subtree(archive, first) == (first,)
 
 
 def test_links_among_equals_make_no_hierarchy(archive: Archive) -> None:

@@ -73,6 +73,21 @@ def test_section_and_record_filters(index: ArchiveIndex) -> None:
         assert {h.key for h in hits} == {RecordKey("oh1", 2)}
 
 
+def test_a_record_filter_of_thousands_of_records(index: ArchiveIndex) -> None:
+    """Search within a fonds hands the search every record under it: 40,000 keys (beyond
+    SQLite's 32,766 variables at two a record), in two sections, most of them not there."""
+    many = (*(RecordKey("oh1", n) for n in range(2, 40_002)), RecordKey("rs1", 1))
+    everywhere = {h.key for h in index.search("reservoir festa", k=50, mode="lexical")}
+    assert RecordKey("oh1", 1) in everywhere and RecordKey("rs1", 1) in everywhere
+    modes: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
+    for mode in modes:
+        hits = index.search("reservoir festa", k=50, mode=mode, filter=SearchFilter(records=many))
+        keys = {h.key for h in hits}
+        assert keys and keys <= set(many) and RecordKey("oh1", 1) not in keys
+        if mode == "lexical":
+            assert keys == everywhere - {RecordKey("oh1", 1)}
+
+
 def test_lexical_search_folds_accents(index: ArchiveIndex) -> None:
     for query in ("placa", "PLAÇA", "plaça"):
         hits = index.search(query, mode="lexical")

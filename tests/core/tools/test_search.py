@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from app.core.archive import RecordKey
+from app.core.archive.hierarchy import hierarchy_of
+from app.core.archive.importers import run_import
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
 from app.core.tools.base import ToolContext
 from app.core.tools.registry import ToolRegistry
@@ -131,3 +134,37 @@ async def test_passages_by_query_use_the_index_on_that_record(
     assert searcher.calls[0]["filter"].records == (RecordKey("oh1", 1),)
     assert [p["timecode"] for p in result.data["passages"]] == ["00:00:01.000", "00:01:10.500"]
     assert result.records == (RecordKey("oh1", 1),)
+
+
+async def test_semantic_search_within_a_fonds_searches_it_and_all_under_it(
+    registry: ToolRegistry, ctx: ToolContext, tmp_path: Path
+) -> None:
+    """``within`` keeps the search to a record and every record under it (read from the
+    archive's own "part of" links); a key that is not one, or not there, is a coded error."""
+    table = tmp_path / "fons.csv"
+    table.write_text(
+        "identifier,title,parentId\nF1,Fons Puig,\nS1,Cartes,F1\nD1,Carta,S1\nF2,Fons Mas,\n",
+        encoding="utf-8",
+    )
+    run_import(ctx.archive, "csv", table)
+    section = next(s.tipo for s in ctx.archive.sections() if s.tipo.startswith("csv"))
+    shape = hierarchy_of(ctx.archive, section)
+    assert shape is not None and shape.reference_field is not None
+    by_code = {r.text(shape.reference_field): r.key for r in ctx.archive.iter_records(section)}
+    searcher = FakeSearcher(HITS)
+    ctx.searcher = searcher
+
+    fonds = by_code["F1"]
+    result = await registry.call(
+        "dedalo_semantic_search", {"query": "cartes", "within": str(fonds)}, ctx
+    )
+    wrong = await registry.call("dedalo_semantic_search", {"query": "x", "within": "F1"}, ctx)
+    gone = await registry.call(
+        "dedalo_semantic_search", {"query": "x", "within": f"{section}/999"}, ctx
+    )
+
+    assert result.ok
+    (call,) = searcher.calls
+    assert set(call["filter"].records) == {by_code["F1"], by_code["S1"], by_code["D1"]}
+    assert (wrong.ok, wrong.code) == (False, "mcp.invalid_value")
+    assert (gone.ok, gone.code) == (False, "archive.record_not_found")

@@ -73,3 +73,16 @@ def test_a_search_kept_to_sections_says_so(
     assert registry.summary(search, {"query": "x", "sections": ["oh1", "rsc197"]}, lang) == two
     unkept = registry.summary(search, {"query": "x", "sections": []}, lang)
     assert unkept == registry.summary(search, {"query": "x"}, lang)
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        ("lg-eng", "Search by meaning within ead1/12: “x”"),
+        ("lg-cat", "Cerca pel significat dins de ead1/12: «x»"),
+        ("lg-spa", "Búsqueda por significado dentro de ead1/12: «x»"),
+    ],
+)
+def test_a_search_within_a_record_names_it(registry: ToolRegistry, lang: str, said: str) -> None:
+    search = "dedalo_semantic_search"
+    assert registry.summary(search, {"query": "x", "within": "ead1/12"}, lang) == said
