@@ -23,6 +23,7 @@ from app.core.agent.prompts import citation, grounded_turn, sources_block, syste
 from app.core.agent.sources import Source, SourceHit, hits_of, select_sources
 from app.core.agent.transcript import history_messages
 from app.core.archive.model import RecordKey
+from app.core.json_types import JsonObject
 from app.core.models.base import Message, ToolCall
 
 if TYPE_CHECKING:
@@ -38,9 +39,13 @@ MAX_ANSWER_TOKENS = 256
 NOTHING_FOUND = "I found no records about this in the archive."
 
 
-def search_call(question: str) -> ToolCall:
-    """The grounded run's one tool call: a semantic search on the question."""
-    return ToolCall(SEARCH_CALL_ID, SEARCH_TOOL, {"query": question, "k": SEARCH_K})
+def search_call(question: str, within: RecordKey | None = None) -> ToolCall:
+    """The grounded run's one tool call: a semantic search on the question (``within``: kept
+    to that record and every record under it)."""
+    args: JsonObject = {"query": question, "k": SEARCH_K}
+    if within is not None:
+        args["within"] = str(within)
+    return ToolCall(SEARCH_CALL_ID, SEARCH_TOOL, args)
 
 
 def grounded_sources(

@@ -143,6 +143,20 @@ def children_of(
     return sorted(nodes, key=lambda n: (n.order is None, n.order or 0.0, n.key.section_id))
 
 
+def has_contents(archive: Archive, key: RecordKey, shape: Hierarchy | None = None) -> bool:
+    """Whether some record is directly under ``key`` (one indexed lookup)."""
+    shape = shape or hierarchy_of(archive, key.section_tipo)
+    if shape is None:
+        return False
+    with archive.db.reading() as conn:
+        row = conn.execute(
+            "SELECT 1 FROM links WHERE to_section = ? AND to_id = ? AND from_section = ? "
+            "AND field_tipo = ? AND from_id != ? LIMIT 1",
+            (key.section_tipo, key.section_id, shape.section, shape.parent_field, key.section_id),
+        ).fetchone()
+    return row is not None
+
+
 def child_keys(archive: Archive, key: RecordKey) -> list[RecordKey]:
     """The keys of :func:`children_of` (an exporter's ``ChildrenFn``)."""
     return [node.key for node in children_of(archive, key)]
@@ -193,6 +207,7 @@ __all__ = [
     "breadcrumbs",
     "child_keys",
     "children_of",
+    "has_contents",
     "hierarchy_of",
     "node_of",
     "parent_of",

@@ -7,7 +7,8 @@ from lxml import etree
 
 from app.core.agent.events import FinalEvent
 from app.core.agent.request import ChatRequest
-from app.core.archive import Archive
+from app.core.archive import Archive, RecordKey
+from app.core.archive.hierarchy import subtree
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
 from app.core.models.catalog import Catalog
@@ -49,3 +50,44 @@ async def test_a_grounded_answer_cites_a_component_with_its_reference_code(
     assert f"- {code} · {title} ({key})" in final.answer
     assert archive.record_label(key) == f"{code} · {title}"
     assert archive.title_of(archive.get_record(key)) == title  # the record view's heading
+
+
+async def test_asked_about_a_fonds_the_search_is_kept_to_it(
+    archive: Archive, catalog: Catalog, models: dict[str, ScriptedModel], registry: ToolRegistry
+) -> None:
+    """ "Ask about this record" on a fonds: the grounded search is kept to the fonds and
+    everything under it, so every source is one of its units though another finding aid
+    matches the question too; asked about a unit without contents, the whole archive is
+    searched as before."""
+    for name in ("FRAN_IR_003500.xml", "FRAN_IR_007375.xml", "FRAN_IR_009555.xml"):
+        run_import(archive, "ead", shared_data("ead", "anf", name))
+    keys = external_keys(archive, "ead")
+    fonds, leaf = keys["FRAN_IR_003500"], keys["FRAN_IR_003500#d_1_2_1"]
+    inside = set(subtree(archive, fonds))
+    searcher = RecordingSearcher(archive)
+    everywhere = {h.key for h in searcher.search("correspondance", k=50, mode="lexical")}
+    assert everywhere - inside  # other fonds hold correspondence too
+    session = AssistantSession(
+        archive, catalog, searcher, registry=registry, model_factory=lambda e: models[e.id]
+    )
+    answers = []
+    for context in (fonds, leaf):
+        models["small"].extend(Turn(text="Voici."))
+        request = ChatRequest.from_dict(
+            {
+                "question": "correspondance",
+                "model": "small",
+                "context": {"section_tipo": context.section_tipo, "section_id": context.section_id},
+            }
+        )
+        events = await collect(await session.chat(request))
+        final = events[-1]
+        assert isinstance(final, FinalEvent)
+        answers.append(final)
+    searcher.index.close()
+
+    (_, kept), (_, whole) = [q for q in searcher.queries if q[0] == "correspondance"][1:3]
+    assert kept is not None and set(kept.records) == inside
+    assert whole is not None and whole.records == ()
+    cited = {RecordKey(c.section_tipo, c.section_id) for c in answers[0].citations}
+    assert cited and cited <= inside
