@@ -30,6 +30,7 @@ from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.plans import PROPOSE_SPEC, PROPOSE_TOOL
 from app.core.agent.prompts import context_block
 from app.core.agent.transcript import withhold_tainted
+from app.core.archive.hierarchy import has_contents
 from app.core.archive.model import RecordKey
 from app.core.tools.base import ToolContext, ToolResult
 
@@ -143,6 +144,7 @@ class RunPolicy:
             record_label=archive.record_label(key, lang) if shared else "",
             summary=context.summary if shared else "",
             withheld=not shared,
+            contents=shared and has_contents(archive, key),
         )
 
     # -- the answer ----------------------------------------------------------------------------

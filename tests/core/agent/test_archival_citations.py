@@ -91,3 +91,30 @@ async def test_asked_about_a_fonds_the_search_is_kept_to_it(
     assert whole is not None and whole.records == ()
     cited = {RecordKey(c.section_tipo, c.section_id) for c in answers[0].citations}
     assert cited and cited <= inside
+
+
+async def test_a_model_that_plans_is_told_how_to_search_within_the_fonds(
+    archive: Archive, catalog: Catalog, models: dict[str, ScriptedModel], registry: ToolRegistry
+) -> None:
+    """The current-record note of a fonds tells a tool-planning model the ``within`` that
+    searches it; a unit without contents gets no such line."""
+    run_import(archive, "ead", shared_data(*VITET))
+    keys = external_keys(archive, "ead")
+    fonds, leaf = keys["FRAN_IR_003500"], keys["FRAN_IR_003500#d_1_2_1"]
+    session = AssistantSession(
+        archive, catalog, registry=registry, model_factory=lambda e: models[e.id]
+    )
+    for context in (fonds, leaf):
+        models["local"].extend(Turn(text="D'accord."))
+        request = ChatRequest.from_dict(
+            {
+                "question": "Quines cartes hi ha?",
+                "model": "local",
+                "context": {"section_tipo": context.section_tipo, "section_id": context.section_id},
+            }
+        )
+        await collect(await session.chat(request))
+    first, second = (c.messages[-1].content for c in models["local"].calls)
+
+    assert f'dedalo_semantic_search with within "{fonds}"' in first
+    assert "within" not in second
