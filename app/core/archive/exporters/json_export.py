@@ -12,15 +12,21 @@ One document, UTF-8::
                   "values": {field: [{"id", "lang"[, "lang_guessed"], "value"}]},
                   "links": [{"field", "target": "tipo/id"}],
                   "media": [{"field", "path", "mime", "size", "sha256", "width", "height",
-                             "duration_s"}]}],
+                             "duration_s"}][, "linked": true]}],
      "csv_layouts": {meta key: saved column mapping}}
 
 ``sections`` holds the exported section and the sections its relations point at (their
-definitions, not their records); ``fields`` the fields of all of them. Values are written as
-stored (every item with its language), so :mod:`~app.core.archive.importers.json_import` puts
-back the same records, fields and links. Media are described, not copied. ``csv_layouts`` are
-the column mappings saved by CSV imports into the exported section, so that the importing
-archive recognises the same table again.
+definitions); ``fields`` the fields of all of them. After the selected records come the records
+of *other* sections they link to (the people, places and subjects of a fonds), each marked
+``"linked": true``, so that a section or a subtree exported alone keeps its links when it is
+imported into another archive (restricted ones left out unless asked for, and counted; a link
+within the exported section, such as the "part of" of an exported subtree's top, brings nothing).
+An import of several exports together takes a record once, its own export's entry first.
+
+Values are written as stored (every item with its language), so
+:mod:`~app.core.archive.importers.json_import` puts back the same records, fields and links.
+Media are described, not copied. ``csv_layouts`` are the column mappings saved by CSV imports
+into the exported section, so that the importing archive recognises the same table again.
 
 The document is the same whichever engine holds the archive: objects read from the archive
 (labels, values, saved mappings) are written with their keys in code point order, a record's
@@ -46,13 +52,20 @@ from app.core.archive.importers.csv_mapping import META_PREFIX
 from app.core.archive.media import media_of
 from app.core.archive.model import Field, Record, Section
 from app.core.archive.store import now
+from app.core.counted import Counted
 from app.core.json_types import JsonObject, JsonValue
+from app.core.phrases import Phrase
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
 FORMAT = "json"
 VERSION = 1
+LINKED = Counted(
+    "with 1 record of another section that the records link to, so the links hold",
+    "with {n:,} records of other sections that the records link to, so the links hold",
+)
+"""The note of an export that carries the records its records link to."""
 
 
 def section_data(section: Section) -> JsonObject:
@@ -155,25 +168,66 @@ def csv_layouts(archive: Archive, section: str) -> JsonObject:
     return out
 
 
+def linked_records(
+    archive: Archive, records: list[Record], request: ExportRequest, summary: ExportSummary
+) -> list[Record]:
+    """The records of other sections that ``records`` link to, in key order; restricted ones
+    (by their own flag or their section's) only with ``include_restricted``, the others
+    counted as left out (and a note says how many came along)."""
+    targets = sorted(
+        {
+            link.target
+            for record in records
+            for link in archive.links_from(record.key)
+            if link.target.section_tipo != request.section
+        },
+        key=lambda key: (key.section_tipo, key.section_id),
+    )
+    found: list[Record] = []
+    for key in targets:
+        record = archive.find_record(key)
+        if record is None:
+            continue
+        if archive.is_restricted(key):
+            if not request.include_restricted:
+                summary.restricted_left_out += 1
+                continue
+            summary.restricted_included += 1
+        found.append(record)
+    if found:
+        summary.notes.append(Phrase.of(LINKED.template(len(found)), n=len(found)))
+    return found
+
+
 def document(archive: Archive, request: ExportRequest, summary: ExportSummary) -> JsonObject:
     """The export document for ``request`` (counting into ``summary``)."""
     records = list(selected(archive, request, summary, lambda k: children_of(archive, k)))
+    linked = linked_records(archive, records, request, summary)
     fields = archive.fields(request.section)
     tipos = [request.section]
     for item in fields:
         target = item.target_section
         if target and target not in tipos and archive.has_section(target):
             tipos.append(target)
-    ids = _external_ids(archive, request.section)
+    for record in linked:  # a link outside the relation fields' targets (a portal's)
+        if record.section_tipo not in tipos:
+            tipos.append(record.section_tipo)
+    ids = {tipo: _external_ids(archive, tipo) for tipo in tipos}
     all_fields = [f for t in tipos for f in archive.fields(t)]
     order = {f.tipo: rank for rank, f in enumerate(all_fields)}
+
+    def data(record: Record) -> JsonObject:
+        return record_data(
+            archive, record, ids[record.section_tipo].get(record.section_id, []), order
+        )
+
     return {
         "arxiu_export": VERSION,
         "notice": RESTRICTED_NOTICE if summary.restricted_included else None,
         "exported_at": now(),
         "sections": [section_data(archive.section(t)) for t in tipos],
         "fields": [field_data(f) for f in all_fields],
-        "records": [record_data(archive, r, ids.get(r.section_id, []), order) for r in records],
+        "records": [*(data(r) for r in records), *({**data(r), "linked": True} for r in linked)],
         "csv_layouts": csv_layouts(archive, request.section),
     }
 

@@ -9,7 +9,9 @@ point at it are rewritten. A relation to a record that is neither in the export(
 archive is dropped and counted as unresolved. Media files are not carried (only described); the
 saved CSV column mappings (``csv_layouts``) are kept where the archive has none for the layout.
 
-Records are matched under their first external id's source (so a record imported from a CSV
+The records an export carries for its links (``"linked": true``) are imported like the others,
+each once however many of the exports imported together carry it. Records are matched under
+their first external id's source (so a record imported from a CSV
 and exported keeps matching that CSV), else under the source ``json`` by their original key:
 importing the same export again creates nothing. Skips: ``import.json_malformed`` (a file in a
 folder that is not an export; a single such file raises it), ``import.bad_row`` (a record entry
@@ -74,6 +76,8 @@ class _Entry:
     position: int
     file: str
     target: RecordKey | None = None
+    linked: bool = False
+    """Carried by an export of another section for the links of its records."""
 
 
 @dataclass
@@ -193,7 +197,23 @@ def _entry(item: JsonValue, position: int, file: str) -> _Entry | Skip:
     source, external = (str(pair[0]), str(pair[1])) if pair else (SOURCE, str(origin))
     restricted = item.get("restricted")
     flag = restricted if isinstance(restricted, bool) else None
-    return _Entry(origin, given, flag, source, external, position, file)
+    linked = item.get("linked") is True
+    return _Entry(origin, given, flag, source, external, position, file, linked=linked)
+
+
+def _once(entries: list[_Entry], summary: ImportSummary) -> list[_Entry]:
+    """Each exported record once: several exports imported together may each carry a record
+    their records link to; its own section's export is taken (else the first), and the other
+    copies are not counted as read."""
+    chosen: dict[RecordKey, _Entry] = {}
+    for entry in entries:
+        kept = chosen.get(entry.origin)
+        if kept is None or (kept.linked and not entry.linked):
+            chosen[entry.origin] = entry
+    if len(chosen) < len(entries):
+        summary.read -= len(entries) - len(chosen)
+    first = {id(entry) for entry in chosen.values()}
+    return [entry for entry in entries if id(entry) in first]
 
 
 def _files(path: Path) -> list[Path]:
@@ -223,6 +243,7 @@ def import_json(archive: Archive, path: Path, progress: ProgressFn | None = None
             summary.skipped.append(Skip.of_error(0, file.name, exc))
             continue
         _read(doc, file.name, docs, summary)
+    docs.entries = _once(docs.entries, summary)
     _ensure_schema(archive, docs)
     _place(archive, docs)
     relations = {f.tipo for f in archive.fields() if f.kind == "relation"}

@@ -89,3 +89,44 @@ def test_restricted_records_are_left_out_unless_asked_for(
 def demo_count(folder: Path, section: str) -> int:
     with open_archive(folder, read_only=True) as archive:
         return archive.count_records(section)
+
+
+def test_a_section_exported_alone_keeps_its_links(tmp_path: Path) -> None:
+    """The ANF finding aids' ``ead1`` exported alone carries the people, places and subjects its
+    records link to (each once, marked ``linked``), so a fresh archive gets every link back;
+    exported with ``agent1``'s own export and imported together, no record comes twice."""
+    first = open_archive(tmp_path / "first", create=True)
+    fresh = open_archive(tmp_path / "fresh", create=True)
+    both = open_archive(tmp_path / "both", create=True)
+    try:
+        run_import(first, "ead", shared_data("ead", "anf"))
+        out = tmp_path / "one" / "ead1.json"
+        summary = run_export(first, "json", ExportRequest("ead1", out, include_restricted=True))
+        doc = json.loads(out.read_text(encoding="utf-8"))
+        imported = run_import(fresh, "json", out)
+        folder = tmp_path / "two"
+        for tipo in ("ead1", "agent1"):
+            request = ExportRequest(tipo, folder / f"{tipo}.json", include_restricted=True)
+            run_export(first, "json", request)
+        together = run_import(both, "json", folder)
+
+        units = {r.key: r for r in first.iter_records("ead1")}
+        targets = {l.target for key in units for l in first.links_from(key)}
+        outside = {t for t in targets if t.section_tipo != "ead1"}
+        carried = [r for r in doc["records"] if r.get("linked")]
+        assert summary.records == len(units) and len(carried) == len(outside) > 50
+        assert {f"{r['section_tipo']}/{r['section_id']}" for r in carried} == {
+            str(t) for t in outside
+        }
+        assert imported.created == len(units) + len(outside)
+        for key in units:
+            assert set(fresh.links_from(key)) == set(first.links_from(key))
+        agents = first.count_records("agent1")
+        assert together.created == len(units) + len(
+            outside | {r.key for r in first.iter_records("agent1")}
+        )
+        assert both.count_records("agent1") == agents and together.read == together.created
+    finally:
+        first.close()
+        fresh.close()
+        both.close()
