@@ -36,7 +36,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="include restricted records (the export then says so at its top)",
     )
-    parser.add_argument("--lang", default="lg-eng", help="language of headings (lg-cat, …)")
+    parser.add_argument(
+        "--lang", help="language of headings (lg-cat, …; default: the UI's, from ARXIU_LANG)"
+    )
     add_archive_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         out=Path(args.out),
         record=record_key(args.section, args.record),
         include_restricted=args.include_restricted,
-        lang=args.lang,
+        lang=args.lang or cli_words.label_language(),
     )
     with open_current(args) as archive:
         summary = run_export(archive, args.format, request)

@@ -253,9 +253,9 @@ HELP_WORDS: dict[str, tuple[str, str]] = {
         "inclou els registres restringits (l'exportació ho diu al començament)",
         "incluye los registros restringidos (la exportación lo dice al principio)",
     ),
-    "language of headings (lg-cat, …)": (
-        "llengua dels encapçalaments (lg-cat, …)",
-        "lengua de los encabezados (lg-cat, …)",
+    "language of headings (lg-cat, …; default: the UI's, from ARXIU_LANG)": (
+        "llengua dels encapçalaments (lg-cat, …; per defecte: la de la interfície, d'ARXIU_LANG)",
+        "lengua de los encabezados (lg-cat, …; por defecto: la de la interfaz, de ARXIU_LANG)",
     ),
     # arxiu index, arxiu eval
     "re-chunk every record": (

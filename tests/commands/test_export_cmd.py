@@ -144,3 +144,26 @@ def test_the_finding_aids_note_agrees_with_their_number(
         summary = ExportSummary("ead3", "ead", records=count)
         summary.notes.append(Phrase.of(FINDING_AIDS.template(count), n=count, out="ead"))
         assert summary_lines(summary)[1].startswith(expected)
+
+
+@pytest.mark.parametrize(("lang", "title"), [("ca", "Títol"), ("es", "Título"), ("en", "Title")])
+def test_the_headings_are_in_the_cli_language_unless_lang_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lang: str, title: str
+) -> None:
+    """A CSV's column headings follow ``ARXIU_LANG`` as the window's export follows its UI
+    language; ``--lang`` chooses another."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    folder = tmp_path / "a"
+    with open_archive(folder, create=True) as archive:
+        archive.put_section(Section("c1", {"lg-eng": "Letters"}, label_field="c2"))
+        labels = {"lg-eng": "Title", "lg-cat": "Títol", "lg-spa": "Título"}
+        archive.put_field(Field("c2", "c1", labels, "text", position=1))
+        archive.create_record("c1", {"c2": [{"lang": "lg-cat", "value": "Carta"}]})
+    out, chosen = tmp_path / "out.csv", tmp_path / "chosen.csv"
+    base = ["--section", "c1", "--archive", str(folder)]
+
+    assert main(["export", "csv", str(out), *base]) == 0
+    assert main(["export", "csv", str(chosen), *base, "--lang", "lg-eng"]) == 0
+
+    assert title in out.read_text(encoding="utf-8-sig").splitlines()[0]
+    assert "Title" in chosen.read_text(encoding="utf-8-sig").splitlines()[0]

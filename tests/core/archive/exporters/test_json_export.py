@@ -111,7 +111,7 @@ def test_a_section_exported_alone_keeps_its_links(tmp_path: Path) -> None:
         together = run_import(both, "json", folder)
 
         units = {r.key: r for r in first.iter_records("ead1")}
-        targets = {l.target for key in units for l in first.links_from(key)}
+        targets = {link.target for key in units for link in first.links_from(key)}
         outside = {t for t in targets if t.section_tipo != "ead1"}
         carried = [r for r in doc["records"] if r.get("linked")]
         assert summary.records == len(units) and len(carried) == len(outside) > 50
