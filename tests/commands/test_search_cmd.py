@@ -147,15 +147,7 @@ def test_a_unit_found_says_the_fonds_it_is_in(
     it is in (its top record), in the language; the fonds says nothing of the kind, and
     ``--json`` gives the same as ``within``."""
     monkeypatch.setenv("ARXIU_LANG", lang)
-    path = tmp_path / "atom.csv"
-    path.write_text(
-        "legacyId,parentId,identifier,title\nF1,,ES-1,Fons Puig\n"
-        "S1,F1,ES-1.1,Cartes de Puig\nI1,S1,ES-1.1.1,Carta de Puig a Gaudí\n",
-        encoding="utf-8",
-    )
-    archive = str(tmp_path / "a")
-    assert main(["import", "csv", str(path), "--archive", archive]) == 0
-    capsys.readouterr()
+    archive = _atom_catalogue(tmp_path, capsys)
     args = ["Puig", "--archive", archive, "--model", "hashing", "--mode", "lexical"]
 
     code, out, _ = _run(capsys, *args)
@@ -176,20 +168,13 @@ def test_within_searches_a_fonds_and_what_it_holds(
 ) -> None:
     """``--within`` keeps the records of one fonds (to any depth); the other fonds's records
     that match are left out; a record that is not there is a coded error."""
-    path = tmp_path / "atom.csv"
-    path.write_text(
-        "legacyId,parentId,identifier,title\nF1,,ES-1,Fons Puig\n"
-        "S1,F1,ES-1.1,Cartes de Puig\nI1,S1,ES-1.1.1,Carta de Puig a Gaudí\n"
-        "F2,,ES-2,Fons Mas\nS2,F2,ES-2.1,Cartes de Puig a Mas\n",
-        encoding="utf-8",
+    archive = _atom_catalogue(
+        tmp_path, capsys, "F2,,ES-2,Fons Mas\nS2,F2,ES-2.1,Cartes de Puig a Mas\n"
     )
-    archive = str(tmp_path / "a")
-    assert main(["import", "csv", str(path), "--archive", archive]) == 0
-    capsys.readouterr()
     args = ["Puig", "--archive", archive, "--model", "hashing", "--json"]
 
-    everywhere = {(h["section_id"]) for h in json.loads(_run(capsys, *args)[1])}
-    in_puig = {(h["section_id"]) for h in json.loads(_run(capsys, *args, "--within", "csv1/1")[1])}
+    everywhere = {h["section_id"] for h in json.loads(_run(capsys, *args)[1])}
+    in_puig = {h["section_id"] for h in json.loads(_run(capsys, *args, "--within", "csv1/1")[1])}
     in_series = {h["section_id"] for h in json.loads(_run(capsys, *args, "--within", "csv1/2")[1])}
     in_mas = {h["section_id"] for h in json.loads(_run(capsys, *args, "--within", "csv1/4")[1])}
     code, _, err = _run(capsys, *args, "--within", "csv1/99")
@@ -197,3 +182,18 @@ def test_within_searches_a_fonds_and_what_it_holds(
     assert everywhere == {1, 2, 3, 5}
     assert in_puig == {1, 2, 3} and in_series == {2, 3} and in_mas == {5}
     assert code != 0 and "archive.record_not_found" in err
+
+
+def _atom_catalogue(tmp_path: Path, capsys: pytest.CaptureFixture[str], more: str = "") -> str:
+    """An archive of an AtoM catalogue imported by the CLI: fonds ES-1 with a series and an
+    item (``csv1/1-3``), then the rows ``more``."""
+    path = tmp_path / "atom.csv"
+    path.write_text(
+        "legacyId,parentId,identifier,title\nF1,,ES-1,Fons Puig\n"
+        "S1,F1,ES-1.1,Cartes de Puig\nI1,S1,ES-1.1.1,Carta de Puig a Gaudí\n" + more,
+        encoding="utf-8",
+    )
+    archive = str(tmp_path / "a")
+    assert main(["import", "csv", str(path), "--archive", archive]) == 0
+    capsys.readouterr()
+    return archive

@@ -73,17 +73,7 @@ async def test_asked_about_a_fonds_the_search_is_kept_to_it(
     answers = []
     for context in (fonds, leaf):
         models["small"].extend(Turn(text="Voici."))
-        request = ChatRequest.from_dict(
-            {
-                "question": "correspondance",
-                "model": "small",
-                "context": {"section_tipo": context.section_tipo, "section_id": context.section_id},
-            }
-        )
-        events = await collect(await session.chat(request))
-        final = events[-1]
-        assert isinstance(final, FinalEvent)
-        answers.append(final)
+        answers.append(await _ask_about(session, context, "correspondance", "small"))
     searcher.index.close()
 
     (_, kept), (_, whole) = [q for q in searcher.queries if q[0] == "correspondance"][1:3]
@@ -106,15 +96,20 @@ async def test_a_model_that_plans_is_told_how_to_search_within_the_fonds(
     )
     for context in (fonds, leaf):
         models["local"].extend(Turn(text="D'accord."))
-        request = ChatRequest.from_dict(
-            {
-                "question": "Quines cartes hi ha?",
-                "model": "local",
-                "context": {"section_tipo": context.section_tipo, "section_id": context.section_id},
-            }
-        )
-        await collect(await session.chat(request))
+        await _ask_about(session, context, "Quines cartes hi ha?", "local")
     first, second = (c.messages[-1].content for c in models["local"].calls)
 
     assert f'dedalo_semantic_search with within "{fonds}"' in first
     assert "within" not in second
+
+
+async def _ask_about(
+    session: AssistantSession, key: RecordKey, question: str, model: str
+) -> FinalEvent:
+    """The final frame of ``question`` asked with ``key`` as the current record."""
+    context = {"section_tipo": key.section_tipo, "section_id": key.section_id}
+    request = {"question": question, "model": model, "context": context}
+    events = await collect(await session.chat(ChatRequest.from_dict(request)))
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    return final
