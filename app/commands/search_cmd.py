@@ -105,7 +105,7 @@ def search_filter(args: argparse.Namespace, archive: Archive) -> SearchFilter:
     records of both)."""
     records = tuple(RecordKey.parse(r) for r in args.record)
     if args.within:
-        top = archive.get_record(RecordKey.parse(args.within)).key  # record.not_found
+        top = archive.get_record(RecordKey.parse(args.within)).key  # archive.record_not_found
         records = (*records, *subtree(archive, top))
     return SearchFilter(
         sections=tuple(args.section), records=records, exclude_restricted=args.egress

@@ -569,7 +569,8 @@ class MainWindow(QMainWindow):
             archive, lang = self.services.archive, self.services.lang
 
             def find() -> list[RecordHit]:
-                where = SearchFilter(records=subtree(archive, scope)) if scope else None
+                # a scope deleted since keeps its own key, which matches nothing
+                where = SearchFilter(records=subtree(archive, scope) or (scope,)) if scope else None
                 return search_records(
                     index, archive, query, k=SEARCH_RESULTS, filter=where, lang=lang
                 )

@@ -97,7 +97,11 @@ def test_a_fonds_is_searched_within_and_the_whole_archive_again(
 def test_a_record_without_contents_offers_no_search_within(
     fonds_window: tuple[WindowFactory, MainWindow, RecordKey],
 ) -> None:
-    _, window, vitet = fonds_window
+    """No link on a unit without contents; a scope deleted since finds nothing (not the
+    whole archive)."""
+    factory, window, vitet = fonds_window
+    window.search_within(RecordKey("ead1", 10**9))
+    assert _search(factory, window, "correspondance") == set()
     leaf = max(subtree(window.services.archive, vitet), key=lambda k: k.section_id)
     window.open_record(leaf)
     assert "within:" not in window.record_view.browser.toHtml()

@@ -11,9 +11,9 @@ saved CSV column mappings (``csv_layouts``) are kept where the archive has none 
 
 The records an export carries for its links (``"linked": true``) are imported like the others,
 each once however many of the exports imported together carry it. Records are matched under
-their first external id's source (so a record imported from a CSV
-and exported keeps matching that CSV), else under the source ``json`` by their original key:
-importing the same export again creates nothing. Skips: ``import.json_malformed`` (a file in a
+their first external id's source (so a record imported from a CSV and exported keeps matching
+that CSV), else under the source ``json`` by their original key: importing the same export
+again creates nothing. Skips: ``import.json_malformed`` (a file in a
 folder that is not an export; a single such file raises it), ``import.bad_row`` (a record entry
 without a section or values, or whose values are not lists of item objects; ``line`` is the
 record's position in ``records``); their reasons are phrases (:meth:`Skip.said`), said in the
