@@ -11,8 +11,10 @@ from PySide6.QtCore import QLocale, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QDialog,
     QDockWidget,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
@@ -58,6 +60,10 @@ SEARCH_RESULTS = 50
 """Records a search lists (each once; sorted and filtered in the results pane)."""
 COLUMN_MAX = 120
 """The widest a column other than the title may open (pixels); the title stretches."""
+COLUMN_MIN = 48
+"""The narrowest a column other than the title is made to give way to it (pixels)."""
+TITLE_SHARE = 0.4
+"""The share of the records table's width kept for the title column."""
 SECTIONS_WIDTH = 220
 """The sections pane's width as the window opens (pixels)."""
 DOCK_WIDTH = 440
@@ -69,6 +75,10 @@ MODELS_OFFERED = "models_offered"
 """Settings key: the first-start offer of the models found on this computer was made."""
 SECTION_RECORDS = Counted("1 record", "{n} records")
 """The status bar's count of the section shown, in the form that agrees with it."""
+TOP_RECORDS = Counted(
+    "1 top-level record ({total} in all)", "{n} top-level records ({total} in all)"
+)
+"""The status bar's count of a hierarchy listed by its top-level records."""
 SCOPE_CHARS = 48
 """The most characters of a searched record's title the search bar's scope button shows."""
 
@@ -101,6 +111,13 @@ class MainWindow(QMainWindow):
         self.results = SearchResultsView(self)
         self.empty_hint = EmptyArchiveHint(self)
         self.record_view = RecordView(archive, services.lang, self)
+        self.tops_box = QCheckBox(self.tr("Top-level descriptions only"), self)
+        self.tops_box.setObjectName("topsOnly")
+        self.tops_box.setToolTip(
+            self.tr("List each fonds alone; its series, files and items are under it")
+        )
+        self.tops_box.setChecked(self.records_model.tops_only)
+        self.tops_box.setVisible(False)
         self.search_box = QLineEdit(self)
         self.scope_button = QToolButton(self)
         self.search_scope: RecordKey | None = None
@@ -165,7 +182,7 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.results)
         self.stack.addWidget(self.empty_hint)
         left = _titled(self.tr("Sections"), self.sections, self)
-        middle = _titled(self.tr("Records"), self.stack, self)
+        middle = _titled(self.tr("Records"), self.stack, self, self.tops_box)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(left)
         self.splitter.addWidget(middle)
@@ -247,6 +264,8 @@ class MainWindow(QMainWindow):
         self.record_view.record_requested.connect(self.open_record)
         self.record_view.ask_requested.connect(self.assistant.ask_about)
         self.record_view.search_within_requested.connect(self.search_within)
+        self.tops_box.toggled.connect(self.list_tops_only)
+        self.stack.currentChanged.connect(lambda _index: self._show_tops_box())
         self.scope_button.clicked.connect(self.search_everywhere)
         self.record_view.notice.connect(self.show_notice)
         self.results.record_requested.connect(self.open_record)
@@ -276,24 +295,59 @@ class MainWindow(QMainWindow):
 
     # -- actions ---------------------------------------------------------------------------------
     def show_section(self, tipo: str) -> None:
-        """Show the records of section ``tipo``."""
+        """Show the records of section ``tipo`` (a hierarchy's top-level records alone while
+        "Top-level descriptions only" is ticked)."""
         self.stack.setCurrentWidget(self.table)
         if self.records_model.section_tipo != tipo:
             self.records_model.set_section(tipo)
             self._size_columns()
-        total = self.records_model.total()
-        shown = self.tr(SECTION_RECORDS.template(total)).format(n=QLocale().toString(total))
-        self.statusBar().showMessage(shown, 4000)
+        self._show_tops_box()
+        self.statusBar().showMessage(self._records_count(), 4000)
+
+    def list_tops_only(self, tops_only: bool) -> None:
+        """List a hierarchy by its top-level records (each fonds) or every record."""
+        self.records_model.set_tops_only(tops_only)
+        self._size_columns()
+        key = self.record_view.key
+        if key is not None and key.section_tipo == self.records_model.section_tipo:
+            self._select_row(key)
+        self.statusBar().showMessage(self._records_count(), 4000)
+
+    def _records_count(self) -> str:
+        """The status bar's count of what the table lists: the section's records, or its
+        top-level records among them."""
+        model, locale = self.records_model, QLocale()
+        total = model.total()
+        if not model.listing_tops or model.section_tipo is None:
+            return self.tr(SECTION_RECORDS.template(total)).format(n=locale.toString(total))
+        every = self.services.archive.count_records(model.section_tipo)
+        return self.tr(TOP_RECORDS.template(total)).format(
+            n=locale.toString(total), total=locale.toString(every)
+        )
+
+    def _show_tops_box(self) -> None:
+        """The "Top-level descriptions only" box shows over a hierarchy's table."""
+        table = self.stack.currentWidget() is self.table
+        self.tops_box.setVisible(table and self.records_model.hierarchy)
 
     def _size_columns(self) -> None:
-        """The title column takes the room left; the others fit their contents, within limits."""
+        """The title column takes the room left; the others fit their contents, within limits,
+        and together leave the title at least :data:`TITLE_SHARE` of the table's width."""
         header = self.table.horizontalHeader()
-        for column in range(self.records_model.columnCount()):
+        columns = self.records_model.columnCount()
+        for column in range(columns):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.table.resizeColumnToContents(column)
             most = 64 if column == 0 else COLUMN_MAX
             self.table.setColumnWidth(column, min(self.table.columnWidth(column), most))
-        if self.records_model.columnCount() > 1:
+        others = range(2, columns)
+        room = self.table.viewport().width() * (1 - TITLE_SHARE) - self.table.columnWidth(0)
+        wide = sum(self.table.columnWidth(column) for column in others)
+        if wide > room > 0:  # a narrow pane: the other columns give way to the title
+            for column in others:
+                share = int(self.table.columnWidth(column) * room / wide)
+                self.table.setColumnWidth(column, max(share, COLUMN_MIN))
+        if columns > 1:
             header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
 
     def open_record(self, key: RecordKey, timecode: str = "") -> None:
@@ -318,6 +372,12 @@ class MainWindow(QMainWindow):
         if row is not None:
             self._mark_row(row)
             self.table.scrollTo(model.index(row, 0))
+        else:  # not listed (a unit under a fonds listed alone): no other row stays selected
+            self._marking = True
+            try:
+                self.table.selectionModel().clear()
+            finally:
+                self._marking = False
 
     def _mark_row(self, row: int) -> None:
         """Select ``row`` without opening its record again.
@@ -682,13 +742,21 @@ class MainWindow(QMainWindow):
         await asyncio.sleep(0)
 
 
-def _titled(title: str, body: QWidget, parent: QWidget) -> QWidget:
+def _titled(title: str, body: QWidget, parent: QWidget, extra: QWidget | None = None) -> QWidget:
+    """``body`` under a pane title (with ``extra`` at the title's right)."""
     box = QWidget(parent)
     label = QLabel(title, box)
     label.setObjectName("paneTitle")
     layout = QVBoxLayout(box)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.setSpacing(0)
-    layout.addWidget(label)
+    if extra is None:
+        layout.addWidget(label)
+    else:
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 6, 0)
+        row.addWidget(label, 1)
+        row.addWidget(extra)
+        layout.addLayout(row)
     layout.addWidget(body, 1)
     return box

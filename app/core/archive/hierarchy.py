@@ -10,7 +10,8 @@ and from the column roles a table import saved, never from strings the caller pa
 records (chunked for very large parents), sorted by the order field, then by id.
 :func:`breadcrumbs` walks up from a record to its top ("Fonds › Series › File").
 :func:`subtree` gives a record and every record under it, to any depth (what "search within
-this description" searches).
+this description" searches); :func:`top_records` the records part of nothing (each fonds: what
+the window lists of a hierarchy by default).
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ ORDER BY t.id
 """
 """The ids of a record and of every record "part of" it to :data:`MAX_DEPTH` levels, that exist
 (both engines: a cycle in "part of" ends at the depth bound, each record listed once)."""
+
+_TOPS_WHERE = """r.section_tipo = ? AND NOT EXISTS (
+    SELECT 1 FROM links l WHERE l.from_section = r.section_tipo AND l.from_id = r.section_id
+    AND l.field_tipo = ? AND l.to_section = r.section_tipo AND l.to_id != r.section_id)"""
+"""The records of a hierarchy part of nothing (its fonds: AtoM's "top-level descriptions")."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,30 @@ def breadcrumbs(
     return trail
 
 
+def top_records(
+    archive: Archive, shape: Hierarchy, *, offset: int = 0, limit: int = 100
+) -> list[Record]:
+    """A page of the records of ``shape``'s section that are part of nothing (the top-level
+    descriptions: each fonds), ordered by id as :meth:`Archive.list_records` orders a
+    section."""
+    with archive.db.reading() as conn:
+        rows = conn.execute(
+            f"SELECT r.* FROM records r WHERE {_TOPS_WHERE} ORDER BY r.section_id LIMIT ? OFFSET ?",
+            (shape.section, shape.parent_field, limit, offset),
+        ).fetchall()
+    return [row_to_record(row) for row in rows]
+
+
+def count_tops(archive: Archive, shape: Hierarchy) -> int:
+    """How many records of ``shape``'s section are part of nothing."""
+    with archive.db.reading() as conn:
+        row = conn.execute(
+            f"SELECT count(*) FROM records r WHERE {_TOPS_WHERE}",
+            (shape.section, shape.parent_field),
+        ).fetchone()
+    return int(row[0])
+
+
 def subtree(
     archive: Archive, key: RecordKey, shape: Hierarchy | None = None
 ) -> tuple[RecordKey, ...]:
@@ -207,9 +237,11 @@ __all__ = [
     "breadcrumbs",
     "child_keys",
     "children_of",
+    "count_tops",
     "has_contents",
     "hierarchy_of",
     "node_of",
     "parent_of",
     "subtree",
+    "top_records",
 ]

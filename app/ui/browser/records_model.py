@@ -21,7 +21,7 @@ from PySide6.QtCore import (
 )
 
 from app.core.archive import Archive, Field, Record, RecordKey
-from app.core.archive.hierarchy import hierarchy_of
+from app.core.archive.hierarchy import Hierarchy, count_tops, hierarchy_of, top_records
 from app.core.archive.records import locators
 from app.core.archive.vocabulary import Terms, field_terms, said
 
@@ -56,23 +56,46 @@ class SectionPage:
     terms: dict[str, Terms] = field(default_factory=dict)
     """The columns that hold codes (a level, an entity type), shown as terms of the UI's
     language (:mod:`app.core.archive.vocabulary`)."""
+    tops: Hierarchy | None = None
+    """The hierarchy whose top-level records alone are listed (each fonds; ``total`` counts
+    them), ``None`` when every record is."""
+    hierarchy: bool = False
+    """Whether the section is a hierarchy (it may be listed by its top-level records)."""
 
 
 def read_section_page(
-    archive: Archive, section_tipo: str | None, lang: str, rows: int, *, labels: bool = False
+    archive: Archive,
+    section_tipo: str | None,
+    lang: str,
+    rows: int,
+    *,
+    labels: bool = False,
+    tops: bool = False,
 ) -> SectionPage:
     """The columns, the count and the first ``rows`` records of ``section_tipo`` (with
-    ``labels``, their relation cells' labels too); reads on the calling thread."""
+    ``labels``, their relation cells' labels too; with ``tops``, of a hierarchy, only the
+    records that are part of nothing); reads on the calling thread."""
     if section_tipo is None:
         return SectionPage(None, [], 0, [], {})
     fields = table_fields(archive, section_tipo)
-    total = archive.count_records(section_tipo)
-    records = archive.list_records(section_tipo, offset=0, limit=rows) if total else []
+    shape = hierarchy_of(archive, section_tipo)
+    listed = shape if tops else None
+    total = count_tops(archive, listed) if listed else archive.count_records(section_tipo)
+    records = _page(archive, section_tipo, listed, 0, rows) if total else []
     if len(records) < rows:
         total = len(records)  # every record was read (the count is the same, or out of date)
     names = relation_labels(archive, fields, records, lang) if labels else {}
-    terms = field_terms(section_tipo, hierarchy_of(archive, section_tipo))
-    return SectionPage(section_tipo, fields, total, records, names, terms)
+    terms = field_terms(section_tipo, shape)
+    return SectionPage(section_tipo, fields, total, records, names, terms, listed, bool(shape))
+
+
+def _page(
+    archive: Archive, section_tipo: str, tops: Hierarchy | None, offset: int, limit: int
+) -> list[Record]:
+    """Records ``offset`` to ``offset + limit`` of the section (of its top-level records)."""
+    if tops is not None:
+        return top_records(archive, tops, offset=offset, limit=limit)
+    return archive.list_records(section_tipo, offset=offset, limit=limit)
 
 
 def relation_labels(
@@ -97,6 +120,11 @@ class RecordsTableModel(QAbstractTableModel):
         self._total = 0
         self._labels: dict[RecordKey, str] = {}
         self._terms: dict[str, Terms] = {}
+        self._tops: Hierarchy | None = None
+        self._hierarchy = False
+        self.tops_only = True
+        """A hierarchy is listed by its top-level records (each fonds), as AtoM browses
+        archival descriptions; ``False``: every record."""
 
     # -- loading -------------------------------------------------------------------------------
     @property
@@ -106,14 +134,33 @@ class RecordsTableModel(QAbstractTableModel):
 
     def set_section(self, section_tipo: str | None) -> None:
         """Show ``section_tipo`` (``None`` empties the table); only the first page is read."""
-        self._reset(read_section_page(self._archive, section_tipo, self._lang, PAGE_SIZE))
+        page = read_section_page(
+            self._archive, section_tipo, self._lang, PAGE_SIZE, tops=self.tops_only
+        )
+        self._reset(page)
+
+    def set_tops_only(self, tops_only: bool) -> None:
+        """List a hierarchy by its top-level records (``True``) or every record, from now on
+        (the section shown is read again)."""
+        self.tops_only = tops_only
+        self.set_section(self._section)
+
+    @property
+    def hierarchy(self) -> bool:
+        """Whether the section shown is a hierarchy."""
+        return self._hierarchy
+
+    @property
+    def listing_tops(self) -> bool:
+        """Whether only the section's top-level records are listed."""
+        return self._tops is not None
 
     def page_reader(self) -> Callable[[], SectionPage]:
         """The read of the rows shown (at least a page, their cells' labels included), to run
         on a read thread; :meth:`show_page` shows it."""
-        archive, section, lang = self._archive, self._section, self._lang
+        archive, section, lang, tops = self._archive, self._section, self._lang, self.tops_only
         rows = max(len(self._records), PAGE_SIZE)
-        return lambda: read_section_page(archive, section, lang, rows, labels=True)
+        return lambda: read_section_page(archive, section, lang, rows, labels=True, tops=tops)
 
     def show_page(self, page: SectionPage) -> bool:
         """Show ``page``, read again for the section still shown: in place, so the view keeps
@@ -122,7 +169,7 @@ class RecordsTableModel(QAbstractTableModel):
         Returns:
             Whether the model was reset (the columns changed): the view sizes them again.
         """
-        if page.section_tipo != self._section:
+        if page.section_tipo != self._section or (page.tops is None) != (self._tops is None):
             return False
         if page.fields != self._fields:
             self._reset(page)
@@ -148,6 +195,7 @@ class RecordsTableModel(QAbstractTableModel):
         self._section, self._fields, self._total = page.section_tipo, page.fields, page.total
         self._records, self._labels = list(page.records), dict(page.labels)
         self._terms = dict(page.terms)
+        self._tops, self._hierarchy = page.tops, page.hierarchy
         self.endResetModel()
 
     def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
@@ -162,7 +210,7 @@ class RecordsTableModel(QAbstractTableModel):
         """Read the next page of records."""
         if parent.isValid() or self._section is None:
             return
-        page = self._archive.list_records(self._section, offset=len(self._records), limit=PAGE_SIZE)
+        page = _page(self._archive, self._section, self._tops, len(self._records), PAGE_SIZE)
         if not page:
             self._total = len(self._records)
             return
@@ -173,7 +221,8 @@ class RecordsTableModel(QAbstractTableModel):
 
     # -- reading -------------------------------------------------------------------------------
     def total(self) -> int:
-        """How many records the section holds (read or not)."""
+        """How many records are listed, read or not (the section's, or its top-level
+        records')."""
         return self._total
 
     def record_at(self, row: int) -> Record | None:

@@ -11,9 +11,11 @@ from app.core.archive.hierarchy import (
     breadcrumbs,
     child_keys,
     children_of,
+    count_tops,
     hierarchy_of,
     parent_of,
     subtree,
+    top_records,
 )
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
@@ -82,6 +84,20 @@ def test_a_subtree_is_a_component_and_everything_under_it(archive: Archive) -> N
     assert subtree(archive, RecordKey("ead1", 10**9)) == ()
 
 
+def test_the_top_level_records_are_each_finding_aid_s_fonds(archive: Archive) -> None:
+    """Two finding aids: their two ``archdesc`` are the top-level records, paged in id order."""
+    run_import(archive, "ead", shared_data(*VITET))
+    run_import(archive, "ead", shared_data("ead", "anf", "FRAN_IR_007375.xml"))
+    keys = external_keys(archive, "ead")
+    shape = hierarchy_of(archive, "ead1")
+    assert shape is not None
+    fonds = sorted([keys["FRAN_IR_003500"], keys["FRAN_IR_007375"]])
+
+    assert [r.key for r in top_records(archive, shape)] == fonds
+    assert [r.key for r in top_records(archive, shape, offset=1, limit=5)] == fonds[1:]
+    assert count_tops(archive, shape) == 2 < archive.count_records("ead1")
+
+
 def test_a_table_with_a_parent_column_is_a_hierarchy(archive: Archive, tmp_path: Path) -> None:
     table = tmp_path / "fons.csv"
     table.write_text(
@@ -105,6 +121,8 @@ def test_a_table_with_a_parent_column_is_a_hierarchy(archive: Archive, tmp_path:
     assert [n.label for n in below] == ["Correspondència", "Comptes"]  # file order, no order field
     assert parent_of(archive, by_code["S1"]) == by_code["F1"]
     assert subtree(archive, by_code["F1"]) == tuple(sorted(by_code.values()))
+    assert [r.key for r in top_records(archive, shape)] == [by_code["F1"]]
+    assert count_tops(archive, shape) == 1
     assert subtree(archive, by_code["S2"]) == tuple(sorted((by_code["S2"], by_code["D1"])))
 
 
@@ -120,6 +138,7 @@ def test_a_cycle_in_part_of_ends(archive: Archive, tmp_path: Path) -> None:
     by_code = {r.text(shape.reference_field): r.key for r in archive.iter_records(section)}
 
     assert subtree(archive, by_code["A"]) == tuple(sorted(by_code[c] for c in "ABC"))
+    assert [r.key for r in top_records(archive, shape)] == [by_code["D"]]  # a cycle has no top
 
 
 def test_a_flat_section_is_no_hierarchy(archive: Archive, tmp_path: Path) -> None:
