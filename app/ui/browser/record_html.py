@@ -52,6 +52,8 @@ def record_link(key: RecordKey, timecode: str | None = None) -> str:
     return f"{url}#tc={timecode}" if timecode else url
 
 
+CONTENTS = "contents:"
+"""The scheme of the link that lists all the contents of a record with many."""
 WITHIN = "within:"
 """The scheme of the "search within this description" link of a record with contents."""
 
@@ -61,12 +63,13 @@ def within_link(key: RecordKey) -> str:
     return f"{WITHIN}{key.section_tipo}/{key.section_id}"
 
 
-def parse_within_link(url: str) -> RecordKey | None:
-    """The record of a ``within:`` URL, or ``None`` for any other URL."""
-    if not url.startswith(WITHIN):
+def parse_within_link(url: str, scheme: str = WITHIN) -> RecordKey | None:
+    """The record of a ``within:`` URL (or of ``scheme``'s: :data:`CONTENTS`), or ``None``
+    for any other URL."""
+    if not url.startswith(scheme):
         return None
     try:
-        return RecordKey.parse(url[len(WITHIN) :])
+        return RecordKey.parse(url[len(scheme) :])
     except ValueError:
         return None
 
@@ -93,9 +96,11 @@ def record_html(
     colors: Palette | None = None,
     labels: dict[str, str] | None = None,
     narrow: bool = False,
+    every_child: bool = False,
 ) -> str:
     """The whole record view as one HTML document (``narrow``: each field's label above its
-    value, for a narrow view)."""
+    value, for a narrow view; ``every_child``: all its contents listed, not the first
+    :data:`CHILDREN_SHOWN`)."""
     c = colors or Palette()
     words = labels or {}
     section = archive.section(record.section_tipo)
@@ -121,7 +126,7 @@ def record_html(
     parts.append("</table>")
     if shape is not None:
         below = children_of(archive, record.key, lang, shape)
-        parts.append(_children(below, c, words.get("contents", "Contents"), lang))
+        parts.append(_children(below, c, words, lang, record.key, every_child))
         if below:
             parts.append(
                 _within(record.key, c, words.get("search_within", "Search within this description"))
@@ -166,13 +171,18 @@ def _reference_line(record: Record, shape: Hierarchy | None, lang: str, c: Palet
     return f"<p style='color:{c.text}; margin:0 0 2px 0'>{shown}</p>" if shown else ""
 
 
-def _children(nodes: list[Node], c: Palette, title: str, lang: str) -> str:
-    """The records under this one, in order: reference code and title, each a link, and the
-    level in ``lang``."""
+def _children(
+    nodes: list[Node], c: Palette, words: dict[str, str], lang: str, key: RecordKey, every: bool
+) -> str:
+    """The records under ``key``, in order: reference code and title, each a link, and the
+    level in ``lang``; the first :data:`CHILDREN_SHOWN`, then a link that lists them all
+    (``every``: all of them)."""
     if not nodes:
         return ""
+    title = words.get("contents", "Contents")
+    shown_nodes = nodes if every else nodes[:CHILDREN_SHOWN]
     rows = []
-    for node in nodes[:CHILDREN_SHOWN]:
+    for node in shown_nodes:
         code = f"<b>{html.escape(node.reference)}</b> " if node.reference else ""
         shown = html.escape(said(node.level, LEVELS, lang))
         level = f" <span style='color:{c.muted}; font-size:small'>{shown}</span>"
@@ -180,8 +190,14 @@ def _children(nodes: list[Node], c: Palette, title: str, lang: str) -> str:
             f"<li>{code}<a href='{record_link(node.key)}' style='color:{c.link}'>"
             f"{html.escape(node.label)}</a>{level if node.level else ''}</li>"
         )
-    more = len(nodes) - CHILDREN_SHOWN
-    extra = f"<p style='color:{c.muted}'>+{more}</p>" if more > 0 else ""
+    more = len(nodes) - len(shown_nodes)
+    said_more = words.get("show_every_child", "+{n}: show them all").format(n=more)
+    extra = (
+        f"<p id='more_contents'><a href='{CONTENTS}{key.section_tipo}/{key.section_id}' "
+        f"style='color:{c.link}'>{html.escape(said_more)}</a></p>"
+        if more > 0
+        else ""
+    )
     return (
         f"<h4 style='color:{c.muted}; margin-top:14px'>{html.escape(title)} ({len(nodes)})</h4>"
         f"<ol id='children' style='margin-top:0'>{''.join(rows)}</ol>{extra}"

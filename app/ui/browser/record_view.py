@@ -30,6 +30,7 @@ from app.core.errors import ArxiuError
 from app.ui.browser.elided import ElidedButton
 from app.ui.browser.media_player import MediaPlayer, timecode_seconds
 from app.ui.browser.record_html import (
+    CONTENTS,
     Palette,
     parse_record_link,
     parse_within_link,
@@ -62,6 +63,8 @@ class PageStyle:
     colors: Palette
     labels: dict[str, str]
     narrow: bool
+    every_child: bool = False
+    """All the record's contents listed (its "show them all" link was clicked)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ def read_record_page(archive: Archive, key: RecordKey, lang: str, style: PageSty
         colors=style.colors,
         labels=style.labels,
         narrow=style.narrow,
+        every_child=style.every_child,
     )
     return RecordPage(key, text, media, style.narrow)
 
@@ -118,6 +122,8 @@ class RecordView(QWidget):
         self._archive = archive
         self._lang = lang
         self._key: RecordKey | None = None
+        self._every_child = False
+        """The record shown lists all its contents (reset when another is shown)."""
         self._media: list[Media] = []
         self._narrow = False
         self._player = MediaPlayer(self)
@@ -156,6 +162,8 @@ class RecordView(QWidget):
 
     def show_record(self, key: RecordKey | None, timecode: str | None = None) -> None:
         """Show ``key`` (``None`` clears the view); a timecode also plays the media there."""
+        if key != self._key:
+            self._every_child = False
         self._key = key
         self.ask_button.setEnabled(key is not None)
         self.empty.setVisible(key is None)
@@ -191,9 +199,10 @@ class RecordView(QWidget):
             "linked_from": self.tr("Linked from"),
             "contents": self.tr("Contents"),
             "search_within": self.tr("Search within this description"),
+            "show_every_child": self.tr("+{n}: show them all"),
         }
         narrow = self.width() < NARROW_WIDTH
-        return PageStyle(palette_colors(self.palette()), words, narrow)
+        return PageStyle(palette_colors(self.palette()), words, narrow, self._every_child)
 
     def _show(self, page: RecordPage) -> None:
         self._media = page.media
@@ -231,6 +240,12 @@ class RecordView(QWidget):
                 self.record_requested.emit(key, timecode or "")
         elif (within := parse_within_link(text)) is not None:
             self.search_within_requested.emit(within)
+        elif parse_within_link(text, CONTENTS) == self._key and self._key is not None:
+            self._every_child = True  # every child listed, where the person was reading
+            bar = self.browser.verticalScrollBar()
+            position = bar.value()
+            self.show_record(self._key)
+            bar.setValue(position)
         elif text.startswith("media:"):
             self._open_media(int(text[len("media:") :]))
         elif url.scheme() in ("http", "https"):
