@@ -22,13 +22,14 @@ from app.core.agent.history_entry import HistoryEntry
 from app.core.agent.prompts import citation, grounded_turn, sources_block, system_prompt
 from app.core.agent.sources import Source, SourceHit, hits_of, select_sources
 from app.core.agent.transcript import history_messages
+from app.core.archive.hierarchy import has_contents
 from app.core.archive.model import RecordKey
 from app.core.json_types import JsonObject
 from app.core.models.base import Message, ToolCall
 
 if TYPE_CHECKING:
     from app.core.agent.citations import ReturnedRecords
-    from app.core.agent.request import CheckedRequest
+    from app.core.agent.request import CheckedRequest, RecordContext
     from app.core.archive.store import Archive
     from app.core.tools.base import ToolResult
 
@@ -46,6 +47,16 @@ def search_call(question: str, within: RecordKey | None = None) -> ToolCall:
     if within is not None:
         args["within"] = str(within)
     return ToolCall(SEARCH_CALL_ID, SEARCH_TOOL, args)
+
+
+def asked_within(archive: Archive, context: RecordContext | None) -> RecordKey | None:
+    """The record asked about when it has contents (a fonds, a series: "Ask about this
+    record" on it), to which the grounded search is kept with everything under it; ``None``
+    for a record without contents (the whole archive is searched)."""
+    if context is None:
+        return None
+    key = RecordKey(context.section_tipo, context.section_id)
+    return key if has_contents(archive, key) else None
 
 
 def grounded_sources(

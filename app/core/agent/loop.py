@@ -39,6 +39,7 @@ from app.core.agent.events import (
 from app.core.agent.follow_ups import FollowUp
 from app.core.agent.grounding import (
     MAX_ANSWER_TOKENS,
+    asked_within,
     grounded_messages,
     grounded_sources,
     no_sources_answer,
@@ -53,8 +54,6 @@ from app.core.agent.run_policy import RunPolicy, egress_gate
 from app.core.agent.streaming import TurnOutcome, model_turn, stream_options
 from app.core.agent.tool_calls import ToolCaller, ToolStep
 from app.core.agent.transcript import Transcript, history_messages
-from app.core.archive.hierarchy import has_contents
-from app.core.archive.model import RecordKey
 from app.core.errors import ArxiuError, ModelError, log_bug
 from app.core.models.base import ChatModel, Message, ToolCall, ToolSpec
 from app.core.models.stop_signal import StopSignal
@@ -226,7 +225,8 @@ class AgentRun:
             async for event in composing:
                 yield event
             return
-        step = ToolStep(search_call(self.request.question, self._asked_within()))
+        within = asked_within(self.setup.archive, self.request.context)
+        step = ToolStep(search_call(self.request.question, within))
         async for event in self.tools.step(step):
             yield event
         assert step.result is not None
@@ -273,16 +273,6 @@ class AgentRun:
         if plan is not None:
             self.change_plan = plan
         return result
-
-    def _asked_within(self) -> RecordKey | None:
-        """The record asked about when it has contents (a fonds, a series: "Ask about this
-        record" on it), to which the grounded search is kept with everything under it; a
-        record without contents keeps the whole archive searched."""
-        context = self.request.context
-        if context is None:
-            return None
-        key = RecordKey(context.section_tipo, context.section_id)
-        return key if has_contents(self.setup.archive, key) else None
 
     def _say(self, text: str) -> TextEvent:
         """``text`` added to the answer, as the event that streams it."""

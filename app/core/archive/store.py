@@ -18,7 +18,7 @@ from app.core.archive.bulk import BulkWriter
 from app.core.archive.conversations import ConversationStore
 from app.core.archive.database import Database
 from app.core.archive.engine import Connection, Engine, Row
-from app.core.archive.hierarchy_shape import lead_with_code
+from app.core.archive.hierarchy_shape import TABLE_LAYOUTS, layout_roles, lead_with_code, shape_of
 from app.core.archive.migrations import MIGRATIONS
 from app.core.archive.model import AuditRow, Field, Link, Record, RecordKey, Section
 from app.core.archive.records import RecordWriter, row_to_record
@@ -287,9 +287,15 @@ class Archive(RecordWriter, BulkWriter, ConversationStore):
         """The reference-code field of section ``tipo`` when it is an archival hierarchy
         (labels and chunk labels lead with it), else ``None``."""
         if tipo not in self._code_fields:
-            from app.core.archive.hierarchy import hierarchy_of  # it reads through this class
-
-            shape = hierarchy_of(self, tipo)
+            shape = None
+            if self.has_section(tipo):
+                with self.db.reading() as conn:
+                    rows = conn.execute(
+                        "SELECT value FROM meta WHERE key >= ? AND key < ?",
+                        (TABLE_LAYOUTS, TABLE_LAYOUTS + "\uffff"),
+                    ).fetchall()
+                roles = layout_roles((str(row[0]) for row in rows), tipo)
+                shape = shape_of(self.section(tipo), self.fields(tipo), roles)
             self._code_fields[tipo] = shape.reference_field if shape is not None else None
         return self._code_fields[tipo]
 
