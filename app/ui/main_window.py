@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -629,11 +630,15 @@ class MainWindow(QMainWindow):
             archive, lang = self.services.archive, self.services.lang
 
             def find() -> list[RecordHit]:
+                if scope is None:
+                    return search_records(index, archive, query, k=SEARCH_RESULTS, lang=lang)
                 # a scope deleted since keeps its own key, which matches nothing
-                where = SearchFilter(records=subtree(archive, scope) or (scope,)) if scope else None
-                return search_records(
+                where = SearchFilter(records=subtree(archive, scope) or (scope,))
+                hits = search_records(
                     index, archive, query, k=SEARCH_RESULTS, filter=where, lang=lang
                 )
+                top = archive.record_label(scope, lang)  # the heading says it: not each row
+                return [replace(h, within=None) if h.within == top else h for h in hits]
 
             hits = await self.services.read(find)
         except ArxiuError as error:
