@@ -58,14 +58,13 @@ WITHIN = "within:"
 """The scheme of the "search within this description" link of a record with contents."""
 
 
-def within_link(key: RecordKey) -> str:
-    """The ``within:`` URL that searches ``key`` and the records under it."""
-    return f"{WITHIN}{key.section_tipo}/{key.section_id}"
+def key_link(scheme: str, key: RecordKey) -> str:
+    """The URL of ``scheme`` (:data:`WITHIN`, :data:`CONTENTS`) that names ``key``."""
+    return f"{scheme}{key.section_tipo}/{key.section_id}"
 
 
-def parse_within_link(url: str, scheme: str = WITHIN) -> RecordKey | None:
-    """The record of a ``within:`` URL (or of ``scheme``'s: :data:`CONTENTS`), or ``None``
-    for any other URL."""
+def parse_key_link(url: str, scheme: str) -> RecordKey | None:
+    """The record a ``scheme`` URL names (:func:`key_link`), or ``None`` for any other URL."""
     if not url.startswith(scheme):
         return None
     try:
@@ -193,7 +192,7 @@ def _children(
     more = len(nodes) - len(shown_nodes)
     said_more = words.get("show_every_child", "+{n}: show them all").format(n=more)
     extra = (
-        f"<p id='more_contents'><a href='{CONTENTS}{key.section_tipo}/{key.section_id}' "
+        f"<p id='more_contents'><a href='{key_link(CONTENTS, key)}' "
         f"style='color:{c.link}'>{html.escape(said_more)}</a></p>"
         if more > 0
         else ""
@@ -207,7 +206,7 @@ def _children(
 def _within(key: RecordKey, c: Palette, text: str) -> str:
     """The link that searches this record and everything under it."""
     return (
-        f"<p id='within'><a href='{within_link(key)}' style='color:{c.link}'>"
+        f"<p id='within'><a href='{key_link(WITHIN, key)}' style='color:{c.link}'>"
         f"{html.escape(text)}</a></p>"
     )
 

@@ -31,9 +31,10 @@ from app.ui.browser.elided import ElidedButton
 from app.ui.browser.media_player import MediaPlayer, timecode_seconds
 from app.ui.browser.record_html import (
     CONTENTS,
+    WITHIN,
     Palette,
+    parse_key_link,
     parse_record_link,
-    parse_within_link,
     record_html,
 )
 from app.ui.i18n import error_text
@@ -238,9 +239,9 @@ class RecordView(QWidget):
                 self.play_at(timecode)
             else:
                 self.record_requested.emit(key, timecode or "")
-        elif (within := parse_within_link(text)) is not None:
+        elif (within := parse_key_link(text, WITHIN)) is not None:
             self.search_within_requested.emit(within)
-        elif parse_within_link(text, CONTENTS) == self._key and self._key is not None:
+        elif parse_key_link(text, CONTENTS) == self._key and self._key is not None:
             self._every_child = True  # every child listed, where the person was reading
             bar = self.browser.verticalScrollBar()
             position = bar.value()

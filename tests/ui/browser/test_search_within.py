@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.core.archive import RecordKey
 from app.core.archive.hierarchy import subtree
-from app.ui.browser.record_html import parse_within_link
+from app.ui.browser.record_html import WITHIN, parse_key_link
 from app.ui.main_window import MainWindow
 from tests.ui.conftest import WindowFactory, run
 
@@ -77,4 +77,5 @@ def test_a_record_without_contents_offers_no_search_within(
     leaf = max(subtree(window.services.archive, vitet), key=lambda k: k.section_id)
     window.open_record(leaf)
     assert "within:" not in window.record_view.browser.toHtml()
-    assert parse_within_link("within:ead1/x") is None and parse_within_link("record:ead1/1") is None
+    assert parse_key_link("within:ead1/x", WITHIN) is None
+    assert parse_key_link("record:ead1/1", WITHIN) is None

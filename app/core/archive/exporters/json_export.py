@@ -50,7 +50,7 @@ from app.core.archive.exporters.base import (
 from app.core.archive.exporters.csv_export import children_of
 from app.core.archive.importers.csv_mapping import META_PREFIX
 from app.core.archive.media import media_of
-from app.core.archive.model import Field, Record, Section
+from app.core.archive.model import Field, Link, Record, RecordKey, Section
 from app.core.archive.store import now
 from app.core.counted import Counted
 from app.core.json_types import JsonObject, JsonValue
@@ -119,10 +119,14 @@ def key_ordered(value: object) -> JsonValue:
 
 
 def record_data(
-    archive: Archive, record: Record, ids: list[list[str]], order: dict[str, int] | None = None
+    archive: Archive,
+    record: Record,
+    ids: list[list[str]],
+    order: dict[str, int] | None = None,
+    links: list[Link] | None = None,
 ) -> JsonObject:
     """One record as JSON-ready data; its fields in the ``order`` given (field tipo → rank;
-    others after, by tipo)."""
+    others after, by tipo); ``links``: its links, when already read."""
     rank = order or {}
     tipos = sorted(record.values, key=lambda tipo: (rank.get(tipo, len(rank)), tipo))
     return {
@@ -133,7 +137,7 @@ def record_data(
         "values": {tipo: key_ordered(record.values[tipo]) for tipo in tipos},
         "links": [
             {"field": link.field_tipo, "target": str(link.target)}
-            for link in archive.links_from(record.key)
+            for link in (archive.links_from(record.key) if links is None else links)
         ],
         "media": [
             {
@@ -169,16 +173,20 @@ def csv_layouts(archive: Archive, section: str) -> JsonObject:
 
 
 def linked_records(
-    archive: Archive, records: list[Record], request: ExportRequest, summary: ExportSummary
+    archive: Archive,
+    links: dict[RecordKey, list[Link]],
+    request: ExportRequest,
+    summary: ExportSummary,
 ) -> list[Record]:
-    """The records of other sections that ``records`` link to, in key order; restricted ones
-    (by their own flag or their section's) only with ``include_restricted``, the others
-    counted as left out (and a note says how many came along)."""
+    """The records of other sections that the exported records link to (``links``: each
+    one's), in key order; restricted ones (by their own flag or their section's) only with
+    ``include_restricted``, the others counted as left out (and a note says how many came
+    along)."""
     targets = sorted(
         {
             link.target
-            for record in records
-            for link in archive.links_from(record.key)
+            for record_links in links.values()
+            for link in record_links
             if link.target.section_tipo != request.section
         },
         key=lambda key: (key.section_tipo, key.section_id),
@@ -202,7 +210,8 @@ def linked_records(
 def document(archive: Archive, request: ExportRequest, summary: ExportSummary) -> JsonObject:
     """The export document for ``request`` (counting into ``summary``)."""
     records = list(selected(archive, request, summary, lambda k: children_of(archive, k)))
-    linked = linked_records(archive, records, request, summary)
+    links = {record.key: archive.links_from(record.key) for record in records}
+    linked = linked_records(archive, links, request, summary)
     fields = archive.fields(request.section)
     tipos = [request.section]
     for item in fields:
@@ -217,9 +226,8 @@ def document(archive: Archive, request: ExportRequest, summary: ExportSummary) -
     order = {f.tipo: rank for rank, f in enumerate(all_fields)}
 
     def data(record: Record) -> JsonObject:
-        return record_data(
-            archive, record, ids[record.section_tipo].get(record.section_id, []), order
-        )
+        own_ids = ids[record.section_tipo].get(record.section_id, [])
+        return record_data(archive, record, own_ids, order, links.get(record.key))
 
     return {
         "arxiu_export": VERSION,
