@@ -63,6 +63,15 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class Context:
+    """What leads a record's metadata chunk: the titles of the records it is part of (its
+    trail, :mod:`app.core.index.chunk_context`) and the "part of" field they come from."""
+
+    text: str
+    field_tipo: str
+
+
+@dataclass(frozen=True)
 class Segment:
     """A run of text that starts at a marker (or at the start of the value)."""
 
@@ -151,7 +160,12 @@ def _join(segments: list[Segment]) -> Segment:
 
 
 def chunk_record(
-    record: Record, fields: list[Field], label_field: str | None, code_field: str | None = None
+    record: Record,
+    fields: list[Field],
+    label_field: str | None,
+    code_field: str | None = None,
+    *,
+    context: Context | None = None,
 ) -> list[Chunk]:
     """Every chunk of ``record``.
 
@@ -168,6 +182,9 @@ def chunk_record(
         fields: its section's fields (only the text-like kinds are read).
         label_field: the section's label field (its values head the chunks).
         code_field: in an archival hierarchy, the reference-code field the label leads with.
+        context: in an archival hierarchy, the record's trail ("Fonds › Series"): the first
+            value of its metadata chunk in the language of its label (a chunk of its own where
+            the record has no short value in that language).
     """
     chunks: list[Chunk] = []
     short: dict[str, tuple[str, list[str]]] = {}
@@ -199,6 +216,8 @@ def chunk_record(
                 continue
             for segment in _passages(value, cleaned):
                 chunks.append(_chunk(key, tipo, lang, len(chunks), segment, label(lang)))
+    if context is not None:
+        _lead(short, context, _label_language(record, label_field))
     passages = bool(chunks)
     for lang, (tipo, texts) in short.items():
         segment = Segment(_GATHER.join(texts))
@@ -207,6 +226,23 @@ def chunk_record(
     if label_field:
         _label_chunks(record, label_field, chunks, label)
     return chunks
+
+
+def _label_language(record: Record, label_field: str | None) -> str:
+    """The language of the record's first label value (``lg-nolan``: none)."""
+    for item in record.values.get(label_field, []) if label_field else []:
+        if isinstance(item.get("value"), str) and item["value"].strip():
+            return str(item.get("lang") or "lg-nolan")
+    return "lg-nolan"
+
+
+def _lead(short: dict[str, tuple[str, list[str]]], context: Context, lang: str) -> None:
+    """Put ``context`` first among the short values of ``lang``."""
+    gathered = short.get(lang)
+    if gathered is None:
+        short[lang] = (context.field_tipo, [context.text])
+    else:
+        gathered[1].insert(0, context.text)
 
 
 def _cleaned(field: Field, value: str, plain: bool) -> tuple[str, bool]:

@@ -24,7 +24,14 @@ from app.core.archive.engine import Connection
 from app.core.archive.model import Record
 from app.core.archive.store import Archive
 from app.core.index import storage
-from app.core.index.chunking import chunk_record
+from app.core.index.chunk_context import (
+    DbSql,
+    Trails,
+    chunk_with_trails,
+    hierarchies_of,
+    mark_changed,
+    sqlite_reader,
+)
 from app.core.index.indexer import chunks_written
 from app.core.index.section_shapes import SectionShape, section_shape
 from app.core.index.storage import RecordWork
@@ -60,14 +67,23 @@ class ChunkHook:
         SQLite one, the hook being installed on folder archives only)."""
         assert isinstance(conn, sqlite3.Connection)
         shapes: dict[str, SectionShape] = {}
-        work: list[RecordWork] = []
-        for item in batch:
-            tipo = item.key.section_tipo
-            shape = shapes.get(tipo)
-            if shape is None:  # read per batch: an import may add fields as it goes
-                shape = shapes[tipo] = section_shape(self.archive, tipo)
-            record = Record(tipo, item.key.section_id, item.values, item.version, item.restricted)
-            chunks = chunk_record(record, *shape)
-            work.append(RecordWork(item.key, item.version, item.restricted, chunks))
+
+        def shape(tipo: str) -> SectionShape:
+            found = shapes.get(tipo)
+            if found is None:  # read per batch: an import may add fields as it goes
+                found = shapes[tipo] = section_shape(self.archive, tipo)
+            return found
+
+        records = [
+            Record(i.key.section_tipo, i.key.section_id, i.values, i.version, i.restricted)
+            for i in batch
+        ]
+        trails = Trails(hierarchies_of(self.archive), sqlite_reader(conn))
+        cut = chunk_with_trails(records, shape, trails)
+        work = [
+            RecordWork(item.key, item.version, item.restricted, chunks)
+            for item, chunks in zip(batch, cut, strict=True)
+        ]
+        mark_changed(DbSql(conn), trails.shape, work)
         result = storage.write_records(conn, work, [], fts_at_once=len(work) >= FTS_AT_ONCE)
         return lambda: chunks_written(self.archive, result)

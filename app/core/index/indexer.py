@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import sqlite3
 import threading
 import time
 import weakref
@@ -29,14 +30,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, runtime_checkable
 
-from app.core.archive.model import Field, RecordKey
+from app.core.archive.model import RecordKey
 from app.core.archive.store import Archive
 from app.core.errors import ArxiuError, IndexError_
 from app.core.index import changes, storage
-from app.core.index.chunking import chunk_record
+from app.core.index.chunk_context import (
+    DbSql,
+    Trails,
+    archive_reader,
+    chunk_with_trails,
+    hierarchies_of,
+    mark_changed,
+)
 from app.core.index.embedders import Embedder, Vectors
 from app.core.index.foreground import Foreground
 from app.core.index.progress import IndexProgress, Phase, index_progress
+from app.core.index.section_shapes import SectionShape
 from app.core.index.storage import RecordWork, WriteResult
 from app.core.phrases import Phrase
 
@@ -148,35 +157,50 @@ def chunk_batch(archive: Archive, keys: list[RecordKey], orphans: list[RecordKey
     work = chunk_work(archive, keys)
     if not work and not orphans:
         return WriteResult([], [])
-    result = archive.sqlite.write(lambda conn: storage.write_records(conn, work, orphans))
+    result = write_work(archive, work, orphans)
     chunks_written(archive, result)
     return result
 
 
 def chunk_work(archive: Archive, keys: list[RecordKey]) -> list[RecordWork]:
-    """The chunks of the records of ``keys`` that need them (read in bulk, not written)."""
-    fields: dict[str, tuple[list[Field], str | None, str | None]] = {}
+    """The chunks of the records of ``keys`` that need them (read in bulk, not written; each
+    record of a hierarchy led by its trail, :mod:`~app.core.index.chunk_context`)."""
+    shapes: dict[str, SectionShape] = {}
+
+    def shape(tipo: str) -> SectionShape:
+        if tipo not in shapes:
+            section = archive.section(tipo)
+            shapes[tipo] = (archive.fields(tipo), section.label_field, archive.code_field(tipo))
+        return shapes[tipo]
+
+    trails = Trails(hierarchies_of(archive), archive_reader(archive))
     work: list[RecordWork] = []
     for start in range(0, len(keys), SYNC_BATCH):
         with archive.sqlite.reading() as conn:
-            records = storage.read_records(conn, keys[start : start + SYNC_BATCH])
-        for key, record in records.items():
-            if key.section_tipo not in fields:
-                section = archive.section(key.section_tipo)
-                fields[key.section_tipo] = (
-                    archive.fields(key.section_tipo),
-                    section.label_field,
-                    archive.code_field(key.section_tipo),
-                )
-            chunks = chunk_record(record, *fields[key.section_tipo])
-            work.append(RecordWork(key, record.version, record.restricted, chunks))
+            records = list(storage.read_records(conn, keys[start : start + SYNC_BATCH]).values())
+        for record, chunks in zip(records, chunk_with_trails(records, shape, trails), strict=True):
+            work.append(RecordWork(record.key, record.version, record.restricted, chunks))
     return work
 
 
+def write_work(
+    archive: Archive, work: list[RecordWork], orphans: list[RecordKey], *, bulk: bool = False
+) -> WriteResult:
+    """Write ``work`` and forget ``orphans`` in one transaction, marking to chunk again what is
+    under a record whose chunks change (:func:`~app.core.index.chunk_context.mark_changed`)."""
+    hierarchies = hierarchies_of(archive)
+
+    def write(conn: sqlite3.Connection) -> WriteResult:
+        mark_changed(DbSql(conn), hierarchies, work)
+        if bulk:
+            return storage.bulk_write_records(conn, work)
+        return storage.write_records(conn, work, orphans)
+
+    return archive.sqlite.write(write)
+
+
 def _bulk_write(archive: Archive, work: list[RecordWork]) -> None:
-    chunks_written(
-        archive, archive.sqlite.write(lambda conn: storage.bulk_write_records(conn, work))
-    )
+    chunks_written(archive, write_work(archive, work, [], bulk=True))
 
 
 def chunks_written(archive: Archive, result: WriteResult) -> None:

@@ -36,13 +36,23 @@ from dataclasses import dataclass, field
 
 import psycopg
 
+from app.core.archive.hierarchy import hierarchy_of
+from app.core.archive.hierarchy_shape import Hierarchy
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.postgres.connect import Conn, connect, translate
 from app.core.archive.records import Values
 from app.core.archive.store import Archive
-from app.core.index.chunking import Chunk, chunk_record
+from app.core.index.chunk_context import (
+    DbSql,
+    Trails,
+    chunk_with_trails,
+    mark_changed,
+    postgres_reader,
+)
+from app.core.index.chunking import Chunk
 from app.core.index.postgres.values import as_int, as_str
 from app.core.index.section_shapes import SectionShape, section_shape
+from app.core.index.storage import RecordWork
 
 BATCH = 500
 """Records chunked per transaction (their rows stay locked while they are cut: a fraction of
@@ -85,9 +95,6 @@ _SEES_ALL = (
 """Whether this role sees every record (so a missing record is a deleted one)."""
 _HIDDEN_GUARD = " AND NOT arxiu_is_restricted(i.section_tipo, i.section_id)"
 
-Shapes = Callable[[str], SectionShape]
-"""A section's shape for :func:`chunk_record` (``section_shape`` of an open archive)."""
-
 
 @dataclass
 class ChunkCount:
@@ -117,21 +124,38 @@ class _Claimed:
     values: Values
 
 
-def archive_shapes(archive: Archive | Callable[[], Archive]) -> Shapes:
-    """``section_shape`` of ``archive``, each section read once (a shape source for one pass:
-    make a new one per pass, an import may add fields meanwhile). ``archive`` may be a
-    function that opens it, called only when a record is to be cut (a worker opens the
-    archive only when something changed)."""
-    cache: dict[str, SectionShape] = {}
+@dataclass
+class Shapes:
+    """The sections' shapes for :func:`chunk_record` (``section_shape``) and their hierarchies
+    (``hierarchy_of``) for the trails, each section read once: a source for one pass (make a
+    new one per pass, an import may add fields meanwhile). ``archive`` may be a function that
+    opens it, called only when a record is to be cut (a worker opens the archive only when
+    something changed)."""
 
-    def shape(tipo: str) -> SectionShape:
-        found = cache.get(tipo)
+    archive: Archive | Callable[[], Archive]
+    _shapes: dict[str, SectionShape] = field(default_factory=dict)
+    _hierarchies: dict[str, Hierarchy | None] = field(default_factory=dict)
+
+    def opened(self) -> Archive:
+        """The archive (opened on first use)."""
+        return self.archive if isinstance(self.archive, Archive) else self.archive()
+
+    def __call__(self, tipo: str) -> SectionShape:
+        found = self._shapes.get(tipo)
         if found is None:
-            opened = archive if isinstance(archive, Archive) else archive()
-            found = cache[tipo] = section_shape(opened, tipo)
+            found = self._shapes[tipo] = section_shape(self.opened(), tipo)
         return found
 
-    return shape
+    def hierarchy(self, tipo: str) -> Hierarchy | None:
+        """Section ``tipo``'s hierarchy (``None``: not one)."""
+        if tipo not in self._hierarchies:
+            self._hierarchies[tipo] = hierarchy_of(self.opened(), tipo)
+        return self._hierarchies[tipo]
+
+
+def archive_shapes(archive: Archive | Callable[[], Archive]) -> Shapes:
+    """:class:`Shapes` of ``archive`` (or of the archive a function opens)."""
+    return Shapes(archive)
 
 
 def sees_everything(conn: Conn) -> bool:
@@ -210,12 +234,20 @@ def _still_waiting(conn: Conn, claimed: list[_Claimed]) -> list[_Claimed]:
 
 def _write(conn: Conn, todo: list[_Claimed], shapes: Shapes) -> ChunkCount:
     """Replace the chunks of ``todo`` and mark their versions chunked (the caller's
-    transaction)."""
-    chunks: list[tuple[Chunk, bool | None]] = []
-    for item in todo:
-        tipo = item.key.section_tipo
-        record = Record(tipo, item.key.section_id, item.values, item.version, item.restricted)
-        chunks.extend((c, item.restricted) for c in chunk_record(record, *shapes(tipo)))
+    transaction); each record of a hierarchy is led by its trail, and what is under a record
+    whose chunks change is marked to chunk again (:mod:`~app.core.index.chunk_context`)."""
+    records = [
+        Record(c.key.section_tipo, c.key.section_id, c.values, c.version, c.restricted)
+        for c in todo
+    ]
+    trails = Trails(shapes.hierarchy, postgres_reader(conn))
+    cut = chunk_with_trails(records, shapes, trails)
+    mark_changed(
+        DbSql(conn, "%s"),
+        trails.shape,
+        [RecordWork(c.key, c.version, c.restricted, cs) for c, cs in zip(todo, cut, strict=True)],
+    )
+    chunks = [(c, item.restricted) for item, cs in zip(todo, cut, strict=True) for c in cs]
     keys = _key_args(c.key for c in todo)
     conn.execute(f"DELETE FROM index_chunks WHERE (section_tipo, section_id) IN {_KEYS}", keys)
     if chunks:
