@@ -11,7 +11,8 @@ beneath it, and gives one :class:`RecordHit` per record:
   mention it);
 * each record's passages are its matching chunks, the one worth reading first
   (:mod:`app.core.index.hit_passages`): real text with the query's words marked, not its
-  identifiers nor its title again;
+  identifiers nor its title again, nor the trail its metadata chunk starts with (the titles
+  above it, :mod:`app.core.index.chunk_context`: the row's ``within`` says where it sits);
 * title and section are in the person's language, the date is the record's first date field
   (else a year-numbered field: a coin's "Date from", a concept's "Start year").
 
@@ -32,9 +33,11 @@ from dataclasses import dataclass
 from app.core.archive import language
 from app.core.archive.hierarchy import MAX_DEPTH, hierarchy_of, parent_of
 from app.core.archive.hierarchy_shape import Hierarchy
+from app.core.archive.lexemes import GATHERED
 from app.core.archive.model import Field, Record, RecordKey
 from app.core.archive.records import locators
 from app.core.archive.store import Archive
+from app.core.index.chunk_context import Trails, archive_reader, hierarchies_of
 from app.core.index.exact_names import exact_names, titles
 from app.core.index.hit_passages import HitPassage, Span, choose, marks, query_words
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
@@ -177,6 +180,14 @@ def search_records(
     return [hit for hit in hits if hit is not None]
 
 
+def _without_trail(text: str, trail: str) -> str:
+    """A passage without the trail its metadata chunk starts with (``Fonds Vitet › …``): the
+    row says where the record sits (``within``), its passages what the record says."""
+    if trail and text.startswith(trail):
+        return text[len(trail) :].lstrip(f" {GATHERED}")
+    return text
+
+
 class _Builder:
     """Turns a ranked key and its chunk hits into a :class:`RecordHit`."""
 
@@ -196,6 +207,7 @@ class _Builder:
         self._fields: dict[str, list[Field]] = {}
         self._shapes: dict[str, Hierarchy | None] = {}
         self._tops: dict[RecordKey, RecordKey] = {}
+        self.trails = Trails(hierarchies_of(archive), archive_reader(archive))
 
     def build(
         self,
@@ -213,9 +225,12 @@ class _Builder:
             return None
         title = self.archive.label_of(record, self.lang)
         names = {title, *titles(self.archive, record)}
-        passages = choose(map(self._passage, hits), names, self.query, self.words, self.prefer)
+        trail = self.trails.context(key, record.values)
+        lead = trail.text if trail else ""
+        shown = [self._passage(hit, lead) for hit in hits]
+        passages = choose(shown, names, self.query, self.words, self.prefer)
         if not passages:
-            more = [self._row_passage(row) for row in reads.chunks_of(key)]
+            more = [self._row_passage(row, lead) for row in reads.chunks_of(key)]
             passages = choose(more, names, self.query, self.words, self.prefer)
         return RecordHit(
             key=key,
@@ -258,15 +273,15 @@ class _Builder:
             return None
         return self.archive.record_label(top, self.lang)
 
-    def _passage(self, hit: SearchHit) -> HitPassage:
-        text = hit.snippet.strip()
+    def _passage(self, hit: SearchHit, trail: str) -> HitPassage:
+        text = _without_trail(hit.snippet.strip(), trail)
         return HitPassage(
             text, hit.field_tipo, hit.lang, hit.score, hit.timecode, hit.page,
             marks(text, self.words),
         )  # fmt: skip
 
-    def _row_passage(self, row: ChunkRow) -> HitPassage:
-        text = snippet(row.text, self.query).strip()
+    def _row_passage(self, row: ChunkRow, trail: str) -> HitPassage:
+        text = _without_trail(snippet(row.text, self.query).strip(), trail)
         return HitPassage(
             text, row.field_tipo, row.lang, 0.0, row.timecode, row.page, marks(text, self.words)
         )
