@@ -7,10 +7,12 @@ record of a hierarchy section (:func:`~app.core.archive.hierarchy.hierarchy_of`)
 metadata chunk (``chunk_record(context=...)``), so the lexical search and the embeddings both
 see it; the hit's label stays the record's own.
 
-* The walk up stops at a restricted record: neither its title nor anything above it is copied
-  into the chunks of a record under it (a chunk of an open record may reach an external
-  model). It stops as well at a record this connection cannot read, at a record already
-  passed (a cycle in "part of") and after :data:`~app.core.archive.hierarchy.MAX_DEPTH` levels.
+* The walk up from an open record stops at a restricted one: neither its title nor anything
+  above it is copied into the open record's chunks (they may reach an external model); a
+  restricted record's trail goes on (its chunks are restricted as well); a record without a
+  flag of its own is as restricted as its section. The walk stops as well at a record this
+  connection cannot read, at a record already passed (a cycle in "part of") and after
+  :data:`~app.core.archive.hierarchy.MAX_DEPTH` levels.
 * A title repeated one level down (EAD's ``archdesc`` and its one ``c01``) appears once; each
   title is cut at :data:`TITLE_WORDS` words, and a trail of more than :data:`TRAIL_WORDS`
   words keeps its top and the levels nearest the record, "…" between.
@@ -45,11 +47,12 @@ ELIDED = "…"
 
 @dataclass(frozen=True)
 class Ancestor:
-    """What the walk up needs of one record: its title, its parent, whether it is restricted."""
+    """What the walk up needs of one record: its title, its parent, its restricted flag
+    (``None``: its section's)."""
 
     title: str
     parent: RecordKey | None
-    restricted: bool
+    restricted: bool | None
 
 
 Values = Mapping[str, object]
@@ -75,7 +78,7 @@ def ancestor_of(shape: Hierarchy, key: RecordKey, values: Values, restricted: ob
     parents = [k for k in locators(items if isinstance(items, list) else []) if k != key]
     parent = next((k for k in parents if k.section_tipo == shape.section), None)
     title = _text(values.get(shape.label_field)) if shape.label_field else ""
-    return Ancestor(title, parent, bool(restricted))
+    return Ancestor(title, parent, None if restricted is None else bool(restricted))
 
 
 def _values(data: object) -> Values:
@@ -131,10 +134,12 @@ class Trails:
     Args:
         hierarchies: a section's hierarchy (``None``: not a hierarchy), asked once per section.
         read: reads records not met yet (one query per level up of each new parent).
+        closed: whether a section is restricted (its records without a flag of their own are).
     """
 
     hierarchies: Callable[[str], Hierarchy | None]
     read: Read
+    closed: Callable[[str], bool]
     _shapes: dict[str, Hierarchy | None] = field(default_factory=dict)
     _known: dict[RecordKey, Ancestor | None] = field(default_factory=dict)
 
@@ -150,19 +155,23 @@ class Trails:
         if shape is not None:
             self._known[key] = ancestor_of(shape, key, values, restricted)
 
-    def context(self, key: RecordKey, values: Values) -> Context | None:
+    def context(self, key: RecordKey, values: Values, restricted: object) -> Context | None:
         """The trail of the record ``key`` with ``values`` (``None``: a top record, not part
-        of a hierarchy, or nothing readable above it)."""
+        of a hierarchy, or nothing readable above it); an open record's trail stops at a
+        restricted record, a ``restricted`` one's goes on (its chunks are restricted too)."""
         shape = self.shape(key.section_tipo)
         if shape is None:
             return None
+        default = self.closed(key.section_tipo)
+        hidden = default if restricted is None else bool(restricted)
         titles: list[str] = []
         seen = {key}
-        current = ancestor_of(shape, key, values, False).parent
+        current = ancestor_of(shape, key, values, None).parent
         while current is not None and current not in seen and len(seen) <= MAX_DEPTH:
             seen.add(current)
             above = self._ancestor(shape, current)
-            if above is None or above.restricted:
+            closed = default if above is None or above.restricted is None else above.restricted
+            if above is None or (closed and not hidden):
                 break
             if above.title and (not titles or titles[-1] != above.title):
                 titles.append(above.title)
@@ -287,7 +296,7 @@ def chunk_with_trails(
     out: list[list[Chunk]] = []
     for record in records:
         fields, label_field, code_field = shapes(record.key.section_tipo)
-        context = trails.context(record.key, record.values)
+        context = trails.context(record.key, record.values, record.restricted)
         out.append(chunk_record(record, fields, label_field, code_field, context=context))
     return out
 
@@ -317,6 +326,16 @@ def archive_reader(archive: Archive) -> Read:
             return sqlite_reader(conn)(shape, ids)
 
     return read
+
+
+def archive_trails(archive: Archive, read: Read | None = None) -> Trails:
+    """:class:`Trails` of ``archive`` (its hierarchies and sections; ``read``: through its own
+    reading connection unless given)."""
+    return Trails(
+        hierarchies_of(archive),
+        read or archive_reader(archive),
+        lambda tipo: archive.section(tipo).restricted,
+    )
 
 
 def hierarchies_of(archive: Archive) -> Callable[[str], Hierarchy | None]:

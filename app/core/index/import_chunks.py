@@ -26,9 +26,8 @@ from app.core.archive.store import Archive
 from app.core.index import storage
 from app.core.index.chunk_context import (
     DbSql,
-    Trails,
+    archive_trails,
     chunk_with_trails,
-    hierarchies_of,
     mark_changed,
     sqlite_reader,
 )
@@ -78,7 +77,7 @@ class ChunkHook:
             Record(i.key.section_tipo, i.key.section_id, i.values, i.version, i.restricted)
             for i in batch
         ]
-        trails = Trails(hierarchies_of(self.archive), sqlite_reader(conn))
+        trails = archive_trails(self.archive, sqlite_reader(conn))
         cut = chunk_with_trails(records, shape, trails)
         work = [
             RecordWork(item.key, item.version, item.restricted, chunks)

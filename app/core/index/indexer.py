@@ -36,8 +36,7 @@ from app.core.errors import ArxiuError, IndexError_
 from app.core.index import changes, storage
 from app.core.index.chunk_context import (
     DbSql,
-    Trails,
-    archive_reader,
+    archive_trails,
     chunk_with_trails,
     hierarchies_of,
     mark_changed,
@@ -173,7 +172,7 @@ def chunk_work(archive: Archive, keys: list[RecordKey]) -> list[RecordWork]:
             shapes[tipo] = (archive.fields(tipo), section.label_field, archive.code_field(tipo))
         return shapes[tipo]
 
-    trails = Trails(hierarchies_of(archive), archive_reader(archive))
+    trails = archive_trails(archive)
     work: list[RecordWork] = []
     for start in range(0, len(keys), SYNC_BATCH):
         with archive.sqlite.reading() as conn:

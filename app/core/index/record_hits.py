@@ -37,7 +37,7 @@ from app.core.archive.lexemes import GATHERED
 from app.core.archive.model import Field, Record, RecordKey
 from app.core.archive.records import locators
 from app.core.archive.store import Archive
-from app.core.index.chunk_context import Trails, archive_reader, hierarchies_of
+from app.core.index.chunk_context import archive_trails
 from app.core.index.exact_names import exact_names, titles
 from app.core.index.hit_passages import HitPassage, Span, choose, marks, query_words
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
@@ -207,7 +207,7 @@ class _Builder:
         self._fields: dict[str, list[Field]] = {}
         self._shapes: dict[str, Hierarchy | None] = {}
         self._tops: dict[RecordKey, RecordKey] = {}
-        self.trails = Trails(hierarchies_of(archive), archive_reader(archive))
+        self.trails = archive_trails(archive)
 
     def build(
         self,
@@ -225,7 +225,7 @@ class _Builder:
             return None
         title = self.archive.label_of(record, self.lang)
         names = {title, *titles(self.archive, record)}
-        trail = self.trails.context(key, record.values)
+        trail = self.trails.context(key, record.values, record.restricted)
         lead = trail.text if trail else ""
         shown = [self._passage(hit, lead) for hit in hits]
         passages = choose(shown, names, self.query, self.words, self.prefer)

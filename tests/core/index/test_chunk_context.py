@@ -1,5 +1,6 @@
 """A record of a hierarchy carries the titles above it in its chunks: on a real finding aid, kept
-when a title above changes, never copied from a restricted record, and ending on a cycle."""
+when a title above changes, never copied from a restricted record into an open one, and ending
+on a cycle."""
 
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ def test_a_series_renamed_carries_its_new_title_to_everything_under_it(archive: 
     assert _pending(archive) == 0
 
 
-def test_a_restricted_record_lends_no_title_to_the_records_under_it(archive: Archive) -> None:
+def test_a_restricted_record_lends_its_title_only_to_restricted_records(archive: Archive) -> None:
     keys = _vitet(archive)
     part_of = [{"value": {"section_tipo": "ead1", "section_id": keys["fonds"].section_id}}]
     closed = archive.create_record(
@@ -107,10 +108,17 @@ def test_a_restricted_record_lends_no_title_to_the_records_under_it(archive: Arc
         },
         restricted=False,
     )
+    closed_leaf = archive.create_record(
+        "ead1",
+        {TITLE: [{"lang": "lg-fra", "value": "Certificats"}], PART_OF: inside},
+        restricted=True,
+    )
     sync_chunks(archive)
 
     texts = " ".join(text for _, _, text in _chunks(archive, leaf))
     assert texts and "confidentiel" not in texts and "Fonds Vitet" not in texts
+    closed_texts = [text for _, _, text in _chunks(archive, closed_leaf)]
+    assert any(t.startswith("Fonds Vitet › Dossier médical confidentiel") for t in closed_texts)
 
 
 def test_a_cycle_in_part_of_ends(archive: Archive) -> None:

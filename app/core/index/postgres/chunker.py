@@ -146,6 +146,10 @@ class Shapes:
             found = self._shapes[tipo] = section_shape(self.opened(), tipo)
         return found
 
+    def closed(self, tipo: str) -> bool:
+        """Whether section ``tipo`` is restricted."""
+        return self.opened().section(tipo).restricted
+
     def hierarchy(self, tipo: str) -> Hierarchy | None:
         """Section ``tipo``'s hierarchy (``None``: not one)."""
         if tipo not in self._hierarchies:
@@ -240,7 +244,7 @@ def _write(conn: Conn, todo: list[_Claimed], shapes: Shapes) -> ChunkCount:
         Record(c.key.section_tipo, c.key.section_id, c.values, c.version, c.restricted)
         for c in todo
     ]
-    trails = Trails(shapes.hierarchy, postgres_reader(conn))
+    trails = Trails(shapes.hierarchy, postgres_reader(conn), shapes.closed)
     cut = chunk_with_trails(records, shapes, trails)
     mark_changed(
         DbSql(conn, "%s"),
