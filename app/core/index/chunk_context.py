@@ -17,7 +17,7 @@ see it; the hit's label stays the record's own.
   title is cut at :data:`TITLE_WORDS` words, and a trail of more than :data:`TRAIL_WORDS`
   words keeps its top and the levels nearest the record, "…" between.
 * The chunks of a record depend on the titles above it, so when a record's chunks change, every
-  record under it is marked to chunk again (:func:`mark_subtrees`, in the same transaction); a
+  record under it is marked to chunk again (:func:`mark_changed`, in the same transaction); a
   chunk whose text is unchanged keeps its vectors (they are stored by text). Marking only on a
   change ends on a cycle: a record chunked again with the same chunks marks nothing.
 """

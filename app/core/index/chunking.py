@@ -182,9 +182,8 @@ def chunk_record(
         fields: its section's fields (only the text-like kinds are read).
         label_field: the section's label field (its values head the chunks).
         code_field: in an archival hierarchy, the reference-code field the label leads with.
-        context: in an archival hierarchy, the record's trail ("Fonds › Series"): the first
-            value of its metadata chunk in the language of its label (a chunk of its own where
-            the record has no short value in that language).
+        context: in an archival hierarchy, the record's trail ("Fonds › Series"), first in
+            its metadata chunk of its label's language (a chunk of its own if need be).
     """
     chunks: list[Chunk] = []
     short: dict[str, tuple[str, list[str]]] = {}
@@ -218,14 +217,26 @@ def chunk_record(
                 chunks.append(_chunk(key, tipo, lang, len(chunks), segment, label(lang)))
     if context is not None:
         _lead(short, context, _label_language(record, label_field))
+    _gathered(record, chunks, short, label, label_field)
+    return chunks
+
+
+def _gathered(
+    record: Record,
+    chunks: list[Chunk],
+    short: dict[str, tuple[str, list[str]]],
+    label: Callable[[str], str],
+    label_field: str | None,
+) -> None:
+    """Add the metadata chunk of each language of ``short`` (led by the label where the
+    record has no passage), then the label chunks (:func:`_label_chunks`)."""
     passages = bool(chunks)
     for lang, (tipo, texts) in short.items():
         segment = Segment(_GATHER.join(texts))
         head = "" if passages else label(lang)  # passages already carry the label
-        chunks.append(_chunk(key, tipo, lang, len(chunks), segment, head))
+        chunks.append(_chunk(record.key, tipo, lang, len(chunks), segment, head))
     if label_field:
         _label_chunks(record, label_field, chunks, label)
-    return chunks
 
 
 def _label_language(record: Record, label_field: str | None) -> str:
