@@ -142,12 +142,21 @@ class Trails:
     closed: Callable[[str], bool]
     _shapes: dict[str, Hierarchy | None] = field(default_factory=dict)
     _known: dict[RecordKey, Ancestor | None] = field(default_factory=dict)
+    _sections_closed: dict[str, bool] = field(default_factory=dict)
+    _trails: dict[tuple[RecordKey, bool], tuple[tuple[str, ...], frozenset[RecordKey]]] = field(
+        default_factory=dict
+    )
 
     def shape(self, tipo: str) -> Hierarchy | None:
         """The hierarchy of section ``tipo`` (read once)."""
         if tipo not in self._shapes:
             self._shapes[tipo] = self.hierarchies(tipo)
         return self._shapes[tipo]
+
+    def _closed(self, tipo: str) -> bool:
+        if tipo not in self._sections_closed:
+            self._sections_closed[tipo] = self.closed(tipo)
+        return self._sections_closed[tipo]
 
     def remember(self, key: RecordKey, values: Values, restricted: object) -> None:
         """Take ``key`` as written (a record of the batch: its parent may be read from it)."""
@@ -162,11 +171,30 @@ class Trails:
         shape = self.shape(key.section_tipo)
         if shape is None:
             return None
-        default = self.closed(key.section_tipo)
+        parent = ancestor_of(shape, key, values, None).parent
+        if parent is None:
+            return None
+        default = self._closed(key.section_tipo)
         hidden = default if restricted is None else bool(restricted)
+        titles = self._above(shape, parent, hidden, default, key)
+        own = _text(values.get(shape.label_field)) if shape.label_field else ""
+        if titles and titles[0] == own:  # a c01 titled as its archdesc: no news in the trail
+            titles = titles[1:]
+        if not titles:
+            return None
+        return Context(trail_text(list(titles[::-1])), shape.parent_field)
+
+    def _above(
+        self, shape: Hierarchy, parent: RecordKey, hidden: bool, default: bool, key: RecordKey
+    ) -> tuple[str, ...]:
+        """The titles from ``parent`` up, nearest first (kept per parent: siblings share
+        them), for a record ``hidden`` (restricted) or not."""
+        cached = self._trails.get((parent, hidden))
+        if cached is not None and key not in cached[1]:
+            return cached[0]
         titles: list[str] = []
         seen = {key}
-        current = ancestor_of(shape, key, values, None).parent
+        current: RecordKey | None = parent
         while current is not None and current not in seen and len(seen) <= MAX_DEPTH:
             seen.add(current)
             above = self._ancestor(shape, current)
@@ -176,12 +204,10 @@ class Trails:
             if above.title and (not titles or titles[-1] != above.title):
                 titles.append(above.title)
             current = above.parent
-        own = _text(values.get(shape.label_field)) if shape.label_field else ""
-        if titles and titles[0] == own:  # a c01 titled as its archdesc: no news in the trail
-            titles.pop(0)
-        if not titles:
-            return None
-        return Context(trail_text(titles[::-1]), shape.parent_field)
+        found = tuple(titles)
+        if current != key:  # a walk that met the record itself (a cycle) is the record's own
+            self._trails[(parent, hidden)] = (found, frozenset(seen - {key}))
+        return found
 
     def _ancestor(self, shape: Hierarchy, key: RecordKey) -> Ancestor | None:
         if key not in self._known:
@@ -308,13 +334,14 @@ def mark_changed(
     each of its records whose chunks change (:func:`mark_below`)."""
     by_section: dict[str, dict[int, Signature]] = {}
     for item in work:
-        by_section.setdefault(item.key.section_tipo, {})[item.key.section_id] = signature(
-            item.chunks, item.restricted
-        )
+        tipo = item.key.section_tipo
+        if hierarchies(tipo) is not None:
+            new = by_section.setdefault(tipo, {})
+            new[item.key.section_id] = signature(item.chunks, item.restricted)
     for tipo, new in by_section.items():
         shape = hierarchies(tipo)
-        if shape is not None:
-            mark_below(sql, shape, new)
+        assert shape is not None
+        mark_below(sql, shape, new)
 
 
 def archive_reader(archive: Archive) -> Read:
