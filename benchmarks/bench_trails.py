@@ -11,7 +11,11 @@ unique in the archive (the unit can be told apart); :data:`SAMPLE` of them drawn
 seed. Each query is a lexical search by record (``k=50``: no model is involved); the line gives
 MRR@10, how many came first, and the import's CPU seconds of each archive.
 
-Run: ``python benchmarks/bench_trails.py [--sample N] [--seed S]``.
+``--dense`` indexes both archives with the app's default models (MiniLM and USE) and scores the
+hybrid (the app's default) and dense searches too; ``--set`` keeps one set (``--dense --set
+uw-labor-archives``: about 15,000 chunks per archive).
+
+Run: ``python benchmarks/bench_trails.py [--sample N] [--seed S] [--set NAME] [--dense]``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from app.core.archive.records import locators  # noqa: E402
 from app.core.importing import import_dataset  # noqa: E402
 from app.core.index import HashingEmbedder, open_index  # noqa: E402
 from app.core.index.chunk_context import Trails  # noqa: E402
+from app.core.index.embedders import Embedder, default_embedders  # noqa: E402
+from app.core.index.hits import SearchMode  # noqa: E402
 
 EAD = REPO.parent / "shared" / "data" / "ead"
 SETS = ("anf", "caltech-aspace-oai", "uw-labor-archives")
@@ -40,7 +46,7 @@ SHARED = 3
 SAMPLE = 200
 
 
-def imported(folder: Path, trails: bool) -> tuple[Archive, float]:
+def imported(folder: Path, trails: bool, sets: tuple[str, ...]) -> tuple[Archive, float]:
     """The three sets imported into a fresh archive at ``folder`` (with trails or not), and
     the import's CPU seconds."""
     original = Trails.context
@@ -49,7 +55,7 @@ def imported(folder: Path, trails: bool) -> tuple[Archive, float]:
     try:
         archive = open_archive(folder, create=True)
         start = time.process_time()
-        for name in SETS:
+        for name in sets:
             import_dataset(archive, "ead", EAD / name)
         return archive, time.process_time() - start
     finally:
@@ -83,47 +89,61 @@ def queries(archive: Archive, sample: int, seed: int) -> list[tuple[RecordKey, s
     return random.Random(seed).sample(unique, min(sample, len(unique)))
 
 
-def score(archive: Archive, asked: list[tuple[RecordKey, str]]) -> tuple[float, int]:
-    """MRR@10 and first places of the lexical search by record."""
-    index = open_index(archive, HashingEmbedder())
-    reciprocal, first = 0.0, 0
+def score(
+    archive: Archive, asked: list[tuple[RecordKey, str]], models: tuple[Embedder, ...] | None
+) -> dict[SearchMode, tuple[float, int]]:
+    """MRR@10 and first places of the search by record, per mode (lexical alone without
+    ``models``; with them, the archive is indexed with them first)."""
+    index = open_index(archive, models or HashingEmbedder())
+    modes: tuple[SearchMode, ...] = ("lexical", "dense", "hybrid") if models else ("lexical",)
+    out: dict[SearchMode, tuple[float, int]] = {}
     try:
-        for key, query in asked:
-            keys = [h.key for h in index.search(query, k=50, mode="lexical", group_by_record=True)]
-            rank = keys.index(key) + 1 if key in keys else None
-            if rank is not None and rank <= 10:
-                reciprocal += 1 / rank
-            first += rank == 1
+        if models:
+            index.index_now()
+        for mode in modes:
+            reciprocal, first = 0.0, 0
+            for key, query in asked:
+                hits = index.search(query, k=50, mode=mode, group_by_record=True)
+                keys = [h.key for h in hits]
+                rank = keys.index(key) + 1 if key in keys else None
+                if rank is not None and rank <= 10:
+                    reciprocal += 1 / rank
+                first += rank == 1
+            out[mode] = (reciprocal / max(len(asked), 1), first)
     finally:
         index.close()
-    return reciprocal / max(len(asked), 1), first
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sample", type=int, default=SAMPLE)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--set", choices=SETS, help="only this EAD set")
+    parser.add_argument("--dense", action="store_true", help="index with the default models")
     args = parser.parse_args()
     if not (EAD / SETS[0]).exists():
         print(f"skipped: the EAD sets are not at {EAD}")
         return
     with tempfile.TemporaryDirectory() as work:
-        with_trails, cpu_with = imported(Path(work) / "trails", trails=True)
-        without, cpu_without = imported(Path(work) / "bare", trails=False)
+        sets = (args.set,) if args.set else SETS
+        with_trails, cpu_with = imported(Path(work) / "trails", True, sets)
+        without, cpu_without = imported(Path(work) / "bare", False, sets)
         asked = queries(with_trails, args.sample, args.seed)
         units = with_trails.count_records("ead1")
         print(
-            f"EAD sets: {units:,} units; {len(asked)} known-item queries '<title> <parent title>'"
+            f"EAD {', '.join(sets)}: {units:,} units; {len(asked)} queries '<title> <parent title>'"
         )
         for name, archive, cpu in (
             ("without trails", without, cpu_without),
             ("with trails", with_trails, cpu_with),
         ):
-            mrr, first = score(archive, asked)
-            print(
-                f"  {name:<15} lexical MRR@10 {mrr:.3f}  first {first:3d}/{len(asked)}"
-                f"  import {cpu:.2f} s CPU"
-            )
+            start = time.perf_counter()
+            scores = score(archive, asked, default_embedders() if args.dense else None)
+            print(f"  {name:<15} import {cpu:.2f} s CPU", end="")
+            for mode, (mrr, first) in scores.items():
+                print(f"  {mode} MRR@10 {mrr:.3f} first {first:3d}/{len(asked)}", end="")
+            print(f"  ({time.perf_counter() - start:.0f} s)")
             archive.close()
         for key, query in asked[:3]:
             print(f"  e.g. {key}: {query}")
