@@ -4,11 +4,14 @@ on a cycle."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lxml import etree
 
 from app.core.archive import Archive, RecordKey
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
+from app.core.importing import import_dataset
 from app.core.index.chunk_context import ELIDED, SEPARATOR, TRAIL_WORDS, trail_text
 from app.core.index.indexer import sync_chunks
 from tests.conftest import shared_data
@@ -87,6 +90,30 @@ def test_a_series_renamed_carries_its_new_title_to_everything_under_it(archive: 
     texts = " ".join(text for _, _, text in _chunks(archive, leaf))
     assert "Fonds Vitet" in texts and "Lettres écrites par Vitet" in texts and old not in texts
     assert _chunks(archive, keys["d_2"]) == unrelated
+    assert _pending(archive) == 0
+
+
+def test_a_series_renamed_in_a_new_export_is_carried_on_re_import(
+    tmp_path: Path, archive: Archive
+) -> None:
+    """The finding aid exported again with one series renamed: the re-import rewrites the
+    series alone, and the files under it are chunked again with its new title."""
+    keys = _vitet(archive)
+    source = shared_data(*VITET).read_text(encoding="utf-8")
+    renamed = source.replace(
+        "<unittitle>Correspondance active</unittitle>",
+        "<unittitle>Lettres envoyées par Vitet</unittitle>",
+        1,
+    )
+    assert renamed != source
+    export = tmp_path / VITET[-1]
+    export.write_text(renamed, encoding="utf-8")
+
+    summary = import_dataset(archive, "ead", export)
+
+    assert summary.updated >= 1 and summary.created == 0
+    texts = " ".join(text for _, _, text in _chunks(archive, keys["d_1_2_1"]))
+    assert "Lettres envoyées par Vitet" in texts and "Correspondance active" not in texts
     assert _pending(archive) == 0
 
 
