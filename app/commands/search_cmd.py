@@ -139,7 +139,7 @@ def format_record(hit: RecordHit) -> str:
     if hit.exact_name is not None:
         exact = f"  {cli_words.words().exact}"
         head += f"  = {hit.exact_name}" if hit.exact_name != hit.title else exact
-    within = cli_words.words().within.format(top=hit.within) if hit.within else None
+    within = cli_words.words().within.format(top=hit.where) if hit.where else None
     details = [d for d in (within, hit.date, "/".join(_tags(hit.langs))) if d]
     passage = hit.passage
     if passage is not None and passage.timecode:

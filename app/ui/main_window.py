@@ -34,6 +34,7 @@ from app.core.archive import RecordKey
 from app.core.archive.hierarchy import subtree
 from app.core.counted import Counted
 from app.core.errors import ArxiuError
+from app.core.index.chunk_context import SEPARATOR
 from app.core.index.hits import SearchFilter
 from app.core.index.record_hits import RecordHit, search_records
 from app.ui.assistant.panel import AssistantPanel
@@ -638,7 +639,7 @@ class MainWindow(QMainWindow):
                     index, archive, query, k=SEARCH_RESULTS, filter=where, lang=lang
                 )
                 top = archive.record_label(scope, lang)  # the heading says it: not each row
-                return [replace(h, within=None) if h.within == top else h for h in hits]
+                return [_under(h, top) for h in hits]
 
             hits = await self.services.read(find)
         except ArxiuError as error:
@@ -745,6 +746,16 @@ class MainWindow(QMainWindow):
         if self.shared_changes is not None:
             await self.shared_changes.wait()
         await asyncio.sleep(0)
+
+
+def _under(hit: RecordHit, scope: str) -> RecordHit:
+    """A hit of a search within ``scope`` (its label) without what the heading says: the top
+    it is in, when that is the scope, and the record it is part of, when that is the scope."""
+    within = None if hit.within == scope else hit.within
+    path = hit.path
+    if path is not None and (path == scope or path.endswith(f"{SEPARATOR}{scope}")):
+        path = None
+    return replace(hit, within=within, path=path)
 
 
 def _titled(title: str, body: QWidget, parent: QWidget, extra: QWidget | None = None) -> QWidget:

@@ -144,8 +144,8 @@ def test_a_unit_found_says_the_fonds_it_is_in(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lang: str
 ) -> None:
     """An AtoM catalogue's item and series found by a word they share: each says the fonds
-    it is in (its top record), in the language; the fonds says nothing of the kind, and
-    ``--json`` gives the same as ``within``."""
+    it is in (its top record), in the language, and the item the series it is in; the fonds
+    says nothing of the kind, and ``--json`` gives the same as ``within`` and ``path``."""
     monkeypatch.setenv("ARXIU_LANG", lang)
     archive = _atom_catalogue(tmp_path, capsys)
     args = ["Puig", "--archive", archive, "--model", "hashing", "--mode", "lexical"]
@@ -155,12 +155,16 @@ def test_a_unit_found_says_the_fonds_it_is_in(
     lines = out.splitlines()
     heads = {m.group(1): n for n, line in enumerate(lines) if (m := HEAD.match(line))}
     assert code == 0 and set(heads) == {"csv1/1", "csv1/2", "csv1/3"}
-    for key in ("csv1/2", "csv1/3"):
-        assert lines[heads[key] + 1].strip().startswith(WITHIN_SAID[lang] + " · ")
+    assert lines[heads["csv1/2"] + 1].strip().startswith(WITHIN_SAID[lang] + " · ")
+    series = " › ES-1.1 · Cartes de Puig · "  # the item is in the series, in the fonds
+    assert lines[heads["csv1/3"] + 1].strip().startswith(WITHIN_SAID[lang] + series)
     assert WITHIN_SAID[lang] not in lines[heads["csv1/1"] + 1]
     code, out, _ = _run(capsys, *args, "--json")
-    within = {f"{h['section_tipo']}/{h['section_id']}": h["within"] for h in json.loads(out)}
+    found = json.loads(out)
+    within = {f"{h['section_tipo']}/{h['section_id']}": h["within"] for h in found}
     assert within == {"csv1/1": None, "csv1/2": "ES-1 · Fons Puig", "csv1/3": "ES-1 · Fons Puig"}
+    path = {f"{h['section_tipo']}/{h['section_id']}": h["path"] for h in found}
+    assert path == {"csv1/1": None, "csv1/2": None, "csv1/3": "ES-1.1 · Cartes de Puig"}
 
 
 def test_within_searches_a_fonds_and_what_it_holds(

@@ -37,7 +37,7 @@ from app.core.archive.lexemes import GATHERED
 from app.core.archive.model import Field, Record, RecordKey
 from app.core.archive.records import locators
 from app.core.archive.store import Archive
-from app.core.index.chunk_context import archive_trails
+from app.core.index.chunk_context import ELIDED, SEPARATOR, archive_trails
 from app.core.index.exact_names import exact_names, titles
 from app.core.index.hit_passages import HitPassage, Span, choose, marks, query_words
 from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
@@ -75,6 +75,11 @@ class RecordHit:
     date: str | None = None
     exact_name: str | None = None
     title_marks: tuple[Span, ...] = ()
+    path: str | None = None
+    """The label of the record the record is directly part of, when that is not the top (its
+    series or file: ``572AP/2 · Correspondance active``), after ``… › `` where levels between
+    the top and it are left out (not for a level titled as the top, EAD's one ``c01``);
+    ``None`` for a record directly under its top, or none."""
     within: str | None = None
     """The label of the top record of the record's hierarchy (its fonds: ``572AP/1-572AP/122
     · Fonds Vitet``), for a record that is part of one; ``None`` for a top record or a record
@@ -96,6 +101,12 @@ class RecordHit:
         found = _YEAR.match(self.date or "")
         return int(found.group(1)) if found else None
 
+    @property
+    def where(self) -> str | None:
+        """Where the record sits, as a row says it: its top and the record it is directly
+        part of (``572AP/1-572AP/122 · Fonds Vitet › 572AP/2 · Correspondance active``)."""
+        return SEPARATOR.join(p for p in (self.within, self.path) if p) or None
+
     def to_dict(self) -> JsonObject:
         """JSON form (``arxiu search --json``): the best passage's text, timecode and page at
         the top level, as a per-chunk hit has them, and every passage."""
@@ -107,6 +118,7 @@ class RecordHit:
             "section": self.section_label,
             "date": self.date,
             "within": self.within,
+            "path": self.path,
             "record_langs": list(self.langs),
             "score": round(self.score, 6),
             "rank": self.rank,
@@ -244,6 +256,7 @@ class _Builder:
             date=self.date(record),
             exact_name=exact_name,
             within=self.within(record),
+            path=self.path(record),
         )
 
     def within(self, record: Record) -> str | None:
@@ -272,6 +285,38 @@ class _Builder:
         if top == record.key:
             return None
         return self.archive.record_label(top, self.lang)
+
+    def path(self, record: Record) -> str | None:
+        """The label of the record ``record`` is directly part of, when that is not its top
+        (call after :meth:`within`, which remembers the tops), ``… › `` before it where levels
+        between are left out."""
+        shape = self._shapes.get(record.section_tipo)
+        if shape is None:
+            return None
+        parents = [k for k in locators(record.items(shape.parent_field)) if k != record.key]
+        if not parents or parents[0] not in self._tops:
+            return None
+        parent, top = parents[0], self._tops[parents[0]]
+        if parent == top:
+            return None
+        label = self.archive.record_label(parent, self.lang)
+        return (
+            label if self._only_top_between(shape, parent, top) else f"{ELIDED}{SEPARATOR}{label}"
+        )
+
+    def _only_top_between(self, shape: Hierarchy, parent: RecordKey, top: RecordKey) -> bool:
+        """Whether every record between ``parent`` and ``top`` is titled as ``top`` is (none,
+        or EAD's one ``c01`` titled as its ``archdesc``): then nothing is left out."""
+        record = self.archive.find_record(top)
+        title = self.archive.title_of(record, self.lang) if record else None
+        current, seen = parent_of(self.archive, parent, shape), {parent}
+        while current is not None and current != top and current not in seen:
+            seen.add(current)
+            between = self.archive.find_record(current)
+            if between is None or self.archive.title_of(between, self.lang) != title:
+                return False
+            current = parent_of(self.archive, current, shape)
+        return current == top
 
     def _passage(self, hit: SearchHit, trail: str) -> HitPassage:
         text = _without_trail(hit.snippet.strip(), trail)

@@ -111,8 +111,8 @@ def record_row_html(
     if hit.exact:
         title += " " + _pill(words.exact, colors)
     meta = [html.escape(hit.section_label)]
-    if hit.within:
-        meta.append(html.escape(words.within.format(top=hit.within)))
+    if hit.where:
+        meta.append(html.escape(words.within.format(top=hit.where)))
     if hit.date:
         meta.append(html.escape(hit.date))
     tags = " ".join(_pill(tag, colors) for tag in language_tags(hit.langs))

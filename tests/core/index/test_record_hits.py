@@ -15,6 +15,7 @@ import pytest
 from lxml import etree
 
 from app.core.archive import Archive, open_archive
+from app.core.archive.hierarchy import breadcrumbs, child_keys
 from app.core.archive.importers import run_import
 from app.core.archive.importers.nomisma import concept_key
 from app.core.archive.postgres.transfer import copy_archive
@@ -182,6 +183,36 @@ def test_a_unit_says_the_fonds_it_is_in_and_the_fonds_says_nothing(
     assert {h.within for h in units if h is not top[0]} == {fonds}
     assert all(h.within is None for h in hits if h.key.section_tipo != "ead1")
     assert all(h.to_dict()["within"] == h.within for h in hits)
+
+
+def test_a_unit_below_a_series_says_the_series_too(vitet: tuple[Archive, ArchiveIndex]) -> None:
+    """A file two levels down reads "in Fonds Vitet › … › 572AP/2 · Correspondance active":
+    its top, then the record it is directly part of (its trail read with ``breadcrumbs``),
+    "…" where levels between are left out; a unit directly under the fonds adds nothing."""
+    archive, index = vitet
+    hits = search_records(index, archive, "correspondance", k=50, mode="lexical", lang="lg-cat")
+
+    units = [h for h in hits if h.key.section_tipo == "ead1" and h.within is not None]
+    assert len(units) > 10
+    depths = set()
+    for hit in units:
+        trail = breadcrumbs(archive, hit.key, "lg-cat")
+        depths.add(len(trail))
+        if len(trail) == 1:
+            assert hit.path is None and hit.where == hit.within
+            continue
+        parent = archive.record_label(trail[-1].key, "lg-cat")
+        expected = parent if len(trail) == 2 else f"… › {parent}"
+        assert hit.path == expected and hit.where == f"{hit.within} › {expected}"
+        assert hit.to_dict()["path"] == expected
+    assert 2 in depths and max(depths) > 2
+    fonds = breadcrumbs(archive, units[0].key)[0].key
+    first = child_keys(archive, fonds)[0]
+    title = archive.record_label(first, "lg-cat").split(" · ")[-1]
+    [direct] = search_records(
+        index, archive, title, mode="lexical", filter=SearchFilter(records=(first,))
+    )
+    assert direct.within and direct.path is None and direct.where == direct.within
 
 
 @pytest.fixture(scope="module", params=ENGINES)

@@ -229,7 +229,8 @@ WITHIN = {
 @pytest.mark.parametrize("ui_lang", ["en", "ca", "es"], indirect=True)
 def test_a_units_row_says_the_fonds_it_is_in(ui_lang: str) -> None:
     """A unit found among fifty reads "in 572AP/1-572AP/122 · Fonds Vitet" under its title, in
-    the UI's language; a fonds (in nothing) says nothing of the kind."""
+    the UI's language, then the series it is in where that is not the fonds; a fonds (in
+    nothing) says nothing of the kind."""
     from PySide6.QtGui import QTextDocument
 
     from app.core.archive import RecordKey
@@ -240,6 +241,8 @@ def test_a_units_row_says_the_fonds_it_is_in(ui_lang: str) -> None:
         RecordHit(RecordKey("ead1", 7), "Dossier 1 · Copie de 157 lettres", "Descr.", 1.0, 1,
                   within=fonds),
         RecordHit(RecordKey("ead1", 1), fonds, "Descr.", 0.9, 2),
+        RecordHit(RecordKey("ead1", 9), "Lettre à sa femme", "Descr.", 0.8, 3, within=fonds,
+                  path="… › 572AP/2 · Correspondance active"),
     ]  # fmt: skip
     view = SearchResultsView()
     view.show_hits("lettres", hits)
@@ -251,5 +254,7 @@ def test_a_units_row_says_the_fonds_it_is_in(ui_lang: str) -> None:
     view.close()
     [unit] = [r for r in rows if r.startswith("Dossier 1")]
     [top] = [r for r in rows if r.startswith(fonds)]
+    [letter] = [r for r in rows if r.startswith("Lettre")]
     assert WITHIN[ui_lang] in unit.splitlines()[1]
     assert WITHIN[ui_lang] not in top
+    assert f"{WITHIN[ui_lang]} › … › 572AP/2 · Correspondance active" in letter.splitlines()[1]

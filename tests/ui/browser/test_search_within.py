@@ -58,6 +58,7 @@ def test_a_fonds_is_searched_within_and_the_whole_archive_again(
     assert window.scope_button.text().startswith(button + label) and "Vitet" in label
     assert found and found <= inside and len(found) >= len(everywhere & inside)
     assert all(hit.within is None for hit in window.results.shown())  # the heading says it
+    assert any(hit.path for hit in window.results.shown())  # the series each unit is in
     assert window.results.title.text().endswith(heading + label)
 
     window.scope_button.click()  # ✕: the whole archive again, the query searched again
