@@ -28,13 +28,13 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.core.archive.hierarchy import MAX_DEPTH, hierarchy_of
+from app.core.archive.hierarchy import MAX_DEPTH
 from app.core.archive.hierarchy_shape import Hierarchy
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.records import locators
 from app.core.archive.store import Archive
 from app.core.index.chunking import Chunk, Context, chunk_record
-from app.core.index.section_shapes import SectionShape
+from app.core.index.section_shapes import SectionShape, SectionShapes
 from app.core.index.storage import RecordWork
 
 TITLE_WORDS = 16
@@ -87,17 +87,18 @@ def _values(data: object) -> Values:
     return decoded if isinstance(decoded, dict) else {}
 
 
-def sqlite_reader(conn: object) -> Read:
-    """:data:`Read` on a DB-API connection with ``?`` parameters (a folder archive's, inside
-    the transaction that writes the chunks)."""
+def records_reader(conn: object, placeholder: str = "?") -> Read:
+    """:data:`Read` on a connection whose ``execute`` returns a cursor, with its driver's
+    parameter mark: a folder archive's (``?``, inside the transaction that writes the chunks)
+    or a shared archive's chunker's (``%s``: what its role may read)."""
 
     def read(shape: Hierarchy, ids: list[int]) -> dict[int, Ancestor]:
         found: dict[int, Ancestor] = {}
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             rows = conn.execute(  # type: ignore[attr-defined]
-                "SELECT section_id, data, restricted FROM records WHERE section_tipo = ? "
-                f"AND section_id IN ({','.join('?' * len(part))})",
+                f"SELECT section_id, data, restricted FROM records WHERE section_tipo = "
+                f"{placeholder} AND section_id IN ({', '.join([placeholder] * len(part))})",
                 (shape.section, *part),
             ).fetchall()
             for row in rows:
@@ -108,55 +109,26 @@ def sqlite_reader(conn: object) -> Read:
     return read
 
 
-def postgres_reader(conn: object) -> Read:
-    """:data:`Read` on a psycopg connection (a shared archive's chunker: what its role may
-    read)."""
-
-    def read(shape: Hierarchy, ids: list[int]) -> dict[int, Ancestor]:
-        rows = conn.execute(  # type: ignore[attr-defined]
-            "SELECT section_id, data, restricted FROM records WHERE section_tipo = %s "
-            "AND section_id = ANY(%s)",
-            (shape.section, ids),
-        ).fetchall()
-        found: dict[int, Ancestor] = {}
-        for row in rows:
-            key = RecordKey(shape.section, int(row[0]))
-            found[key.section_id] = ancestor_of(shape, key, _values(row[1]), row[2])
-        return found
-
-    return read
-
-
 @dataclass
 class Trails:
     """The trails of the records of one batch or pass.
 
     Args:
-        hierarchies: a section's hierarchy (``None``: not a hierarchy), asked once per section.
+        shapes: the sections' hierarchies (``None``: not a hierarchy) and restrictions (a
+            record without a flag of its own is as restricted as its section).
         read: reads records not met yet (one query per level up of each new parent).
-        closed: whether a section is restricted (its records without a flag of their own are).
     """
 
-    hierarchies: Callable[[str], Hierarchy | None]
+    shapes: SectionShapes
     read: Read
-    closed: Callable[[str], bool]
-    _shapes: dict[str, Hierarchy | None] = field(default_factory=dict)
     _known: dict[RecordKey, Ancestor | None] = field(default_factory=dict)
-    _sections_closed: dict[str, bool] = field(default_factory=dict)
     _trails: dict[tuple[RecordKey, bool], tuple[tuple[str, ...], frozenset[RecordKey]]] = field(
         default_factory=dict
     )
 
     def shape(self, tipo: str) -> Hierarchy | None:
-        """The hierarchy of section ``tipo`` (read once)."""
-        if tipo not in self._shapes:
-            self._shapes[tipo] = self.hierarchies(tipo)
-        return self._shapes[tipo]
-
-    def _closed(self, tipo: str) -> bool:
-        if tipo not in self._sections_closed:
-            self._sections_closed[tipo] = self.closed(tipo)
-        return self._sections_closed[tipo]
+        """The hierarchy of section ``tipo``."""
+        return self.shapes.hierarchy(tipo)
 
     def remember(self, key: RecordKey, values: Values, restricted: object) -> None:
         """Take ``key`` as written (a record of the batch: its parent may be read from it)."""
@@ -174,7 +146,7 @@ class Trails:
         parent = ancestor_of(shape, key, values, None).parent
         if parent is None:
             return None
-        default = self._closed(key.section_tipo)
+        default = self.shapes.closed(key.section_tipo)
         hidden = default if restricted is None else bool(restricted)
         titles = self._above(shape, parent, hidden, default, key)
         own = _text(values.get(shape.label_field)) if shape.label_field else ""
@@ -350,29 +322,12 @@ def archive_reader(archive: Archive) -> Read:
 
     def read(shape: Hierarchy, ids: list[int]) -> dict[int, Ancestor]:
         with archive.db.reading() as conn:
-            return sqlite_reader(conn)(shape, ids)
+            return records_reader(conn)(shape, ids)
 
     return read
 
 
-def archive_trails(archive: Archive, read: Read | None = None) -> Trails:
-    """:class:`Trails` of ``archive`` (its hierarchies and sections; ``read``: through its own
-    reading connection unless given)."""
-    return Trails(
-        hierarchies_of(archive),
-        read or archive_reader(archive),
-        lambda tipo: archive.section(tipo).restricted,
-    )
-
-
-def hierarchies_of(archive: Archive) -> Callable[[str], Hierarchy | None]:
-    """:func:`~app.core.archive.hierarchy.hierarchy_of` of ``archive``, each section read once
-    (for one batch or pass: an import may add fields meanwhile)."""
-    cache: dict[str, Hierarchy | None] = {}
-
-    def shape(tipo: str) -> Hierarchy | None:
-        if tipo not in cache:
-            cache[tipo] = hierarchy_of(archive, tipo)
-        return cache[tipo]
-
-    return shape
+def archive_trails(shapes: SectionShapes, read: Read | None = None) -> Trails:
+    """:class:`Trails` of ``shapes``' archive (``read``: through its own reading connection
+    unless given)."""
+    return Trails(shapes, read or archive_reader(shapes.opened()))

@@ -29,10 +29,10 @@ from app.core.index.chunk_context import (
     archive_trails,
     chunk_with_trails,
     mark_changed,
-    sqlite_reader,
+    records_reader,
 )
 from app.core.index.indexer import chunks_written
-from app.core.index.section_shapes import SectionShape, section_shape
+from app.core.index.section_shapes import SectionShapes
 from app.core.index.storage import RecordWork
 
 FTS_AT_ONCE = 2000
@@ -65,24 +65,16 @@ class ChunkHook:
         """Chunk ``batch`` and write its chunks on ``conn`` (the batch's transaction: a
         SQLite one, the hook being installed on folder archives only)."""
         assert isinstance(conn, sqlite3.Connection)
-        shapes: dict[str, SectionShape] = {}
-
-        def shape(tipo: str) -> SectionShape:
-            found = shapes.get(tipo)
-            if found is None:  # read per batch: an import may add fields as it goes
-                found = shapes[tipo] = section_shape(self.archive, tipo)
-            return found
-
+        shapes = SectionShapes(self.archive)  # read per batch: an import may add fields
         records = [
             Record(i.key.section_tipo, i.key.section_id, i.values, i.version, i.restricted)
             for i in batch
         ]
-        trails = archive_trails(self.archive, sqlite_reader(conn))
-        cut = chunk_with_trails(records, shape, trails)
+        cut = chunk_with_trails(records, shapes, archive_trails(shapes, records_reader(conn)))
         work = [
             RecordWork(item.key, item.version, item.restricted, chunks)
             for item, chunks in zip(batch, cut, strict=True)
         ]
-        mark_changed(DbSql(conn), trails.shape, work)
+        mark_changed(DbSql(conn), shapes.hierarchy, work)
         result = storage.write_records(conn, work, [], fts_at_once=len(work) >= FTS_AT_ONCE)
         return lambda: chunks_written(self.archive, result)

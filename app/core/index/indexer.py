@@ -38,13 +38,12 @@ from app.core.index.chunk_context import (
     DbSql,
     archive_trails,
     chunk_with_trails,
-    hierarchies_of,
     mark_changed,
 )
 from app.core.index.embedders import Embedder, Vectors
 from app.core.index.foreground import Foreground
 from app.core.index.progress import IndexProgress, Phase, index_progress
-from app.core.index.section_shapes import SectionShape
+from app.core.index.section_shapes import SectionShapes
 from app.core.index.storage import RecordWork, WriteResult
 from app.core.phrases import Phrase
 
@@ -164,20 +163,13 @@ def chunk_batch(archive: Archive, keys: list[RecordKey], orphans: list[RecordKey
 def chunk_work(archive: Archive, keys: list[RecordKey]) -> list[RecordWork]:
     """The chunks of the records of ``keys`` that need them (read in bulk, not written; each
     record of a hierarchy led by its trail, :mod:`~app.core.index.chunk_context`)."""
-    shapes: dict[str, SectionShape] = {}
-
-    def shape(tipo: str) -> SectionShape:
-        if tipo not in shapes:
-            section = archive.section(tipo)
-            shapes[tipo] = (archive.fields(tipo), section.label_field, archive.code_field(tipo))
-        return shapes[tipo]
-
-    trails = archive_trails(archive)
+    shapes = SectionShapes(archive)
+    trails = archive_trails(shapes)
     work: list[RecordWork] = []
     for start in range(0, len(keys), SYNC_BATCH):
         with archive.sqlite.reading() as conn:
             records = list(storage.read_records(conn, keys[start : start + SYNC_BATCH]).values())
-        for record, chunks in zip(records, chunk_with_trails(records, shape, trails), strict=True):
+        for record, chunks in zip(records, chunk_with_trails(records, shapes, trails), strict=True):
             work.append(RecordWork(record.key, record.version, record.restricted, chunks))
     return work
 
@@ -187,7 +179,7 @@ def write_work(
 ) -> WriteResult:
     """Write ``work`` and forget ``orphans`` in one transaction, marking to chunk again what is
     under a record whose chunks change (:func:`~app.core.index.chunk_context.mark_changed`)."""
-    hierarchies = hierarchies_of(archive)
+    hierarchies = SectionShapes(archive).hierarchy
 
     def write(conn: sqlite3.Connection) -> WriteResult:
         mark_changed(DbSql(conn), hierarchies, work)

@@ -31,8 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.archive import language
-from app.core.archive.hierarchy import MAX_DEPTH, hierarchy_of, parent_of
-from app.core.archive.hierarchy_shape import Hierarchy
+from app.core.archive.hierarchy import MAX_DEPTH, breadcrumbs, parent_of
 from app.core.archive.lexemes import GATHERED
 from app.core.archive.model import Field, Record, RecordKey
 from app.core.archive.records import locators
@@ -44,6 +43,7 @@ from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
 from app.core.index.record_reading import record_reads
 from app.core.index.record_reads import RecordReads
 from app.core.index.search import snippet
+from app.core.index.section_shapes import SectionShapes
 from app.core.index.storage import ChunkRow
 from app.core.json_types import JsonObject
 
@@ -217,9 +217,9 @@ class _Builder:
         self.lang = lang
         self.prefer = prefer
         self._fields: dict[str, list[Field]] = {}
-        self._shapes: dict[str, Hierarchy | None] = {}
+        self.shapes = SectionShapes(archive)
         self._tops: dict[RecordKey, RecordKey] = {}
-        self.trails = archive_trails(archive)
+        self.trails = archive_trails(self.shapes)
 
     def build(
         self,
@@ -263,10 +263,7 @@ class _Builder:
         """The label of the top of ``record``'s hierarchy (its fonds), ``None`` for a top record
         or outside a hierarchy. The ancestors met are remembered for the other hits of the
         search (siblings share them)."""
-        tipo = record.section_tipo
-        if tipo not in self._shapes:
-            self._shapes[tipo] = hierarchy_of(self.archive, tipo)
-        shape = self._shapes[tipo]
+        shape = self.shapes.hierarchy(record.section_tipo)
         if shape is None:
             return None
         parents = [k for k in locators(record.items(shape.parent_field)) if k != record.key]
@@ -289,8 +286,8 @@ class _Builder:
     def path(self, record: Record) -> str | None:
         """The label of the record ``record`` is directly part of, when that is not its top
         (call after :meth:`within`, which remembers the tops), ``… › `` before it where levels
-        between are left out."""
-        shape = self._shapes.get(record.section_tipo)
+        between are left out (not for levels titled as the top: EAD's one ``c01``)."""
+        shape = self.shapes.hierarchy(record.section_tipo)
         if shape is None:
             return None
         parents = [k for k in locators(record.items(shape.parent_field)) if k != record.key]
@@ -300,23 +297,11 @@ class _Builder:
         if parent == top:
             return None
         label = self.archive.record_label(parent, self.lang)
-        return (
-            label if self._only_top_between(shape, parent, top) else f"{ELIDED}{SEPARATOR}{label}"
-        )
-
-    def _only_top_between(self, shape: Hierarchy, parent: RecordKey, top: RecordKey) -> bool:
-        """Whether every record between ``parent`` and ``top`` is titled as ``top`` is (none,
-        or EAD's one ``c01`` titled as its ``archdesc``): then nothing is left out."""
-        record = self.archive.find_record(top)
-        title = self.archive.title_of(record, self.lang) if record else None
-        current, seen = parent_of(self.archive, parent, shape), {parent}
-        while current is not None and current != top and current not in seen:
-            seen.add(current)
-            between = self.archive.find_record(current)
-            if between is None or self.archive.title_of(between, self.lang) != title:
-                return False
-            current = parent_of(self.archive, current, shape)
-        return current == top
+        nodes = breadcrumbs(self.archive, record.key, self.lang, shape)  # top … parent
+        tops = [i for i, node in enumerate(nodes) if node.key == top]
+        if tops and all(n.label == nodes[tops[0]].label for n in nodes[tops[0] + 1 : -1]):
+            return label
+        return f"{ELIDED}{SEPARATOR}{label}"
 
     def _passage(self, hit: SearchHit, trail: str) -> HitPassage:
         text = _without_trail(hit.snippet.strip(), trail)

@@ -36,8 +36,6 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from app.core.archive.hierarchy import hierarchy_of
-from app.core.archive.hierarchy_shape import Hierarchy
 from app.core.archive.model import Record, RecordKey
 from app.core.archive.postgres.connect import Conn, connect, translate
 from app.core.archive.records import Values
@@ -47,12 +45,15 @@ from app.core.index.chunk_context import (
     Trails,
     chunk_with_trails,
     mark_changed,
-    postgres_reader,
+    records_reader,
 )
 from app.core.index.chunking import Chunk
 from app.core.index.postgres.values import as_int, as_str
-from app.core.index.section_shapes import SectionShape, section_shape
+from app.core.index.section_shapes import SectionShapes
 from app.core.index.storage import RecordWork
+
+Shapes = SectionShapes
+"""The sections' shapes a chunking pass reads (:func:`archive_shapes`)."""
 
 BATCH = 500
 """Records chunked per transaction (their rows stay locked while they are cut: a fraction of
@@ -124,42 +125,10 @@ class _Claimed:
     values: Values
 
 
-@dataclass
-class Shapes:
-    """The sections' shapes for :func:`chunk_record` (``section_shape``) and their hierarchies
-    (``hierarchy_of``) for the trails, each section read once: a source for one pass (make a
-    new one per pass, an import may add fields meanwhile). ``archive`` may be a function that
-    opens it, called only when a record is to be cut (a worker opens the archive only when
-    something changed)."""
-
-    archive: Archive | Callable[[], Archive]
-    _shapes: dict[str, SectionShape] = field(default_factory=dict)
-    _hierarchies: dict[str, Hierarchy | None] = field(default_factory=dict)
-
-    def opened(self) -> Archive:
-        """The archive (opened on first use)."""
-        return self.archive if isinstance(self.archive, Archive) else self.archive()
-
-    def __call__(self, tipo: str) -> SectionShape:
-        found = self._shapes.get(tipo)
-        if found is None:
-            found = self._shapes[tipo] = section_shape(self.opened(), tipo)
-        return found
-
-    def closed(self, tipo: str) -> bool:
-        """Whether section ``tipo`` is restricted."""
-        return self.opened().section(tipo).restricted
-
-    def hierarchy(self, tipo: str) -> Hierarchy | None:
-        """Section ``tipo``'s hierarchy (``None``: not one)."""
-        if tipo not in self._hierarchies:
-            self._hierarchies[tipo] = hierarchy_of(self.opened(), tipo)
-        return self._hierarchies[tipo]
-
-
 def archive_shapes(archive: Archive | Callable[[], Archive]) -> Shapes:
-    """:class:`Shapes` of ``archive`` (or of the archive a function opens)."""
-    return Shapes(archive)
+    """:class:`~app.core.index.section_shapes.SectionShapes` of ``archive`` (or of the archive
+    a function opens)."""
+    return SectionShapes(archive)
 
 
 def sees_everything(conn: Conn) -> bool:
@@ -244,7 +213,7 @@ def _write(conn: Conn, todo: list[_Claimed], shapes: Shapes) -> ChunkCount:
         Record(c.key.section_tipo, c.key.section_id, c.values, c.version, c.restricted)
         for c in todo
     ]
-    trails = Trails(shapes.hierarchy, postgres_reader(conn), shapes.closed)
+    trails = Trails(shapes, records_reader(conn, "%s"))
     cut = chunk_with_trails(records, shapes, trails)
     mark_changed(
         DbSql(conn, "%s"),
