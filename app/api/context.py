@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from app.api.hardening import LOOPBACK_NAMES
 from app.api.users import User, UserStore
 from app.core import paths
+from app.core.chosen_language import chosen_archive_language
 from app.core.session import AssistantSession, AssistantSettings
 
 if TYPE_CHECKING:
@@ -57,17 +58,20 @@ class Limits:
 
 
 def base_settings() -> AssistantSettings:
-    """The assistant settings from ``settings.json`` (privacy and language; defaults if none)."""
+    """The assistant settings from ``settings.json`` (privacy; defaults if none), in the
+    language chosen for Arxiu (:func:`~app.core.chosen_language.chosen_archive_language`: the
+    tools' summaries and the labels they give)."""
+    lang = chosen_archive_language()
     try:
         data = json.loads(paths.settings_file().read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return AssistantSettings()
+        return AssistantSettings(lang=lang)
     except (OSError, ValueError) as error:
         log.warning("settings file unreadable, using defaults: %s", error)
-        return AssistantSettings()
+        return AssistantSettings(lang=lang)
     if not isinstance(data, dict):
-        return AssistantSettings()
-    return AssistantSettings(external_content=bool(data.get("external_content", False)))
+        return AssistantSettings(lang=lang)
+    return AssistantSettings(external_content=bool(data.get("external_content", False)), lang=lang)
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.commands.ask_events import print_events
 from app.commands.ask_plans import apply_summary, confirm_card, confirmed
-from app.commands.cli_words import counted, words
+from app.commands.cli_words import counted, labels_for, words
 from app.commands.common import add_archive_argument, open_current
 from app.commands.exits import EXIT_ENVIRONMENT, EXIT_OK, exit_code
 from app.core import paths
@@ -121,7 +121,7 @@ async def ask_locally(archive: Archive, request: ChatRequest, *, json_events: bo
     model's load starts first (:func:`start_model_load`) and runs alongside the index opening
     and the search.
     """
-    session = new_session(archive)
+    session = new_session(archive, json_events=json_events)
     loading = start_model_load(session, request)
     try:
         index = await asyncio.to_thread(open_index, archive, quiet=json_events)
@@ -171,11 +171,13 @@ def open_index(archive: Archive, *, quiet: bool) -> ArchiveIndex:
     return index
 
 
-def new_session(archive: Archive) -> AssistantSession:
-    """The CLI's assistant session over ``archive`` (its searcher set by the caller)."""
+def new_session(archive: Archive, *, json_events: bool = False) -> AssistantSession:
+    """The CLI's assistant session over ``archive`` (its searcher set by the caller); its
+    tools summarise their calls in the CLI's language (English in ``--json-events``, the same
+    in every language, as ``--json`` is)."""
     from app.core.session import AssistantSession, AssistantSettings
 
-    settings = AssistantSettings(write_allowed=app_write_mode())
+    settings = AssistantSettings(write_allowed=app_write_mode(), lang=labels_for(json_events))
     return AssistantSession(archive, settings=settings)
 
 

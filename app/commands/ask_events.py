@@ -57,7 +57,8 @@ def render(event: Event, out: TextIO, err: TextIO) -> None:
         case StartEvent():
             w = words()
             badge = w.egress_local if event.egress == "local" else w.egress_external
-            print(f"[{event.model} · {badge} · {event.mode}]", file=err, flush=True)
+            mode = w.mode_write if event.mode == "write" else w.mode_read
+            print(f"[{event.model} · {badge} · {mode}]", file=err, flush=True)
         case ThinkingEvent():
             if event.state == "start":
                 print(words().thinking, file=err, flush=True)

@@ -10,8 +10,6 @@ of the language's translation table (``number.thousands`` and ``number.decimal``
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -24,14 +22,11 @@ from app.commands.setup_words import (
     ServeWords,
     UserWords,
 )
-from app.core import paths
+from app.core.chosen_language import UI_LANGS, chosen_language
 from app.core.counted import Counted
 from app.core.error_labels import labelled
 from app.core.i18n_tables import load_table
 from app.core.phrases import Numbers, Translations
-
-UI_LANGS = {"ca": "lg-cat", "es": "lg-spa", "en": "lg-eng"}
-"""The languages the CLI speaks, and the archive language of each (labels, titles)."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +147,9 @@ class CliWords:
     """``arxiu ask`` while the model thinks."""
     egress_local: str
     egress_external: str
+    mode_read: str
+    """The run's mode in the header line (the wire's ``read`` and ``write``)."""
+    mode_write: str
     """The model line's badge: where the question goes (the model and mode stay as they are)."""
     tool_refused: str
     """A tool call the run refused, with its ``{code}``."""
@@ -276,6 +274,8 @@ ENGLISH = CliWords(
     thinking="(thinking…)",
     egress_local="local / private",
     egress_external="EXTERNAL",
+    mode_read="read",
+    mode_write="write",
     tool_refused="refused: {code}",
     password_for="Password for {name}: ",
     index_incomplete=(
@@ -399,6 +399,8 @@ CLI_WORDS: dict[str, CliWords] = {
         thinking="(pensant…)",
         egress_local="local / privat",
         egress_external="EXTERN",
+        mode_read="lectura",
+        mode_write="escriptura",
         tool_refused="refusat: {code}",
         password_for="Contrasenya de l'usuari {name}: ",
         index_incomplete=(
@@ -525,6 +527,8 @@ CLI_WORDS: dict[str, CliWords] = {
         thinking="(pensando…)",
         egress_local="local / privado",
         egress_external="EXTERNO",
+        mode_read="lectura",
+        mode_write="escritura",
         tool_refused="rechazado: {code}",
         password_for="Contraseña de {name}: ",
         index_incomplete=(
@@ -554,28 +558,8 @@ CLI_WORDS: dict[str, CliWords] = {
 
 def cli_language() -> str:
     """``ca``, ``es`` or ``en``: ``ARXIU_LANG``, else the settings' ``language``, else the
-    system's, else English (the choice the desktop app makes)."""
-    chosen = os.environ.get("ARXIU_LANG")
-    if chosen in CLI_WORDS:
-        return str(chosen)
-    setting = _setting_language()
-    if setting in CLI_WORDS:
-        return str(setting)
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = os.environ.get(name)
-        if value:
-            system = value.split("_")[0].split(".")[0].lower()
-            return system if system in CLI_WORDS else "en"
-    return "en"
-
-
-def _setting_language() -> str | None:
-    try:
-        data = json.loads(paths.settings_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    value = data.get("language") if isinstance(data, dict) else None
-    return value if isinstance(value, str) else None
+    system's, else English (the choice the desktop app makes; :mod:`app.core.chosen_language`)."""
+    return chosen_language()
 
 
 def words() -> CliWords:

@@ -77,9 +77,13 @@ def test_the_json_events_are_the_same_in_every_language(
 
 
 RUN_LINES = {
-    "ca": ("[tools · local / privat · read]", "(pensant…)", "  refusat: archive.record_not_found"),
+    "ca": (
+        "[tools · local / privat · lectura]",
+        "(pensant…)",
+        "  refusat: archive.record_not_found",
+    ),
     "es": (
-        "[tools · local / privado · read]",
+        "[tools · local / privado · lectura]",
         "(pensando…)",
         "  rechazado: archive.record_not_found",
     ),
@@ -115,8 +119,8 @@ def test_the_model_line_thinking_and_a_refused_tool_are_said_in_the_language(
 @pytest.mark.parametrize(
     ("lang", "line"),
     [
-        ("ca", "[cloud · EXTERN · write]"),
-        ("es", "[cloud · EXTERNO · write]"),
+        ("ca", "[cloud · EXTERN · escriptura]"),
+        ("es", "[cloud · EXTERNO · escritura]"),
         ("en", "[cloud · EXTERNAL · write]"),
     ],
 )

@@ -4,8 +4,9 @@ A run is composed when its model does not write the question's language, or for 
 question on the bundled model (see :mod:`app.core.agent.answer_language`). No model is asked:
 
 1. the question is searched as a grounded run searches it (:func:`~app.core.agent.grounding.
-   search_call`), to find its *lead sections* (those of the records scoring at least
-   :data:`~app.core.agent.sources.STRONG` × the best);
+   search_call`), to find its *lead sections* (:func:`~app.core.agent.sources.leading_sections`:
+   those of the records scoring at least :data:`~app.core.agent.sources.STRONG` × the best,
+   and the one where most of what it found is);
 2. it is searched again within those sections for :data:`~app.core.agent.relevance_cut.LIST_K`
    records, and the records above the measured cut (:mod:`app.core.agent.relevance_cut`) that
    the egress gate let through are listed;
@@ -27,7 +28,7 @@ from app.core.agent.composed_records import ListedRecord, by_section, listed_rec
 from app.core.agent.events import Event, FinalEvent, StopKind, TextEvent
 from app.core.agent.grounding import SEARCH_TOOL, no_sources_answer, search_call
 from app.core.agent.relevance_cut import LIST_K, relevant_hits
-from app.core.agent.sources import STRONG, group_by_record, hits_of
+from app.core.agent.sources import group_by_record, hits_of, leading_sections
 from app.core.agent.tool_calls import ToolCaller, ToolStep
 from app.core.json_types import JsonObject
 from app.core.models.base import ToolCall
@@ -77,13 +78,9 @@ def list_call(question: str, sections: Sequence[str]) -> ToolCall:
 
 
 def lead_sections(result: ToolResult) -> list[str]:
-    """The sections of the records scoring at least ``STRONG`` × the best, best first."""
-    records = group_by_record(hits_of(result.data) if result.ok else [])
-    if not records:
-        return []
-    best = records[0].score
-    strong = [r.section_tipo for r in records if best <= 0 or r.score >= STRONG * best]
-    return list(dict.fromkeys(strong))
+    """The lead sections of a search's records (:func:`~app.core.agent.sources.leading_sections`),
+    best first."""
+    return leading_sections(group_by_record(hits_of(result.data) if result.ok else []))
 
 
 async def composed_run(

@@ -7,7 +7,11 @@ three deterministic rules:
 
 1. one entry per record, scored by its best hit;
 2. *lead sections*: the sections of the records scoring at least ``STRONG`` × the best score
-   (the best record's section always among them); records of other sections are weak hits;
+   (the best record's section always among them), and the section whose records at or above
+   ``RELEVANT`` × the best score add up to the most (where most of what the search found is: a
+   question about a strike in a finding aid whose best hit is the company's authority record,
+   one record against seven of the finding aid's files); records of other sections are weak
+   hits;
 3. a relative cut-off: a record of a lead section is cited when it scores at least
    ``RELEVANT`` × the best score.
 
@@ -153,6 +157,25 @@ def select_sources(hits: list[SourceHit], limit: int = MAX_SOURCES) -> list[Sour
     best = records[0].score
     if best <= 0:
         return records[:1]
-    lead = {r.section_tipo for r in records if r.score >= STRONG * best}
+    lead = set(leading_sections(records))
     chosen = [r for r in records if r.section_tipo in lead and r.score >= RELEVANT * best]
     return chosen[:limit]
+
+
+def leading_sections(records: list[Source]) -> list[str]:
+    """The lead sections of ``records`` (one per record, best first; see the module), in the
+    order of their best records: the sections of the records scoring at least ``STRONG`` × the
+    best, and the one whose records at or above ``RELEVANT`` × the best score most together
+    (the first of equals)."""
+    if not records:
+        return []
+    best = records[0].score
+    if best <= 0:
+        return [records[0].section_tipo]
+    strong = {r.section_tipo for r in records if r.score >= STRONG * best}
+    mass: dict[str, float] = {}
+    for record in records:
+        if record.score >= RELEVANT * best:
+            mass[record.section_tipo] = mass.get(record.section_tipo, 0.0) + record.score
+    strong.add(max(mass, key=mass.__getitem__))  # max keeps the first of equals
+    return [tipo for tipo in dict.fromkeys(r.section_tipo for r in records) if tipo in strong]

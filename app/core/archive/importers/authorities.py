@@ -93,6 +93,13 @@ AGENT_KINDS = ("person", "family", "corporateBody")
 ENTITY_TYPE = "agent4"
 """The agents' entity type field (one of :data:`AGENT_KINDS`, as EAC-CPF writes it)."""
 MARC_SUBFIELD = re.compile(r"\$[a-z0-9]")
+MARC_SUBDIVISION = re.compile(r"\s*\$[vxyz]\s*")
+"""A heading's form, general, chronological or geographic subdivision (``$v``, ``$x``, ``$y``,
+``$z``), shown as `` -- `` the way LCSH headings are read (``Labor unions -- Washington
+(State) -- Seattle``)."""
+SUBDIVISION = " -- "
+_LOOSE_DASHES = re.compile(r"^(?:\s*--)+\s*|\s*(?:--\s*)+$")
+"""A subdivision mark with nothing before or after it (``$zSeattle``, ``Labor$z``)."""
 _SPACE = re.compile(r"\s+")
 
 _a = functools.partial(schema_field, AGENTS)
@@ -180,12 +187,13 @@ def ensure_authority_schema(archive: Archive) -> None:
 
 
 def clean_name(name: str) -> str:
-    """A name as shown: MARC subfield markers (``$d``) dropped, spaces collapsed, trailing
-    punctuation of MARC headings (``Yoneda, Karl G.,$d1906-`` → ``Yoneda, Karl G., 1906-``)."""
-    text = MARC_SUBFIELD.sub(" ", name)
+    """A name as shown: MARC subdivisions as `` -- `` (:data:`MARC_SUBDIVISION`), other
+    subfield markers (``$d``) dropped, spaces collapsed, trailing punctuation of MARC headings
+    (``Yoneda, Karl G.,$d1906-`` → ``Yoneda, Karl G., 1906-``)."""
+    text = MARC_SUBFIELD.sub(" ", MARC_SUBDIVISION.sub(SUBDIVISION, name.strip()))
     text = _SPACE.sub(" ", text).strip()
     text = text.replace(" ,", ",").replace(" .", ".")
-    return text.strip(" ,;")
+    return _LOOSE_DASHES.sub("", text).strip(" ,;")
 
 
 def fold(name: str) -> str:

@@ -277,6 +277,10 @@ def test_uw_names_lose_marc_markers_and_titles_their_line_breaks(
 
     assert not [n for n in names if "$" in n]
     assert "Yoneda, Karl G., 1906-" in names
+    terms = {r.text("subject2") or "" for r in archive.iter_records(SUBJECTS)}
+    # CaughlanJohn0704.xml: Lawyers$zWashington (State)$zSeattle$vArchives
+    assert "Lawyers -- Washington (State) -- Seattle -- Archives" in terms
+    assert not [t for t in terms if "$z" in t or "$x" in t or t.startswith("--")]
     assert first(bulosan, TITLE) == "Carlos Bulosan papers"
     assert first(bulosan, FINDING_AID) == "Guide to the Carlos Bulosan Papers"
     assert [i["value"] for i in bulosan.items("ead9")][:2] == ["4.99 cubic feet", "7 boxes"]
