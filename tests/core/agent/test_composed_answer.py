@@ -105,6 +105,8 @@ def test_lead_sections_are_those_of_the_strong_records() -> None:
 
     assert lead_sections(result(("oh1/7", 1.0), ("tp1/4", 0.85), ("oh1/2", 0.9))) == ["oh1"]
     assert lead_sections(result(("tp1/4", 1.0), ("oh1/2", 0.95))) == ["tp1", "oh1"]
+    where_most_are = result(("agent1/87", 1.0), ("ead1/5", 0.85), ("ead1/6", 0.8))
+    assert lead_sections(where_most_are) == ["agent1", "ead1"]
     assert lead_sections(ToolResult(ok=False, code="index.unavailable", message="x")) == []
 
 

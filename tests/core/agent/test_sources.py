@@ -69,6 +69,23 @@ def test_a_strong_hit_in_another_section_makes_it_a_lead_section() -> None:
     assert keys(hits) == ["numisdata6/4", "oh1/22", "oh1/40"]
 
 
+def test_the_section_holding_most_of_what_was_found_leads_too() -> None:
+    """The UW labor archives, "Which records are about the Seattle City Light strike?": the
+    company's authority record is the best hit, seven of the eight are the finding aid's."""
+    hits = [
+        hit("agent1/87", 0.938),
+        hit("ead1/1934", 0.804),  # 0.86 of the best, below STRONG
+        hit("ead1/5240", 0.780),
+        hit("ead1/5247", 0.638),
+        hit("ead1/5173", 0.563),  # RELEVANT × the best: 0.5628
+        hit("subject1/63", 0.560),  # below RELEVANT: adds nothing to its section
+        hit("ead1/4383", 0.519),
+    ]
+    assert keys(hits) == ["agent1/87", "ead1/1934", "ead1/5240", "ead1/5247", "ead1/5173"]
+    # one record each: the best one's section leads (the first of equals)
+    assert keys([hit("tp1/1", 0.9), hit("oh1/1", 0.7)]) == ["tp1/1"]
+
+
 def test_one_entry_per_record_scored_by_its_best_hit_and_labelled_from_its_hits() -> None:
     hits = [
         hit("oh1/7", 0.9, label="oh1/7", field="oh32"),  # a chunk labelled only by its key
