@@ -106,34 +106,6 @@ def test_text_mode_streams_the_answer_and_tool_activity(
     assert "→ Read record oh1/1" in captured.err and "  ok" in captured.err
 
 
-READ_SUMMARY = {
-    "ca": "→ Llegeix el registre oh1/1",
-    "es": "→ Lee el registro oh1/1",
-    "en": "→ Read record oh1/1",
-}
-
-
-@pytest.mark.parametrize("lang", ["ca", "es", "en"])
-def test_the_tool_activity_is_in_the_cli_language_and_json_events_in_english(
-    folder: Path,
-    scripted: dict[str, ScriptedModel],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    lang: str,
-) -> None:
-    monkeypatch.setenv("ARXIU_LANG", lang)
-    reading = call("dedalo_read_record", {"section_tipo": "oh1", "section_id": 1})
-    for _ in range(2):
-        scripted["tools"].extend(Turn(tool_calls=(reading,)), Turn(text="Joan Vila (oh1/1)."))
-    assert main(["ask", "Who is in oh1/1?", "--archive", str(folder)]) == 0
-    err = capsys.readouterr().err
-    assert READ_SUMMARY[lang] in err.splitlines()
-    assert main(["ask", "Who is in oh1/1?", "--json-events", "--archive", str(folder)]) == 0
-    events = lines_of(capsys.readouterr().out)
-    summaries = [e["data"]["summary"] for e in events if e["event"] == "tool_use"]
-    assert summaries == ["Read record oh1/1"]
-
-
 @pytest.mark.parametrize(("typed", "applied"), [("yes\n", True), ("no\n", False), ("", False)])
 def test_write_mode_shows_the_confirm_card_and_applies_only_after_yes(
     folder: Path,

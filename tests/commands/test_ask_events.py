@@ -1,7 +1,7 @@
 """``arxiu ask`` prints an error streamed by a run as it prints a raised one: its code, its
 label in the CLI's language and its hint; ``--json-events`` and the exit code are the same in
-every language. The model line's badge, the thinking note and a refused tool call are in the
-CLI's language too."""
+every language. The model line's badge and mode, the thinking note, a tool call's summary and
+its refusal are in the CLI's language too."""
 
 from __future__ import annotations
 
@@ -80,16 +80,19 @@ RUN_LINES = {
     "ca": (
         "[tools · local / privat · lectura]",
         "(pensant…)",
+        "→ Llegeix el registre oh1/999",
         "  refusat: archive.record_not_found",
     ),
     "es": (
         "[tools · local / privado · lectura]",
         "(pensando…)",
+        "→ Lee el registro oh1/999",
         "  rechazado: archive.record_not_found",
     ),
     "en": (
         "[tools · local / private · read]",
         "(thinking…)",
+        "→ Read record oh1/999",
         "  refused: archive.record_not_found",
     ),
 }
@@ -103,17 +106,24 @@ def test_the_model_line_thinking_and_a_refused_tool_are_said_in_the_language(
     monkeypatch: pytest.MonkeyPatch,
     lang: str,
 ) -> None:
-    """The model's id, the mode and the refusal's code stay as they are."""
+    """The model's id and the refusal's code stay as they are; ``--json-events`` summarises
+    the call in English, as ``--json`` gives labels in every language."""
     monkeypatch.setenv("ARXIU_LANG", lang)
     missing = call("dedalo_read_record", {"section_tipo": "oh1", "section_id": 999})
-    scripted["tools"].extend(
-        Turn(thinking="Which record?", tool_calls=(missing,)), Turn(text="No.")
-    )
+    for _ in range(2):
+        scripted["tools"].extend(
+            Turn(thinking="Which record?", tool_calls=(missing,)), Turn(text="No.")
+        )
     assert main(["ask", "who is oh1/999?", "--archive", str(folder)]) == 0
     err = capsys.readouterr().err.splitlines()
-    model, thinking, refused = RUN_LINES[lang]
+    model, thinking, tool, refused = RUN_LINES[lang]
     assert err[err.index(model) + 1] == thinking
-    assert refused in err
+    assert err[err.index(refused) - 1] == tool
+    argv = ["ask", "who is oh1/999?", "--json-events", "--archive", str(folder)]
+    assert main(argv) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+    summaries = [e["data"]["summary"] for e in events if e["event"] == "tool_use"]
+    assert summaries == ["Read record oh1/999"]
 
 
 @pytest.mark.parametrize(
