@@ -35,7 +35,7 @@ ead16   related material        text      ``relatedmaterial``
 ead17   conditions of access    text      ``accessrestrict`` (see :func:`closes_access`)
 ead18   part of                 relation  the parent record (``ead1``)
 ead19   order                   number    position among the parent's components (1, 2…)
-ead20   finding aid             text      the finding aid's ``titleproper``, then its EADID
+ead20   finding aid             text      the finding aid's ``titleproper``, then its EADID (top)
 ead21   creators                relation  ``origination`` names → ``agent1``
 ead22   subject names           relation  ``controlaccess`` persname/famname/corpname
 ead23   places                  relation  ``controlaccess/geogname`` → ``place1``
@@ -414,8 +414,9 @@ def _built(
         put(values, PART_OF, keys[unit.parent].to_locator())
         links += 1
     put(values, ORDER, unit.order)
-    put_text(values, FINDING_AID, doc.title, doc.lang)
-    put(values, FINDING_AID, doc.base)
+    if unit.parent is None:  # the finding aid's own record; a unit's trail names its papers
+        put_text(values, FINDING_AID, doc.title, doc.lang)
+        put(values, FINDING_AID, doc.base)
     seen: set[tuple[str, RecordKey]] = set()
     for tipo, mention in info.mentions:
         target = authorities.get(mention.external_id)

@@ -234,10 +234,11 @@ def test_a_known_component_has_its_parent_order_and_siblings(imported: dict[str,
         "LUDOVIC VITET (1802-1873)",
         "Fonds Vitet",
     ]
-    assert [i["value"] for i in letters.items(FINDING_AID)] == [
+    assert [i["value"] for i in chain[-1].items(FINDING_AID)] == [
         "Fonds Vitet (XIXe-XXe siècles)",
         "FRAN_IR_003500",
     ]
+    assert not [r for r in chain[:-1] if r.items(FINDING_AID)]  # said once, by the fonds
 
 
 def test_the_fonds_keeps_its_dates_as_written_and_as_a_range(imported: dict[str, Archive]) -> None:
