@@ -7,8 +7,9 @@ question on the bundled model (see :mod:`app.core.agent.answer_language`). No mo
    search_call`), to find its *lead sections* (:func:`~app.core.agent.sources.leading_sections`:
    those of the records scoring at least :data:`~app.core.agent.sources.STRONG` × the best,
    and the one where most of what it found is);
-2. it is searched again within those sections for :data:`~app.core.agent.relevance_cut.LIST_K`
-   records, and the records above the measured cut (:mod:`app.core.agent.relevance_cut`) that
+2. it is searched again within those sections for :data:`~app.core.agent.relevance_cut.FLOOR_K`
+   records, and the first :data:`~app.core.agent.relevance_cut.LIST_K` records above the
+   measured cut (:mod:`app.core.agent.relevance_cut`) that
    the egress gate let through are listed;
 3. the answer says how many it found, in the question's language (:mod:`app.core.agent.
    answer_phrases`), then lists them grouped by section with the count, in rank order: each
@@ -27,7 +28,7 @@ from app.core.agent.answer_phrases import Phrases, phrases
 from app.core.agent.composed_records import ListedRecord, by_section, listed_record
 from app.core.agent.events import Event, FinalEvent, StopKind, TextEvent
 from app.core.agent.grounding import SEARCH_TOOL, no_sources_answer, search_call
-from app.core.agent.relevance_cut import LIST_K, relevant_hits
+from app.core.agent.relevance_cut import FLOOR_K, LIST_K, relevant_hits
 from app.core.agent.sources import group_by_record, hits_of, leading_sections
 from app.core.agent.tool_calls import ToolCaller, ToolStep
 from app.core.json_types import JsonObject
@@ -73,7 +74,7 @@ class ComposingRun(Protocol):
 
 def list_call(question: str, sections: Sequence[str]) -> ToolCall:
     """The list search: ``question`` within ``sections``, one hit per record."""
-    arguments: JsonObject = {"query": question, "k": LIST_K, "sections": list(sections)}
+    arguments: JsonObject = {"query": question, "k": FLOOR_K, "sections": list(sections)}
     return ToolCall(LIST_CALL_ID, SEARCH_TOOL, arguments)
 
 
@@ -116,12 +117,15 @@ async def composed_run(
 def listed_records(
     run: ComposingRun, result: ToolResult, archive: Archive, lang: str
 ) -> list[ListedRecord]:
-    """The relevant records of ``result`` that the gate let through, in rank order."""
+    """The relevant records of ``result`` that the gate let through, in rank order (the first
+    :data:`~app.core.agent.relevance_cut.LIST_K`)."""
     out: list[ListedRecord] = []
     for hit in relevant_hits(hits_of(result.data) if result.ok else []):
         listed = listed_record(archive, hit, lang)
         if listed is not None and listed.key in run.returned:
             out.append(listed)
+            if len(out) == LIST_K:
+                break
     return out
 
 
