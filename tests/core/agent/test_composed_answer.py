@@ -7,11 +7,11 @@ import pytest
 from app.core.agent.answer_language import composition
 from app.core.agent.answer_phrases import PHRASES, phrases
 from app.core.agent.citations import find_citations
-from app.core.agent.composed_answer import composed_text, lead_sections
+from app.core.agent.composed_answer import composed_text, lead_sections, list_call
 from app.core.agent.composed_records import ListedRecord
 from app.core.agent.events import FinalEvent, ToolUseEvent
 from app.core.agent.list_questions import list_noun
-from app.core.agent.relevance_cut import CUT, floor_score, relevant_hits
+from app.core.agent.relevance_cut import CUT, FLOOR_K, LIST_K, floor_score, relevant_hits
 from app.core.agent.request import ChatRequest
 from app.core.agent.sources import SourceHit
 from app.core.archive import Archive, RecordKey
@@ -93,6 +93,18 @@ def test_the_cut_rises_from_the_searchs_own_floor() -> None:
     assert [h.section_id for h in relevant_hits(few)] == [1, 2]
     flat = [hit(f"oh1/{n}", 0.5) for n in range(12)]
     assert len(relevant_hits(flat)) == 12 and relevant_hits([]) == []
+
+
+def test_a_topic_with_more_records_than_a_list_holds_is_not_its_own_floor() -> None:
+    """20 records on the topic (0.95 → 0.76), 30 unrelated (0.30): the list search asks for
+    FLOOR_K records, so its median is an unrelated one and all 20 are listed; the first 30
+    alone (20 on the topic) would make a record on the topic the floor and list 13."""
+    topic = [hit(f"ead1/{n}", 0.95 - n * 0.01) for n in range(20)]
+    unrelated = [hit(f"ead1/{n}", 0.30) for n in range(100, 130)]
+    hits = [*topic, *unrelated]
+    assert list_call("strikes?", ["ead1"]).arguments["k"] == FLOOR_K == len(hits) == 50
+    assert relevant_hits(hits) == topic
+    assert len(relevant_hits(hits[:LIST_K])) == 13
 
 
 def test_lead_sections_are_those_of_the_strong_records() -> None:
