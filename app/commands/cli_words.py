@@ -147,10 +147,10 @@ class CliWords:
     """``arxiu ask`` while the model thinks."""
     egress_local: str
     egress_external: str
+    """The model line's badge: where the question goes (the model's id stays as it is)."""
     mode_read: str
-    """The run's mode in the header line (the wire's ``read`` and ``write``)."""
     mode_write: str
-    """The model line's badge: where the question goes (the model and mode stay as they are)."""
+    """The model line's mode (the wire's ``read`` and ``write``)."""
     tool_refused: str
     """A tool call the run refused, with its ``{code}``."""
     password_for: str

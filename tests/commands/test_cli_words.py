@@ -12,7 +12,7 @@ import pytest
 
 from app.cli import main
 from app.commands.ask_citations import citation_lines, claim_lines
-from app.commands.cli_words import cli_language, error_lines, number, said, score, seconds
+from app.commands.cli_words import error_lines, number, said, score, seconds
 from app.core.agent.citations import Citation
 from app.core.agent.claims import Claim
 from app.core.agent.events import ErrorEvent
@@ -97,24 +97,6 @@ def test_ask_s_citation_and_claim_blocks_follow_the_language(lang: str) -> None:
     heading = claim_lines(answer, [claim])[0]
     start = {"ca": "Afirmacions: 1", "es": "Afirmaciones: 1", "en": "Claims: 1"}[lang]
     assert heading.startswith(start)
-
-
-def test_the_language_comes_from_the_settings_then_the_system(
-    arxiu_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("ARXIU_LANG", raising=False)
-    for name in ("LC_ALL", "LC_MESSAGES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LANG", "es_ES.UTF-8")
-    assert cli_language() == "es"
-    monkeypatch.setenv("LANG", "C.UTF-8")
-    assert cli_language() == "en"
-    settings = arxiu_home / "settings.json"
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps({"language": "ca"}), encoding="utf-8")
-    assert cli_language() == "ca"
-    monkeypatch.setenv("ARXIU_LANG", "es")
-    assert cli_language() == "es"
 
 
 def letters(folder: Path, count: int) -> Path:
