@@ -94,7 +94,7 @@ def test_a_bug_is_said_in_the_language(
     """A tool with a bug in it ends ``arxiu ask``: the bug's line in the language, the class
     of the error as Python names it, exit code 1."""
     monkeypatch.setenv("ARXIU_LANG", lang)
-    code = main(["ask", "how many sections?", "--archive", str(folder)])
+    code = main(["ask", "How many sections does the archive have?", "--archive", str(folder)])
     assert code == EXIT_BUG
     assert capsys.readouterr().err.splitlines()[-1] == BUG[lang]
 
