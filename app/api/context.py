@@ -60,18 +60,20 @@ class Limits:
 def base_settings() -> AssistantSettings:
     """The assistant settings from ``settings.json`` (privacy; defaults if none), in the
     language chosen for Arxiu (:func:`~app.core.chosen_language.chosen_archive_language`: the
-    tools' summaries and the labels they give)."""
-    lang = chosen_archive_language()
+    tools' summaries and the labels they give); the file is read once."""
     try:
         data = json.loads(paths.settings_file().read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return AssistantSettings(lang=lang)
+        data = {}
     except (OSError, ValueError) as error:
         log.warning("settings file unreadable, using defaults: %s", error)
-        return AssistantSettings(lang=lang)
+        data = {}
     if not isinstance(data, dict):
-        return AssistantSettings(lang=lang)
-    return AssistantSettings(external_content=bool(data.get("external_content", False)), lang=lang)
+        data = {}
+    return AssistantSettings(
+        external_content=bool(data.get("external_content", False)),
+        lang=chosen_archive_language(data.get("language")),
+    )
 
 
 @dataclass

@@ -16,12 +16,17 @@ UI_LANGS = {"ca": "lg-cat", "es": "lg-spa", "en": "lg-eng"}
 """The languages Arxiu speaks, and the archive language of each (labels, titles, tools)."""
 
 
-def chosen_language() -> str:
-    """``ca``, ``es`` or ``en`` (see the module)."""
+_UNREAD = object()
+
+
+def chosen_language(setting: object = _UNREAD) -> str:
+    """``ca``, ``es`` or ``en`` (see the module); ``setting``: the settings' ``language`` when
+    the caller has read the file already (it is then not read again)."""
     chosen = os.environ.get("ARXIU_LANG")
     if chosen in UI_LANGS:
         return str(chosen)
-    setting = setting_language()
+    if setting is _UNREAD:
+        setting = setting_language()
     if setting in UI_LANGS:
         return str(setting)
     for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
@@ -32,9 +37,9 @@ def chosen_language() -> str:
     return "en"
 
 
-def chosen_archive_language() -> str:
+def chosen_archive_language(setting: object = _UNREAD) -> str:
     """The archive language of :func:`chosen_language` (``lg-cat``, ``lg-spa``, ``lg-eng``)."""
-    return UI_LANGS[chosen_language()]
+    return UI_LANGS[chosen_language(setting)]
 
 
 def setting_language() -> str | None:

@@ -22,11 +22,13 @@ from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
 from app.core import i18n_tables, paths
 from app.core.archive.shown_values import LANGUAGE_NAMES
+from app.core.chosen_language import UI_LANGS
 from app.core.error_labels import labelled
 from app.core.errors import ArxiuError
 
 LANGUAGES = {"en": "English", "ca": "Català", "es": "Español"}
-ARCHIVE_LANGS = {"en": "lg-eng", "ca": "lg-cat", "es": "lg-spa"}
+ARCHIVE_LANGS = UI_LANGS
+"""The archive language of each UI language (the CLI's and the server's too)."""
 LOCALES = {"en": "en_US", "ca": "ca_ES", "es": "es_ES"}
 """The locale whose number formats each UI language uses."""
 
