@@ -93,10 +93,11 @@ AGENT_KINDS = ("person", "family", "corporateBody")
 ENTITY_TYPE = "agent4"
 """The agents' entity type field (one of :data:`AGENT_KINDS`, as EAC-CPF writes it)."""
 MARC_SUBFIELD = re.compile(r"\$[a-z0-9]")
-MARC_SUBDIVISION = re.compile(r"\s*\$[vxyz]\s*")
+MARC_SUBDIVISION = re.compile(r"\s*\$(?:[vxyz]|(?=[A-ZÀ-ÖØ-Þ]))\s*")
 """A heading's form, general, chronological or geographic subdivision (``$v``, ``$x``, ``$y``,
 ``$z``), shown as `` -- `` the way LCSH headings are read (``Labor unions -- Washington
-(State) -- Seattle``)."""
+(State) -- Seattle``); so is a ``$`` whose code letter was left out before a capital
+(``Washington (State)$Seattle`` in a UW finding aid: subfield codes are lower case)."""
 SUBDIVISION = " -- "
 _LOOSE_DASHES = re.compile(r"^(?:\s*--)+\s*|\s*(?:--\s*)+$")
 """A subdivision mark with nothing before or after it (``$zSeattle``, ``Labor$z``)."""
