@@ -60,6 +60,9 @@ class Node:
     reference: str = ""
     level: str = ""
     order: float | None = None
+    dates: str = ""
+    container: str = ""
+    """The box or folder it is in, as the finding aid says (``Box-folder 11/10``)."""
 
 
 def saved_layouts(archive: Archive) -> list[str]:
@@ -104,6 +107,8 @@ def node_of(archive: Archive, record: Record, shape: Hierarchy, lang: str = "lg-
         text(shape.reference_field),
         text(shape.level_field),
         order,
+        text(shape.date_field),
+        text(shape.container_field),
     )
 
 

@@ -3,10 +3,10 @@
 A section is hierarchical when one of its relation fields targets the section itself and says
 it names the parent: EAD's ``ead1`` "part of", or a table imported with a ``parent`` column. A
 relation among records of one section that names no parent ("related agents", "related
-people") makes no hierarchy. :func:`shape_of` finds that
-field, the order field (a number field labelled "order"), and the fields that hold a reference
-code and a level, from the field definitions and from the column roles that table imports saved
-(the JSON mappings under :data:`TABLE_LAYOUTS` in the archive's meta). Used by
+people") makes no hierarchy. :func:`shape_of` finds that field, the order field (a number
+field labelled "order"), and the fields that hold a reference code, a level, the dates and the
+container, from the field definitions and from the column roles that table imports saved (the
+JSON mappings under :data:`TABLE_LAYOUTS` in the archive's meta). Used by
 :mod:`app.core.archive.hierarchy` and by the archive's labels, which lead with the reference code.
 """
 
@@ -33,6 +33,8 @@ REFERENCE_WORDS = frozenset(
 LEVEL_WORDS = frozenset(
     {"level", "level of description", "nivell", "nivel", "nivel de descripcion"}
 )
+DATE_WORDS = frozenset({"dates", "date", "date(s)", "data", "fecha", "fechas"})
+CONTAINER_WORDS = frozenset({"container", "contenidor", "contenedor", "box", "caixa", "caja"})
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class Hierarchy:
     level_field: str | None = None
     label_field: str | None = None
     """The section's label field (a node's label without a query per record)."""
+    date_field: str | None = None
+    """A text field with the dates as shown (EAD's ``unitdate``, a table's date column)."""
+    container_field: str | None = None
+    """A text field with the box or folder (EAD's ``container``)."""
 
 
 def _fold(text: str) -> str:
@@ -111,6 +117,8 @@ def shape_of(section: Section, fields: list[Field], roles: dict[str, str]) -> Hi
         reference_field=find("identifier", REFERENCE_WORDS, ("text",)),
         level_field=find("level", LEVEL_WORDS, ("text",)),
         label_field=section.label_field,
+        date_field=find("date", DATE_WORDS, ("text",)),
+        container_field=find("container", CONTAINER_WORDS, ("text",)),
     )
 
 

@@ -173,9 +173,10 @@ def _reference_line(record: Record, shape: Hierarchy | None, lang: str, c: Palet
 def _children(
     nodes: list[Node], c: Palette, words: dict[str, str], lang: str, key: RecordKey, every: bool
 ) -> str:
-    """The records under ``key``, in order: reference code and title, each a link, and the
-    level in ``lang``; the first :data:`CHILDREN_SHOWN`, then a link that lists them all
-    (``every``: all of them)."""
+    """The records under ``key``, in order: reference code and title, each a link, the level
+    in ``lang``, and the dates and container (what tells apart siblings that share a title,
+    as a finding aid lists them); the first :data:`CHILDREN_SHOWN`, then a link that lists them
+    all (``every``: all of them)."""
     if not nodes:
         return ""
     title = words.get("contents", "Contents")
@@ -185,9 +186,11 @@ def _children(
         code = f"<b>{html.escape(node.reference)}</b> " if node.reference else ""
         shown = html.escape(said(node.level, LEVELS, lang))
         level = f" <span style='color:{c.muted}; font-size:small'>{shown}</span>"
+        where = " · ".join(html.escape(t) for t in (node.dates, node.container) if t)
+        said_where = f" <span style='color:{c.muted}'>· {where}</span>" if where else ""
         rows.append(
             f"<li>{code}<a href='{record_link(node.key)}' style='color:{c.link}'>"
-            f"{html.escape(node.label)}</a>{level if node.level else ''}</li>"
+            f"{html.escape(node.label)}</a>{level if node.level else ''}{said_where}</li>"
         )
     more = len(nodes) - len(shown_nodes)
     said_more = words.get("show_every_child", "+{n}: show them all").format(n=more)

@@ -171,3 +171,23 @@ def test_links_among_equals_make_no_hierarchy(archive: Archive) -> None:
 
     assert hierarchy_of(archive, agents) is None
     assert breadcrumbs(archive, related) == [] and children_of(archive, related) == []
+
+
+def test_siblings_with_one_title_are_told_apart_by_dates_and_container(archive: Archive) -> None:
+    """UW's AFL-CIO records: the files under a subseries are all "Oregon State
+    Correspondence"; each child carries its own ``unitdate`` and box-folder."""
+    path = shared_data("ead", "uw-labor-archives", "AFL-CIORegion9_5189.xml_LinkedDataProject.xml")
+    run_import(archive, "ead", path)
+    keys = external_keys(archive, "ead")
+    parent = "AFL-CIORegion9_5189.xml#c4.1.4"  # the 4th c03 of the 1st c02 of the 4th c01
+    units = etree.parse(str(path)).xpath("/ead/archdesc/dsc/c01[4]/c02[1]/c03[4]/c04")
+    assert isinstance(units, list) and len(units) == 6
+
+    nodes = children_of(archive, keys[parent])
+
+    assert len({n.label for n in nodes}) == 1
+    assert [n.dates for n in nodes] == [u.findtext("did/unitdate").strip() for u in units]
+    assert [n.container.split()[-1] for n in nodes] == [
+        u.findtext("did/container").strip() for u in units
+    ]
+    assert len({(n.dates, n.container) for n in nodes}) == 6

@@ -90,9 +90,10 @@ def test_a_level_of_description_is_said_in_the_ui_language(
     level_row = shown[0].index(("Level", "Nivell", "Nivel")[LANGS.index(lang)])
     assert shown[0][level_row + 1] == collection
     children = shown[1][shown[1].index("Contents (5)") + 1 :]
-    assert children[0] == f"Drawer 1a-1b {file}"
+    assert children[0] == f"Drawer 1a-1b {file} · Box 1"  # its box, as written, after the level
     assert children[5:] == ["Search within this description"]  # the link under the contents
-    assert all(line.endswith(f" {file}") for line in children[:5])
+    assert all(f" {file} · Box " in line for line in children[:3])
+    assert all(line.endswith(f" {file}") for line in children[3:5])  # web captures: no box
 
 
 @pytest.mark.parametrize(

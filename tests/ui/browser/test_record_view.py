@@ -37,6 +37,13 @@ def test_a_component_shows_its_trail_and_its_children_in_order(make_window: Any)
     keys = external_keys(archive, "ead")
     codes = _strings("//c[@id='d_1_2']/c/did/unitid[1]")
     titles = _strings("//c[@id='d_1_2']/c/did/unittitle[1]")
+    dates = [  # each child's dates after its title, as a finding aid lists them
+        f" · {' '.join(c.split())}" if c else ""
+        for c in (
+            str(e.xpath("string(did/unitdate[1])"))
+            for e in etree.parse(str(shared_data(*VITET))).xpath("//c[@id='d_1_2']/c")
+        )
+    ]
     own_code = _strings("//c[@id='d_1_2']/did/unitid")[0]
 
     window.open_record(keys["FRAN_IR_003500#d_1_2"])
@@ -46,7 +53,10 @@ def test_a_component_shows_its_trail_and_its_children_in_order(make_window: Any)
     assert lines[1] == "Correspondance active" and lines[2] == own_code
     start = lines.index(f"Contents ({len(titles)})") + 1
     shown = lines[start : start + len(titles)]
-    assert shown == [f"{code} {title}" for code, title in zip(codes, titles, strict=True)]
+    assert shown == [
+        f"{code} {title}{when}" for code, title, when in zip(codes, titles, dates, strict=True)
+    ]
+    assert any(dates)
     assert "Linked from" not in lines  # the children are not listed twice
 
     html = window.record_view.browser.toHtml()

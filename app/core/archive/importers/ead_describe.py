@@ -266,7 +266,7 @@ def _did(did: Element, info: Described, doc: Doc, lang: Lang) -> None:
             _names(item, info, CREATORS, doc, own_lang(item, lang))
         elif name == "abstract":
             put_text(values, ABSTRACT, text(item), own_lang(item, lang))
-    if containers:
+    if any(containers):
         put(values, CONTAINER, ", ".join(c for c in containers if c))
     if ranges:
         put(values, FROM, min(start for start, _ in ranges))
@@ -364,10 +364,12 @@ def extents(item: Element) -> list[str]:
 
 
 def _container(item: Element) -> str:
-    """``Box 3`` for ``<container type="box">3</container>`` (EAD3 ``@localtype``)."""
+    """``Box 3`` for ``<container type="box">3</container>`` (EAD3 ``@localtype``); nothing
+    for a container with no number (a template's left-over placeholder, UW's
+    ``<container type="box-folder"><?xm-replace_text …?></container>``)."""
     value = text(item)
     kind = (item.get("type") or item.get("localtype") or "").strip()
-    return f"{kind[:1].upper()}{kind[1:].lower()} {value}".strip() if kind else value
+    return f"{kind[:1].upper()}{kind[1:].lower()} {value}" if kind and value else value
 
 
 def _media(item: Element, info: Described) -> None:

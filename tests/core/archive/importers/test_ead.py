@@ -292,6 +292,19 @@ def test_uw_names_lose_marc_markers_and_titles_their_line_breaks(
     assert bulosan.items("ead2")[0]["lang"] == "lg-eng"
 
 
+def test_a_container_with_no_number_is_no_container(imported: dict[str, Archive]) -> None:
+    """UW's template left ``<container type="box-folder"><?xm-replace_text {…}?></container>``
+    in its files: stored as "Box-folder" alone it said nothing (233 units)."""
+    records = records_by_id(imported["uw-labor-archives"])
+    web = records["APhilipRandolphInstitute5903.xml#c1.5"]
+    drawer = records["APhilipRandolphInstitute5903.xml#c1.1"]
+
+    assert web.items(CONTAINER) == [] and first(drawer, CONTAINER) == "Box 1"
+    assert not [
+        r for r in records.values() for i in r.items(CONTAINER) if i["value"] in ("", "Box-folder")
+    ]
+
+
 def test_caltech_component_has_box_and_folder_and_digital_objects(
     imported: dict[str, Archive],
 ) -> None:
