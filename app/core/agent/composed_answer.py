@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from app.core.agent.answer_phrases import Phrases, phrases
-from app.core.agent.composed_records import ListedRecord, by_section, listed_record
+from app.core.agent.composed_records import ListedRecord, Shapes, by_section, listed_record
 from app.core.agent.events import Event, FinalEvent, StopKind, TextEvent
 from app.core.agent.grounding import SEARCH_TOOL, no_sources_answer, search_call
 from app.core.agent.relevance_cut import FLOOR_K, LIST_K, relevant_hits
@@ -120,8 +120,9 @@ def listed_records(
     """The relevant records of ``result`` that the gate let through, in rank order (the first
     :data:`~app.core.agent.relevance_cut.LIST_K`)."""
     out: list[ListedRecord] = []
+    shapes: Shapes = {}
     for hit in relevant_hits(hits_of(result.data) if result.ok else []):
-        listed = listed_record(archive, hit, lang)
+        listed = listed_record(archive, hit, lang, shapes)
         if listed is not None and listed.key in run.returned:
             out.append(listed)
             if len(out) == LIST_K:
@@ -140,11 +141,11 @@ def composed_text(records: Sequence[ListedRecord], table: Phrases, noun: str | N
 
 
 def record_line(record: ListedRecord, table: Phrases) -> str:
-    """One listed record: ``- **Label** (tipo/id @tc) · date · language · page: «passage»``."""
+    """One listed record: ``- **Label** (tipo/id @tc) · date · box · language · page:
+    «passage»``."""
     where = f" @{_hms(record.timecode)}" if record.timecode else ""
     facts = [f"**{_plain(record.label)}** ({record.key}{where})"]
-    if record.date:
-        facts.append(record.date)
+    facts += [fact for fact in (record.date, record.container) if fact]
     names = [table.language(lang) for lang in record.langs]
     if any(names):
         facts.append("/".join(name for name in names if name))

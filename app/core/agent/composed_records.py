@@ -1,9 +1,11 @@
 """The records a composed answer lists, each with what the archive says of it.
 
 For each relevant hit of a list search, a :class:`ListedRecord`: its label and its section's
-label in the answer's language, its date (the first date field that has a value), its
-languages (those of its transcriptions, else of its text values) and the passage that matched
-(the hit's snippet, with its timecode or page). Records are grouped by section in rank order
+label in the answer's language, its date (in an archival hierarchy the dates as the finding aid
+writes them, ``1992-1994``; elsewhere the first date field that has a value), its box or folder
+(a hierarchy's container: what "in which box is…" asks), its languages (those of its
+transcriptions, else of its text values) and the passage that matched (the hit's snippet,
+with its timecode or page). Records are grouped by section in rank order
 (:func:`by_section`).
 """
 
@@ -15,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from app.core.agent.citations import record_langs
 from app.core.agent.sources import SourceHit
+from app.core.archive.hierarchy import hierarchy_of
+from app.core.archive.hierarchy_shape import Hierarchy
 from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
 
 if TYPE_CHECKING:
@@ -36,10 +40,18 @@ class ListedRecord:
     passage: str
     timecode: str | None = None
     page: str | None = None
+    container: str | None = None
 
 
-def listed_record(archive: Archive, hit: SourceHit, lang: str) -> ListedRecord | None:
-    """The record ``hit`` names, as a composed answer lists it (``None``: not in the archive)."""
+Shapes = dict[str, Hierarchy | None]
+"""Each section's hierarchy (or ``None``), read once per answer."""
+
+
+def listed_record(
+    archive: Archive, hit: SourceHit, lang: str, shapes: Shapes | None = None
+) -> ListedRecord | None:
+    """The record ``hit`` names, as a composed answer lists it (``None``: not in the archive);
+    ``shapes`` keeps the hierarchies read for the records listed before."""
     sid = hit.section_id
     if isinstance(sid, str):
         if not sid.isdigit():
@@ -50,16 +62,27 @@ def listed_record(archive: Archive, hit: SourceHit, lang: str) -> ListedRecord |
     if record is None:
         return None
     section = archive.section(key.section_tipo) if archive.has_section(key.section_tipo) else None
+    shapes = {} if shapes is None else shapes
+    if key.section_tipo not in shapes:
+        shapes[key.section_tipo] = hierarchy_of(archive, key.section_tipo)
+    shape = shapes[key.section_tipo]
     return ListedRecord(
         key=key,
         label=archive.label_of(record, lang),
         section_label=section.label(lang) if section else key.section_tipo,
-        date=_date(archive, record),
+        date=_shown(record, shape.date_field if shape else None) or _date(archive, record),
         langs=_langs(archive, record),
         passage=" ".join(hit.snippet.split()),
         timecode=hit.timecode,
         page=hit.page,
+        container=_shown(record, shape.container_field if shape else None),
     )
+
+
+def _shown(record: Record, tipo: str | None) -> str | None:
+    """The first value of text field ``tipo``, as written (``None``: no field, no value)."""
+    text = record.text(tipo) if tipo else None
+    return " ".join(text.split()) if text and text.strip() else None
 
 
 def _date(archive: Archive, record: Record) -> str | None:
