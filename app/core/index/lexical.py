@@ -70,6 +70,7 @@ STOPWORDS = frozenset(
         "per",
         "pel",
         "que",
+        "qu",
         "se",
         "she",
         "that",
@@ -152,10 +153,17 @@ class SqlFilter:
 def terms(query: str, lang: str | None = None) -> list[str]:
     """The query's searchable words: lower-cased, deduplicated, function words dropped.
 
-    With ``lang`` (a Dédalo code), that language's function words are dropped too.
+    With ``lang`` (a Dédalo code), that language's function words are dropped too. So is a
+    word of one letter: what an apostrophe leaves of an elided article or pronoun (Catalan and
+    French ``l'``, ``d'``, ``s'``, ``qu'``), which matched every name with that initial
+    ("En quin moment de l'entrevista…" listed "Loomis, Alfred L."); a digit stays (box 3).
     """
     drop = STOPWORDS | FUNCTION_WORDS.get(lang or "", frozenset())
-    words = [w for w in _WORD.findall(query.lower()) if w not in drop]
+    words = [
+        w
+        for w in _WORD.findall(query.lower())
+        if w not in drop and not (len(w) == 1 and w.isalpha())
+    ]
     if not words:
         words = _WORD.findall(query.lower())
     return list(dict.fromkeys(words))
