@@ -30,14 +30,14 @@ def _words(text: str) -> frozenset[str]:
 
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "lg-cat": _words(
-        "el els la les un una uns unes de del dels al als i o que qui què quan on com per "
+        "el els la les un una uns unes de del dels al als en i o que qui què quan on com per "
         "pel pels amb sense sobre entre fins cap des va van vam vaig vas vàreu és són era eren "
         "ha han hem heu havia haver hi ho li ens us nos seu seva seus seves meu meva nostre "
         "nostra aquest aquesta aquells aquelles això allò també però perquè molt més quin quina "
         "quins quines dins sota aquí allà"
     ),
     "lg-spa": _words(
-        "el los la las un una unos unas de del al y e o u que quien quién qué cuando cuándo "
+        "el los la las un una unos unas de del al en y e o u que quien quién qué cuando cuándo "
         "donde dónde como cómo por para con sin sobre entre hasta desde fue fueron era eran es "
         "son está están ha han hemos había haber hay lo le les nos se su sus mi mis nuestro "
         "nuestra este esta estos estas eso ese esa también pero porque muy más cual cuál "
@@ -51,7 +51,7 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
         "away"
     ),
     "lg-fra": _words(
-        "le la les un une des de du au aux et ou que qui quoi quand où comment pour par avec "
+        "le la les un une des de du au aux en et ou que qui quoi quand où comment pour par avec "
         "sans sur entre jusqu depuis est sont était étaient a ont avait avoir il elle ils "
         "elles nous vous leur leurs son sa ses mon ma mes notre ce cette ces aussi mais parce "
         "très plus dans sous"

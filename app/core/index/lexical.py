@@ -105,6 +105,8 @@ STOPWORDS = frozenset(
 )
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_ELISION = re.compile(r"\b(?:qu|\w)['’](?=\w)|(?<=\w)['’]\w{1,2}\b")
+"""An elided word and its apostrophe: one letter (or ``qu``) before it, one or two after."""
 _PLAIN = re.compile(r"[^\W_]+")
 
 
@@ -153,17 +155,14 @@ class SqlFilter:
 def terms(query: str, lang: str | None = None) -> list[str]:
     """The query's searchable words: lower-cased, deduplicated, function words dropped.
 
-    With ``lang`` (a Dédalo code), that language's function words are dropped too. So is a
-    word of one letter: what an apostrophe leaves of an elided article or pronoun (Catalan and
-    French ``l'``, ``d'``, ``s'``, ``qu'``), which matched every name with that initial
-    ("En quin moment de l'entrevista…" listed "Loomis, Alfred L."); a digit stays (box 3).
+    With ``lang`` (a Dédalo code), that language's function words are dropped too. So is what
+    an apostrophe cuts off (:data:`_ELISION`: Catalan and French ``l'``, ``d'``, ``qu'``,
+    Catalan ``'l``, ``'ns``, English ``'s``): alone, ``l`` matched every name with that initial
+    ("En quin moment de l'entrevista…" listed "Loomis, Alfred L."). An initial written as one
+    (``Charles P. Smyth``) stays.
     """
     drop = STOPWORDS | FUNCTION_WORDS.get(lang or "", frozenset())
-    words = [
-        w
-        for w in _WORD.findall(query.lower())
-        if w not in drop and not (len(w) == 1 and w.isalpha())
-    ]
+    words = [w for w in _WORD.findall(_ELISION.sub(" ", query.lower())) if w not in drop]
     if not words:
         words = _WORD.findall(query.lower())
     return list(dict.fromkeys(words))

@@ -18,13 +18,18 @@ from app.core.index.storage import ChunkRow
         ("cuando el agua cubrió el pueblo y tuvimos que irnos", "lg-spa"),
         ("the village drowned under the dam and families moved away", "lg-eng"),
         ("les familles ont quitté leurs maisons pour le barrage", "lg-fra"),
+        # the OHMS set's Catalan question around English names: "en" counts (it did not)
+        ("En quin segment parla Charles P. Smyth del Chemical Warfare Service?", "lg-cat"),
+        ("En qué año se fundó el sindicato?", "lg-spa"),
     ],
 )
 def test_detects_the_language_of_a_sentence(text: str, lang: str) -> None:
     assert detect(text) == lang
 
 
-@pytest.mark.parametrize("text", ["Hugh Downs", "Los Angeles", "reservoir", ""])
+@pytest.mark.parametrize(
+    "text", ["Hugh Downs", "Los Angeles", "reservoir", "", "Jean en Provence", "en route to Paris"]
+)
 def test_entity_queries_get_no_language(text: str) -> None:
     assert detect(text) is None
 

@@ -1,4 +1,4 @@
-"""The lexical search's query words: what an apostrophe leaves of an elided word is no word."""
+"""The lexical search's query words: what an apostrophe cuts off is no word; an initial is."""
 
 from __future__ import annotations
 
@@ -14,8 +14,15 @@ HANFORD = "En quin moment de l'entrevista de Hanford parla de DuPont?"
 
 def test_an_elided_article_is_no_query_word() -> None:
     assert terms(HANFORD, "lg-cat") == ["moment", "entrevista", "hanford", "parla", "dupont"]
-    assert terms("qu'il a écrit à l'abbé") == ["il", "écrit", "abbé"]
-    assert terms("Box 3 d'Olot", "lg-cat") == ["box", "3", "olot"]  # a digit stays
+    assert terms("qu'il a écrit l'abbé") == ["il", "écrit", "abbé"]
+    assert terms("Box 3 d'Olot", "lg-cat") == ["box", "3", "olot"]
+    assert terms("Charles P. Smyth's letters porta'ls") == [
+        "charles",
+        "p",
+        "smyth",
+        "letters",
+        "porta",
+    ]
     assert terms("l'") == ["l"]  # the query's only word is kept
 
 
