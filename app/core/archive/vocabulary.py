@@ -1,7 +1,9 @@
 """Controlled terms an archive stores as codes, said in the reader's language.
 
 EAD's ``@level`` (``fonds``, ``series``, ``file``, ``item``…, as AtoM and ArchivesSpace export
-it) and EAC-CPF's ``entityType`` (``person``, ``family``, ``corporateBody``) are kept as written,
+it), EAC-CPF's ``entityType`` (``person``, ``family``, ``corporateBody``) and the kind of a
+subject access point (EAD's ``subject``, ``genreform``, ``function``, ``occupation``) are kept
+as written,
 so that an export writes them back unchanged; a view shows them as the terms archivists use in
 Catalan (NODAC), Spanish (NEDA) and English (ISAD(G), ISAAR(CPF)). A value that is not one of
 the codes (a level a table import wrote in a person's own words, ``sèrie``) is shown as written.
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from app.core.archive.hierarchy_shape import Hierarchy
-from app.core.archive.importers.authorities import AGENTS, ENTITY_TYPE
+from app.core.archive.importers.authorities import AGENTS, ENTITY_TYPE, SUBJECT_KIND, SUBJECTS
 
 Terms = Mapping[str, tuple[str, str, str]]
 """A code (folded: lower case, no spaces) → its term in English, Catalan and Spanish."""
@@ -42,6 +44,15 @@ ENTITY_TYPES: Terms = {
     "corporatebody": ("corporate body", "institució", "institución"),
 }
 """EAC-CPF's entity types."""
+
+SUBJECT_KINDS: Terms = {
+    "subject": ("subject", "matèria", "materia"),
+    "genreform": ("genre or form", "gènere o forma", "género o forma"),
+    "function": ("function", "funció", "función"),
+    "occupation": ("occupation", "ocupació", "ocupación"),
+}
+"""The kinds of subject access point (EAD's ``controlaccess`` elements; Dublin Core's and
+OHMS's keywords are ``subject``)."""
 
 
 def said(value: str, terms: Terms, lang: str) -> str:
@@ -80,10 +91,13 @@ _LEVEL_TERMS = {form.casefold(): code for code, forms in LEVELS.items() for form
 def field_terms(section_tipo: str, shape: Hierarchy | None) -> dict[str, Terms]:
     """``field tipo → terms`` for the fields of ``section_tipo`` that hold codes: the level of
     an archival hierarchy (EAD's, or a table's ``level`` column; ``shape`` is the section's
-    :func:`~app.core.archive.hierarchy.hierarchy_of`), the authorities' entity type."""
+    :func:`~app.core.archive.hierarchy.hierarchy_of`), the authorities' entity type, a
+    subject's kind."""
     found: dict[str, Terms] = {}
     if shape is not None and shape.level_field:
         found[shape.level_field] = LEVELS
     if section_tipo == AGENTS:
         found[ENTITY_TYPE] = ENTITY_TYPES
+    if section_tipo == SUBJECTS:
+        found[SUBJECT_KIND] = SUBJECT_KINDS
     return found

@@ -1,5 +1,5 @@
-"""Codes an archive stores (levels of description, entity types) said in the reader's language:
-which fields hold them, and the terms."""
+"""Codes an archive stores (levels of description, entity types, kinds of subject) said in the
+reader's language: which fields hold them, and the terms."""
 
 from __future__ import annotations
 
@@ -10,8 +10,15 @@ import pytest
 from app.core.archive import Archive
 from app.core.archive.hierarchy import hierarchy_of
 from app.core.archive.importers import run_import
-from app.core.archive.importers.authorities import AGENTS, ENTITY_TYPE
-from app.core.archive.vocabulary import ENTITY_TYPES, LEVELS, field_terms, level_code, said
+from app.core.archive.importers.authorities import AGENTS, ENTITY_TYPE, SUBJECT_KIND
+from app.core.archive.vocabulary import (
+    ENTITY_TYPES,
+    LEVELS,
+    SUBJECT_KINDS,
+    field_terms,
+    level_code,
+    said,
+)
 from tests.conftest import shared_data
 
 
@@ -65,9 +72,25 @@ def test_entity_types_as_eac_cpf_writes_them() -> None:
     assert said("corporateBody", LEVELS, "lg-cat") == "corporateBody"
 
 
+def test_the_kinds_of_subject_an_ead_import_writes(archive: Archive) -> None:
+    """Every kind of subject the UW finding aids name (``subject``, ``genreform``,
+    ``occupation``) is said in Catalan and Spanish; the window showed the codes."""
+    run_import(archive, "ead", shared_data("ead", "uw-labor-archives"))
+    kinds = {r.text(SUBJECT_KIND) or "" for r in archive.iter_records("subject1")}
+
+    assert kinds == {"subject", "genreform", "occupation"}
+    assert {said(k, SUBJECT_KINDS, "lg-cat") for k in kinds} == {
+        "matèria",
+        "gènere o forma",
+        "ocupació",
+    }
+    assert said("genreform", SUBJECT_KINDS, "lg-spa") == "género o forma"
+
+
 def test_the_fields_that_hold_codes(archive: Archive, tmp_path: Path) -> None:
-    """EAD's level field, a table's level column (its values AtoM's English) and the agents'
-    entity type; no other field, and no field of a section that is not a hierarchy."""
+    """EAD's level field, a table's level column (its values AtoM's English), the agents'
+    entity type and a subject's kind; no other field, and no field of a section that is not a
+    hierarchy."""
     run_import(archive, "ead", shared_data("ead", "anf", "FRAN_IR_003500.xml"))
     table = tmp_path / "fonds.csv"
     table.write_text(
@@ -83,6 +106,8 @@ def test_the_fields_that_hold_codes(archive: Archive, tmp_path: Path) -> None:
     assert field_terms("ead1", ead) == {ead.level_field: LEVELS}
     assert field_terms(csv_section, csv) == {csv.level_field: LEVELS}
     assert field_terms(AGENTS, hierarchy_of(archive, AGENTS)) == {ENTITY_TYPE: ENTITY_TYPES}
-    assert field_terms("subject1", hierarchy_of(archive, "subject1")) == {}
+    assert field_terms("subject1", hierarchy_of(archive, "subject1")) == {
+        SUBJECT_KIND: SUBJECT_KINDS
+    }
     levels = {r.text(csv.level_field) for r in archive.iter_records(csv_section)}
     assert {said(level, LEVELS, "lg-cat") for level in levels} == {"fons", "sèrie"}

@@ -92,6 +92,8 @@ DESCRIPTIONS = "ead1"
 AGENT_KINDS = ("person", "family", "corporateBody")
 ENTITY_TYPE = "agent4"
 """The agents' entity type field (one of :data:`AGENT_KINDS`, as EAC-CPF writes it)."""
+SUBJECT_KIND = "subject3"
+"""The subjects' kind field (EAD's ``subject``, ``genreform``, ``function``, ``occupation``)."""
 MARC_SUBFIELD = re.compile(r"\$[a-z0-9]")
 MARC_SUBDIVISION = re.compile(r"\s*\$(?:[vxyz]|(?=[A-ZÀ-ÖØ-Þ]))\s*")
 """A heading's form, general, chronological or geographic subdivision (``$v``, ``$x``, ``$y``,
@@ -176,7 +178,7 @@ SCHEMA = Schema(
         _p("place2", ("Name", "Nom", "Nombre"), multilingual=True),
         _p("place3", ("Identifier", "Identificador", "Identificador")),
         _s("subject2", ("Term", "Terme", "Término"), multilingual=True),
-        _s("subject3", ("Kind", "Tipus", "Tipo")),
+        _s(SUBJECT_KIND, ("Kind", "Tipus", "Tipo")),
         _s("subject4", ("Identifier", "Identificador", "Identificador")),
     ),
 )
@@ -246,7 +248,7 @@ def stub_record(mention: Mention, source_file: str = "") -> NewRecord:
         put(values, "place3", mention.number or None)
     else:
         put(values, "subject2", name, mention.lang)
-        put(values, "subject3", mention.kind)
+        put(values, SUBJECT_KIND, mention.kind)
         put(values, "subject4", mention.number or None)
     return NewRecord(mention.section, values, external_id=mention.external_id)
 
