@@ -74,6 +74,8 @@ class CliWords:
     more: str
     linked_from: str
     via: str
+    contents: str
+    """``records show``'s heading over a unit's children, in order (the record view's)."""
     indexed: str
     """What ``arxiu index`` did: ``{chunks}`` and ``{done}`` said by the two counts below, and
     the ``{figures}`` embedded."""
@@ -216,6 +218,7 @@ ENGLISH = CliWords(
     more="… {count} more (use --offset)",
     linked_from="Linked from",
     via="via",
+    contents="Contents",
     indexed="{chunks} (embedded: {figures}); {done}.",
     indexed_chunks=Counted("1 chunk", "{n} chunks"),
     indexed_items=Counted("1 item indexed now", "{n} items indexed now"),
@@ -334,6 +337,7 @@ CLI_WORDS: dict[str, CliWords] = {
         more="… {count} més (useu --offset)",
         linked_from="Enllaçat des de",
         via="mitjançant",
+        contents="Contingut",
         indexed="{chunks} (incrustats: {figures}); {done}.",
         indexed_chunks=Counted("1 fragment", "{n} fragments"),
         indexed_items=Counted("1 element indexat ara", "{n} elements indexats ara"),
@@ -460,6 +464,7 @@ CLI_WORDS: dict[str, CliWords] = {
         more="… {count} más (use --offset)",
         linked_from="Enlazado desde",
         via="mediante",
+        contents="Contenido",
         indexed="{chunks} (incrustados: {figures}); {done}.",
         indexed_chunks=Counted("1 fragmento", "{n} fragmentos"),
         indexed_items=Counted("1 elemento indexado ahora", "{n} elementos indexados ahora"),

@@ -8,7 +8,8 @@ from typing import Any
 from app.commands.cli_words import counted, labels_for, table, words
 from app.commands.common import add_archive_argument, open_current, print_json
 from app.core.archive import Archive, Record, RecordKey
-from app.core.archive.hierarchy import hierarchy_of
+from app.core.archive.hierarchy import Node, children_of, hierarchy_of
+from app.core.archive.hierarchy_shape import Hierarchy
 from app.core.archive.model import NEUTRAL_LANG
 from app.core.archive.records import locators
 from app.core.archive.shown_values import (
@@ -18,7 +19,7 @@ from app.core.archive.shown_values import (
     shows_language,
     table_name_of,
 )
-from app.core.archive.vocabulary import field_terms
+from app.core.archive.vocabulary import LEVELS, field_terms, said
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -130,7 +131,8 @@ def shown_lines(archive: Archive, record: Record, view: dict[str, Any], lang: st
     as the language's name, a point in degrees; a link back named by its field's label."""
     w = words()
     name_of = table_name_of(table())
-    terms = field_terms(record.section_tipo, hierarchy_of(archive, record.section_tipo))
+    shape = hierarchy_of(archive, record.section_tipo)
+    terms = field_terms(record.section_tipo, shape)
     fields = {field.tipo: field for field in archive.fields(record.section_tipo)}
     flag = f"  [{w.restricted}]" if view["restricted"] else ""
     key = f"{view['section_tipo']}/{view['section_id']}"
@@ -148,13 +150,35 @@ def shown_lines(archive: Archive, record: Record, view: dict[str, Any], lang: st
             tagged = shows_language(field.multilingual, code, value["value"], codes)
             text = text.replace("\n", "\n" + " " * (6 if tagged else 2))  # a transcript's lines
             lines.append(f"  {language_tag(code)}  {text}" if tagged else f"  {text}")
-    if view["linked_from"]:
+    below = children_of(archive, record.key, lang, shape) if shape else []
+    if below:
+        lines.append(f"\n{w.contents} ({len(below)})")
+        lines += [f"  {n}. {_child(node, lang)}" for n, node in enumerate(below, 1)]
+    others = [link for link in view["linked_from"] if not _is_child(link, shape)]
+    if others:
         lines.append(f"\n{w.linked_from}")
         labels: dict[str, dict[str, str]] = {}  # section → field tipo → label, read once
-        for link in view["linked_from"]:
+        for link in others:
             tipo = link["record"].split("/", 1)[0]
             if tipo not in labels:
                 labels[tipo] = {f.tipo: f.label(lang) for f in archive.fields(tipo)}
             via = labels[tipo].get(link["field"], link["field"])
             lines.append(f"  ← {link['label']} ({link['record']}) {w.via} {via}")
     return lines
+
+
+def _child(node: Node, lang: str) -> str:
+    """A unit under the record shown, as the record view lists it: its code and title, its
+    level in ``lang``, its dates and box (what tells apart siblings with one title), its key."""
+    facts = [f"{node.reference} {node.label}" if node.reference else node.label]
+    facts += [said(node.level, LEVELS, lang) if node.level else "", node.dates, node.container]
+    return " · ".join(fact for fact in facts if fact) + f" ({node.key})"
+
+
+def _is_child(link: dict[str, str], shape: Hierarchy | None) -> bool:
+    """Whether ``link`` is a child's "part of" (listed under the contents, not again)."""
+    return (
+        shape is not None
+        and link["field"] == shape.parent_field
+        and link["record"].split("/", 1)[0] == shape.section
+    )

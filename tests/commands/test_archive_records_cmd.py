@@ -1,4 +1,4 @@
-"""``arxiu archive info`` and ``arxiu records list|show`` on the demo archive."""
+"""``arxiu archive info`` and ``arxiu records list|show`` on the demo archive and a finding aid."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
 from app.cli import main
+from app.core.archive import open_archive
+from app.core.archive.importers.base import external_keys
 from tests.conftest import shared_data
 
 
@@ -133,3 +136,43 @@ def test_records_show_says_values_in_the_readers_language(
     assert main(["--archive", str(ead), "records", "show", "ead1", "1"]) == 0
     fonds = capsys.readouterr().out
     assert "  FR  Fonds Vitet\n" in fonds and f"\n  {level}\n" in fonds and "lg-" not in fonds
+
+
+CONTENTS = {
+    "ca": ("Contingut", "expedient", "Enllaçat des de"),
+    "es": ("Contenido", "expediente", "Enlazado desde"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(CONTENTS))
+def test_records_show_lists_a_units_contents_in_order_with_dates_and_box(
+    lang: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """UW's AFL-CIO records: six files all titled "Oregon State Correspondence" under one
+    subseries were six identical "Linked from" lines; they are its contents, in order, each
+    with its level, dates and box-folder, and not listed again."""
+    monkeypatch.setenv("ARXIU_LANG", lang)
+    heading, level, linked = CONTENTS[lang]
+    path = shared_data("ead", "uw-labor-archives", "AFL-CIORegion9_5189.xml_LinkedDataProject.xml")
+    units = etree.parse(str(path)).xpath("/ead/archdesc/dsc/c01[4]/c02[1]/c03[4]/c04")
+    folder = tmp_path / "uw"
+    assert main(["--archive", str(folder), "import", "ead", str(path)]) == 0
+    with open_archive(folder) as archive:
+        key = external_keys(archive, "ead")["AFL-CIORegion9_5189.xml#c4.1.4"]
+    capsys.readouterr()
+
+    assert (
+        main(["--archive", str(folder), "records", "show", key.section_tipo, str(key.section_id)])
+        == 0
+    )
+    shown = capsys.readouterr().out
+
+    start = shown.splitlines().index(f"{heading} ({len(units)})") + 1
+    listed = shown.splitlines()[start : start + len(units)]
+    assert [line.split(" (ead1/")[0] for line in listed] == [
+        f"  {n}. Oregon State Correspondence · {level} · {u.findtext('did/unitdate').strip()}"
+        f" · Box-folder {u.findtext('did/container').strip()}"
+        for n, u in enumerate(units, 1)
+    ]
+    assert "Oregon State Correspondence" not in shown.split(f"\n{heading} (")[0]
+    assert linked not in shown  # its only links back are its children's
