@@ -70,18 +70,19 @@ def listed_record(
         key=key,
         label=archive.label_of(record, lang),
         section_label=section.label(lang) if section else key.section_tipo,
-        date=_shown(record, shape.date_field if shape else None) or _date(archive, record),
+        date=_shown(record, shape.date_field if shape else None, lang) or _date(archive, record),
         langs=_langs(archive, record),
         passage=" ".join(hit.snippet.split()),
         timecode=hit.timecode,
         page=hit.page,
-        container=_shown(record, shape.container_field if shape else None),
+        container=_shown(record, shape.container_field if shape else None, lang),
     )
 
 
-def _shown(record: Record, tipo: str | None) -> str | None:
-    """The first value of text field ``tipo``, as written (``None``: no field, no value)."""
-    text = record.text(tipo) if tipo else None
+def _shown(record: Record, tipo: str | None, lang: str) -> str | None:
+    """Text field ``tipo``'s value in ``lang`` (else the best one), as written (``None``: no
+    field, no value)."""
+    text = record.text(tipo, lang) if tipo else None
     return " ".join(text.split()) if text and text.strip() else None
 
 
