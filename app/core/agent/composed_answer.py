@@ -122,7 +122,7 @@ def listed_records(
     out: list[ListedRecord] = []
     shapes: Shapes = {}
     for hit in relevant_hits(hits_of(result.data) if result.ok else []):
-        listed = listed_record(archive, hit, lang, shapes)
+        listed = listed_record(archive, hit, lang, shapes, run.request.question)
         if listed is not None and listed.key in run.returned:
             out.append(listed)
             if len(out) == LIST_K:

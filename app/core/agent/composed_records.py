@@ -20,6 +20,9 @@ from app.core.agent.sources import SourceHit
 from app.core.archive.hierarchy import hierarchy_of
 from app.core.archive.hierarchy_shape import Hierarchy
 from app.core.archive.model import NEUTRAL_LANG, Record, RecordKey
+from app.core.index.exact_names import titles
+from app.core.index.hit_passages import worth_quoting
+from app.core.index.lexical import query_words
 
 if TYPE_CHECKING:
     from app.core.archive.store import Archive
@@ -48,10 +51,16 @@ Shapes = dict[str, Hierarchy | None]
 
 
 def listed_record(
-    archive: Archive, hit: SourceHit, lang: str, shapes: Shapes | None = None
+    archive: Archive,
+    hit: SourceHit,
+    lang: str,
+    shapes: Shapes | None = None,
+    question: str = "",
 ) -> ListedRecord | None:
     """The record ``hit`` names, as a composed answer lists it (``None``: not in the archive);
-    ``shapes`` keeps the hierarchies read for the records listed before."""
+    ``shapes`` keeps the hierarchies read for the records listed before. Its passage is quoted
+    only where it says more than the record's title (:func:`worth_quoting` with the words of
+    ``question``), as a search row shows it."""
     sid = hit.section_id
     if isinstance(sid, str):
         if not sid.isdigit():
@@ -72,11 +81,18 @@ def listed_record(
         section_label=section.label(lang) if section else key.section_tipo,
         date=_shown(record, shape.date_field if shape else None, lang) or _date(archive, record),
         langs=_langs(archive, record),
-        passage=" ".join(hit.snippet.split()),
+        passage=_passage(archive, record, hit, question, lang),
         timecode=hit.timecode,
         page=hit.page,
         container=_shown(record, shape.container_field if shape else None, lang),
     )
+
+
+def _passage(archive: Archive, record: Record, hit: SourceHit, question: str, lang: str) -> str:
+    text = " ".join(hit.snippet.split())
+    words = query_words(question, lang)
+    names = [archive.label_of(record, lang), *titles(archive, record)]
+    return text if text and worth_quoting(text, lang, names, words, question) else ""
 
 
 def _shown(record: Record, tipo: str | None, lang: str) -> str | None:

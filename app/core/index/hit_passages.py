@@ -173,6 +173,18 @@ def readable(
     return len(folded.split()) >= SHORT_WORDS or bool(found - set(title_words))
 
 
+def worth_quoting(
+    text: str, lang: str, titles: Collection[str], words: Sequence[str], query: str
+) -> bool:
+    """Whether a hit's ``text`` says something its record's ``titles`` do not, by the rule a
+    search row shows a passage by (:func:`readable`): a composed answer quotes no bare code
+    (a subject heading's kind, ``subject``) nor a title again."""
+    passage = HitPassage(text, "", lang, 0.0, marks=marks(text, words))
+    folded = {fold(t) for t in titles}
+    title_words = {w for t in folded for w in t.split()}
+    return readable(passage, folded, title_words, query_is_identifier(query))
+
+
 def _is_title(folded: str, titles: Collection[str]) -> bool:
     """Whether a folded passage is one of the folded ``titles`` (or the end of one: the title
     without the reference code it leads with)."""

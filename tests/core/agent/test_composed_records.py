@@ -8,7 +8,7 @@ from app.core.agent.answer_phrases import phrases
 from app.core.agent.composed_answer import record_line
 from app.core.agent.composed_records import listed_record
 from app.core.agent.sources import SourceHit
-from app.core.archive import Archive
+from app.core.archive import Archive, RecordKey
 from app.core.archive.importers import run_import
 from app.core.archive.importers.base import external_keys
 from tests.conftest import shared_data
@@ -55,3 +55,38 @@ def test_a_record_outside_a_hierarchy_keeps_its_first_date(archive: Archive) -> 
 
     assert listed is not None and listed.container is None
     assert listed.date == dates[0]
+
+
+def test_a_heading_s_bare_kind_is_not_quoted(archive: Archive) -> None:
+    """An OHMS keyword's subject record: the hit's snippet was its kind, quoted as «subject»
+    under every heading listed; a passage that says what the title does not stays."""
+    run_import(archive, "ohms", shared_data("oral-history-ohms"))
+    dupont = next(
+        r
+        for r in archive.iter_records("subject1")
+        if (r.text("subject2") or "").startswith("DuPont")
+    )
+    question = "En quin moment de l'entrevista de Hanford parla de DuPont?"
+    said = "It was Holmes who got you to DuPont? HANFORD: Yes. I was offered a job at Rohm and Haas"
+    hanford = next(r for r in archive.iter_records("ohms1") if "Hanford" in archive.label_of(r))
+
+    heading = listed_record(
+        archive, SourceHit(*_parts(dupont.key), snippet="subject"), "lg-cat", question=question
+    )
+    passage = listed_record(
+        archive, SourceHit(*_parts(hanford.key), snippet=said), "lg-cat", question=question
+    )
+    title = listed_record(
+        archive,
+        SourceHit(*_parts(hanford.key), snippet=archive.label_of(hanford)),
+        "lg-cat",
+        question=question,
+    )
+
+    assert heading is not None and heading.passage == ""
+    assert passage is not None and passage.passage == said
+    assert title is not None and title.passage == ""
+
+
+def _parts(key: RecordKey) -> tuple[str, int]:
+    return key.section_tipo, key.section_id
