@@ -98,12 +98,13 @@ async def topics(lists: Lists) -> None:
         for lang, topic in zip(LANGS, said, strict=True):
             question = QUESTION[lang].format(topic)
             top = (await lists.hits(question, 10))[:10]
-            searched[lang] += sum(word in h.label.casefold() for h in top)
+            on_topic = sum(word in h.label.casefold() for h in top)
+            searched[lang] += on_topic
             _, kept = await lists.listed(question)
             good = sum(word in h.label.casefold() for h in kept)
             listed[lang][0] += good
             listed[lang][1] += len(kept)
-            print(f"  {lang}  search {sum(word in h.label.casefold() for h in top):2d}/10   "
+            print(f"  {lang}  search {on_topic:2d}/10   "
                   f"listed {good:2d} of {len(kept):2d}   {question}")  # fmt: skip
     for lang in LANGS:
         precision = searched[lang] / (10 * len(TOPICS))

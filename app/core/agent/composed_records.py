@@ -75,23 +75,24 @@ def listed_record(
     if key.section_tipo not in shapes:
         shapes[key.section_tipo] = hierarchy_of(archive, key.section_tipo)
     shape = shapes[key.section_tipo]
+    label = archive.label_of(record, lang)
     return ListedRecord(
         key=key,
-        label=archive.label_of(record, lang),
+        label=label,
         section_label=section.label(lang) if section else key.section_tipo,
         date=_shown(record, shape.date_field if shape else None, lang) or _date(archive, record),
         langs=_langs(archive, record),
-        passage=_passage(archive, record, hit, question, lang),
+        passage=_passage(hit.snippet, [label, *titles(archive, record)], question, lang),
         timecode=hit.timecode,
         page=hit.page,
         container=_shown(record, shape.container_field if shape else None, lang),
     )
 
 
-def _passage(archive: Archive, record: Record, hit: SourceHit, question: str, lang: str) -> str:
-    text = " ".join(hit.snippet.split())
+def _passage(snippet: str, names: list[str], question: str, lang: str) -> str:
+    """``snippet`` with its spaces collapsed, or nothing when it says no more than ``names``."""
+    text = " ".join(snippet.split())
     words = query_words(question, lang)
-    names = [archive.label_of(record, lang), *titles(archive, record)]
     return text if text and worth_quoting(text, lang, names, words, question) else ""
 
 
