@@ -23,7 +23,7 @@ from app.core.archive import language
 from app.core.archive.database import Database
 from app.core.archive.model import RecordKey
 from app.core.errors import IndexError_
-from app.core.index import feedback, fusion, lexical, names, query_frame, ranking
+from app.core.index import feedback, fusion, headings, lexical, names, query_frame, ranking
 from app.core.index.dense import DenseMatrix, Mask, Vectors
 from app.core.index.embedders import Embedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
@@ -155,7 +155,7 @@ class HybridSearch:
         if mode == "hybrid":
             fused = names.boost(fused, rows, query)
         ranked = ranking.prefer_language(fused, rows, originals, prefer)
-        return ranked, rows, originals
+        return headings.lowered(ranked, rows, self._title_only), rows, originals
 
     def _fuse(
         self,
@@ -219,6 +219,11 @@ class HybridSearch:
             originals = reads.languages({r.key for r in rows.values()}) if languages else {}
         return rows, originals
 
+    def _title_only(self, keys: set[RecordKey]) -> set[RecordKey]:
+        """Which of ``keys`` say nothing but their title (:mod:`app.core.index.headings`)."""
+        with self._chunk_reads() as reads:
+            return reads.title_only(keys)
+
     def _decorate(
         self, unlabelled: set[RecordKey], missing: set[RecordKey], lang: str | None
     ) -> tuple[dict[RecordKey, str], dict[RecordKey, frozenset[str]]]:
@@ -247,6 +252,10 @@ class ChunkReads(Protocol):
         """A label for each of ``keys`` from another of its chunks, preferring ``lang``."""
         ...
 
+    def title_only(self, keys: set[RecordKey]) -> set[RecordKey]:
+        """Which of ``keys`` say nothing but their title (:mod:`app.core.index.headings`)."""
+        ...
+
 
 class _SqliteChunkReads:
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -263,6 +272,9 @@ class _SqliteChunkReads:
 
     def labels(self, keys: set[RecordKey], lang: str | None) -> dict[RecordKey, str]:
         return _labels(self.conn, keys, lang)
+
+    def title_only(self, keys: set[RecordKey]) -> set[RecordKey]:
+        return headings.title_only_sqlite(self.conn, keys)
 
 
 class SearchEngine(HybridSearch):

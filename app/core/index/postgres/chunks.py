@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from app.core.archive.language import NEUTRAL
 from app.core.archive.model import RecordKey
 from app.core.archive.postgres.connect import Conn
+from app.core.index.headings import MAX_CHUNKS, MAX_TEXT, headings_among, small_records_sql
 from app.core.index.postgres.values import as_int, as_str
 from app.core.index.ranking import MAIN_SHARE
 from app.core.index.storage import ChunkRow
@@ -92,3 +93,19 @@ def labels(conn: Conn, keys: Iterable[RecordKey], lang: str | None) -> dict[Reco
         (*_key_args(wanted), lang or ""),
     ).fetchall()
     return {RecordKey(as_str(r[0]), as_int(r[1])): as_str(r[2]) for r in rows}
+
+
+def title_only(conn: Conn, keys: Iterable[RecordKey]) -> set[RecordKey]:
+    """Which of ``keys`` say nothing but their title (as
+    :func:`app.core.index.headings.title_only_sqlite`)."""
+    wanted = set(keys)
+    if not wanted:
+        return set()
+    rows = conn.execute(
+        small_records_sql("%s", f"(section_tipo, section_id) IN {_KEYS}"),
+        (*_key_args(wanted), MAX_CHUNKS, MAX_TEXT),
+    ).fetchall()
+    return headings_among(
+        (RecordKey(as_str(r[0]), as_int(r[1])), as_str(r[2]), as_str(r[3]), as_str(r[4]))
+        for r in rows
+    )

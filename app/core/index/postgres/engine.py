@@ -222,6 +222,9 @@ class _PgChunkReads:
     def labels(self, keys: set[RecordKey], lang: str | None) -> dict[RecordKey, str]:
         return chunks.labels(self.conn, keys, lang)
 
+    def title_only(self, keys: set[RecordKey]) -> set[RecordKey]:
+        return chunks.title_only(self.conn, keys)
+
 
 def open_search(
     url: str,
