@@ -8,10 +8,13 @@ list question ("Quins documents hi ha sobre vagues?") the way a composed answer 
 question searched for its lead sections (:func:`app.core.agent.composed_answer.lead_sections`),
 then again within them, the records above the cut (:mod:`app.core.agent.relevance_cut`) listed.
 
-What counts as on the topic is derived, not judged by a person: a record whose title holds the
-topic's English word ("strike", "discrimination"...). It undercounts (a "Correspondence" file
-of a strike series is about a strike too), so read the figures as a floor on precision and as
-a comparison between two versions of the code, run one after the other on the same archive.
+What counts as on the topic is derived, not judged by a person: a description (a unit of a
+finding aid, not a subject heading or a name the import made for its access points) whose title
+holds the topic's English word ("strike", "discrimination"...); each line also says how many of
+the records are such headings (:mod:`app.core.index.headings`). It undercounts (a
+"Correspondence" file of a strike series is about a strike too), so read the figures as a
+floor on precision and as a comparison between two versions of the code, run one after the
+other on the same archive.
 
 ``--demo DIR`` (an indexed copy of the demo archive) prints, for the 22 displacement queries of
 ``resources/demo/queries.json``, where the 7th best of the nine displacement interviews sits
@@ -39,6 +42,7 @@ from app.core.agent.grounding import SEARCH_TOOL, search_call  # noqa: E402
 from app.core.agent.relevance_cut import FLOOR_K, LIST_K, floor_score, relevant_hits  # noqa: E402
 from app.core.agent.sources import SourceHit, hits_of  # noqa: E402
 from app.core.archive import Archive, open_archive  # noqa: E402
+from app.core.archive.importers.authorities import AUTHORITY_SECTIONS  # noqa: E402
 from app.core.importing import import_dataset  # noqa: E402
 from app.core.index import open_index  # noqa: E402
 from app.core.index.embedders import default_embedders  # noqa: E402
@@ -47,6 +51,7 @@ from app.core.tools.base import ToolContext  # noqa: E402
 from app.core.tools.registry import build_registry  # noqa: E402
 
 UW = REPO.parent / "shared" / "data" / "ead" / "uw-labor-archives"
+DESCRIPTIONS = "ead1"
 LANGS = ("ca", "es", "en")
 TOPICS = {  # the English word a title holds → how the topic is said in ca, es, en
     "strike": ("vagues", "huelgas", "strikes"),
@@ -94,22 +99,37 @@ async def topics(lists: Lists) -> None:
     """Precision@10 of the plain search and the list answers' on-topic records, per language."""
     searched = {lang: 0 for lang in LANGS}
     listed = {lang: [0, 0] for lang in LANGS}
+    headings = {lang: 0 for lang in LANGS}
     for word, said in TOPICS.items():
         for lang, topic in zip(LANGS, said, strict=True):
             question = QUESTION[lang].format(topic)
             top = (await lists.hits(question, 10))[:10]
-            on_topic = sum(word in h.label.casefold() for h in top)
+            on_topic = _on_topic(word, top)
             searched[lang] += on_topic
             _, kept = await lists.listed(question)
-            good = sum(word in h.label.casefold() for h in kept)
+            good = _on_topic(word, kept)
             listed[lang][0] += good
             listed[lang][1] += len(kept)
-            print(f"  {lang}  search {on_topic:2d}/10   "
-                  f"listed {good:2d} of {len(kept):2d}   {question}")  # fmt: skip
+            headings[lang] += _headings(top)
+            print(f"  {lang}  search {on_topic:2d}/10 ({_headings(top)} headings)   "
+                  f"listed {good:2d} of {len(kept):2d} ({_headings(kept)} headings)   "
+                  f"{question}")  # fmt: skip
     for lang in LANGS:
         precision = searched[lang] / (10 * len(TOPICS))
         good, total = listed[lang]
-        print(f"{lang}: search P@10 {precision:.3f}; list answers: {good} of {total} on the topic")
+        print(f"{lang}: search P@10 {precision:.3f} ({headings[lang]} headings in the top tens); "
+              f"list answers: {good} of {total} on the topic")  # fmt: skip
+
+
+def _on_topic(word: str, hits: list[SourceHit]) -> int:
+    """The descriptions among ``hits`` whose title holds ``word``."""
+    return sum(h.section_tipo == DESCRIPTIONS and word in h.label.casefold() for h in hits)
+
+
+def _headings(hits: list[SourceHit]) -> int:
+    """The subject headings and names among ``hits`` (records an import made for access
+    points)."""
+    return sum(h.section_tipo in AUTHORITY_SECTIONS for h in hits)
 
 
 async def demo(lists: Lists) -> None:
