@@ -21,7 +21,7 @@ come first in the results (:mod:`app.core.index.exact_names`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from app.core.archive.model import RecordKey
 from app.core.index.hit_passages import is_identifiers
@@ -34,9 +34,6 @@ MAX_CHUNKS = 3
 """A record with more chunks is not read as a possible heading."""
 MAX_TEXT = 300
 """Nor one with a longer chunk text (characters)."""
-
-TitleOnly = Callable[[set[RecordKey]], set[RecordKey]]
-"""Which of some records say nothing but their title (an engine's read of their chunks)."""
 
 
 def says_only_title(chunks: Iterable[tuple[str, str, str]]) -> bool:
@@ -60,12 +57,10 @@ def headings_among(
 
 
 def lowered(
-    ranked: list[tuple[int, float]], rows: dict[int, ChunkRow], title_only: TitleOnly
+    ranked: list[tuple[int, float]], rows: dict[int, ChunkRow], headings: set[RecordKey]
 ) -> list[tuple[int, float]]:
-    """``ranked`` (chunk id, score) with the chunks of title-only records scored
-    :data:`HEADING_WEIGHT` times lower, sorted again (ties keep their order)."""
-    keys = {rows[cid].key for cid, _ in ranked if cid in rows}
-    headings = title_only(keys) if keys else set()
+    """``ranked`` (chunk id, score) with the chunks of the ``headings`` (title-only records)
+    scored :data:`HEADING_WEIGHT` times lower, sorted again (ties keep their order)."""
     if not headings:
         return ranked
     scored = [

@@ -23,7 +23,16 @@ from app.core.archive import language
 from app.core.archive.database import Database
 from app.core.archive.model import RecordKey
 from app.core.errors import IndexError_
-from app.core.index import feedback, fusion, headings, lexical, names, query_frame, ranking
+from app.core.index import (
+    feedback,
+    fusion,
+    heading_links,
+    headings,
+    lexical,
+    names,
+    query_frame,
+    ranking,
+)
 from app.core.index.dense import DenseMatrix, Mask, Vectors
 from app.core.index.embedders import Embedder
 from app.core.index.hits import SearchFilter, SearchHit, SearchMode
@@ -155,7 +164,42 @@ class HybridSearch:
         if mode == "hybrid":
             fused = names.boost(fused, rows, query)
         ranked = ranking.prefer_language(fused, rows, originals, prefer)
-        return headings.lowered(ranked, rows, self._title_only), rows, originals
+        keys = {rows[cid].key for cid, _ in ranked if cid in rows}
+        heads = self._title_only(keys) if keys else set()
+        if not heads:
+            return ranked, rows, originals
+        best = heading_links.best_headings(ranked, rows, heads)
+        ranked = headings.lowered(ranked, rows, heads)
+        ranked, rows = self._carried(ranked, rows, heads, best, filter)
+        return ranked, rows, originals
+
+    def _carried(
+        self,
+        ranked: list[tuple[int, float]],
+        rows: dict[int, ChunkRow],
+        heads: set[RecordKey],
+        best: dict[RecordKey, float],
+        filter: SearchFilter,
+    ) -> tuple[list[tuple[int, float]], dict[int, ChunkRow]]:
+        """``ranked`` with the records linked to the ``best`` headings raised or added
+        (:mod:`app.core.index.heading_links`), inside ``filter``, and ``rows`` with their
+        chunks."""
+        if not best:
+            return ranked, rows
+        with self._chunk_reads() as reads:
+            every = reads.linked(set(best))
+            links = {
+                heading: [pair for pair in pairs if _inside(pair[0], filter)]
+                for heading, pairs in every.items()
+            }
+            counts = {heading: len(pairs) for heading, pairs in every.items()}
+            carry = heading_links.carried(ranked, rows, best, links, heads, counts)
+            added = reads.chunks({cid for cid in carry.chunks.values() if cid not in rows})
+            if filter.exclude_restricted and added:
+                blocked = reads.restricted({row.key for row in added.values()})
+                added = {cid: row for cid, row in added.items() if row.key not in blocked}
+        rows = {**rows, **added}
+        return heading_links.raised(ranked, rows, carry), rows
 
     def _fuse(
         self,
@@ -256,6 +300,11 @@ class ChunkReads(Protocol):
         """Which of ``keys`` say nothing but their title (:mod:`app.core.index.headings`)."""
         ...
 
+    def linked(self, keys: set[RecordKey]) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
+        """The indexed records that link to each of ``keys``, with their first chunk's
+        id (:mod:`app.core.index.heading_links`)."""
+        ...
+
 
 class _SqliteChunkReads:
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -275,6 +324,9 @@ class _SqliteChunkReads:
 
     def title_only(self, keys: set[RecordKey]) -> set[RecordKey]:
         return headings.title_only_sqlite(self.conn, keys)
+
+    def linked(self, keys: set[RecordKey]) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
+        return heading_links.linked_sqlite(self.conn, keys)
 
 
 class SearchEngine(HybridSearch):
@@ -368,6 +420,13 @@ class SearchEngine(HybridSearch):
             restricted = {codes[r[0]] for r in rows if r[0] in codes}
         chunk_ids = _record_chunks(conn, filter.records) if filter.records else None
         return matrix.mask(sections=sections, restricted_sections=restricted, chunk_ids=chunk_ids)
+
+
+def _inside(key: RecordKey, filter: SearchFilter) -> bool:
+    """Whether ``filter``'s sections and records let ``key`` in (restriction is read live)."""
+    if filter.sections and key.section_tipo not in filter.sections:
+        return False
+    return not filter.records or key in filter.records
 
 
 def _record_chunks(conn: sqlite3.Connection, records: tuple[RecordKey, ...]) -> list[int]:

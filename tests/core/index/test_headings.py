@@ -10,7 +10,7 @@ import pytest
 from app.core.archive import Archive
 from app.core.archive.model import RecordKey
 from app.core.importing import import_dataset
-from app.core.index import HashingEmbedder, Index, headings
+from app.core.index import HashingEmbedder, Index, heading_links, headings
 from app.core.index.opening import open_index
 from app.core.index.record_hits import search_records
 from app.core.index.search import HybridSearch
@@ -66,6 +66,7 @@ def test_interviews_rank_above_the_headings_they_share_words_with(
     assert "subject1" in _sections(index, CHEMICAL_WARFARE)[2:5]  # still shown, further down
 
     monkeypatch.setattr(headings, "HEADING_WEIGHT", 1.0)  # as before
+    monkeypatch.setattr(heading_links, "LINK_WEIGHT", 0.0)  # (the interviews are linked)
     assert _sections(index, CHEMICAL_WARFARE)[:2] == ["subject1", "subject1"]
 
 

@@ -225,6 +225,9 @@ class _PgChunkReads:
     def title_only(self, keys: set[RecordKey]) -> set[RecordKey]:
         return chunks.title_only(self.conn, keys)
 
+    def linked(self, keys: set[RecordKey]) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
+        return chunks.linked(self.conn, keys)
+
 
 def open_search(
     url: str,

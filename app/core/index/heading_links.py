@@ -1,0 +1,157 @@
+"""A heading that matches a query brings the records that link to it.
+
+Some records say nothing but their title (:mod:`app.core.index.headings`): the subjects and
+names an import makes for its access points, and a finding aid's series with no note of its
+own. Records link to them: the OHMS interviews to the subject "Chemical warfare" they talk
+about, a UW finding aid to the subjects it is indexed under, the files of the UW series
+"Oregon State Correspondence" to the series ("part of"). An archivist who asks about the
+subject wants those records; the heading only says that they exist. When the models see the
+heading and not the descriptions (a Catalan or Spanish question over English records:
+"Quines entrevistes parlen de Chemical Warfare?" gave ten subject headings and no interview),
+:func:`carried` gives each record that links to one of the best headings a score of
+:data:`LINK_WEIGHT` times the heading's own over the square root of how many records link to
+it (a heading of half the archive, "Labor Unions" in a labor archive, says little about
+each); a record already ranked keeps the better of its two scores. The records brought in
+are read through the same filters as the rest (sections, records, restricted ones left out
+of an egress-filtered search): :meth:`HybridSearch._carried
+<app.core.index.search.HybridSearch._carried>`.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from app.core.archive.model import RecordKey
+from app.core.index.storage import ChunkRow
+
+LINK_WEIGHT = 0.5
+"""A linked record's score as a share of the heading's own score before it is lowered
+(:data:`app.core.index.headings.HEADING_WEIGHT`: a heading's only record ranks with it)."""
+HEADINGS_FOLLOWED = 5
+"""How many of the best-ranked headings bring their records."""
+LINKS_PER_HEADING = 20
+"""At most this many records per heading (those already ranked first, then by key)."""
+
+
+@dataclass(frozen=True)
+class Carried:
+    """Scores for records linked to the best headings.
+
+    ``scores`` is the score each linked record is raised to; ``chunks`` is the chunk that
+    stands for each of them (one already ranked where there is one, else its first chunk).
+    """
+
+    scores: dict[RecordKey, float]
+    chunks: dict[RecordKey, int]
+
+
+def best_headings(
+    ranked: Sequence[tuple[int, float]],
+    rows: Mapping[int, ChunkRow],
+    headings: set[RecordKey],
+) -> dict[RecordKey, float]:
+    """The first :data:`HEADINGS_FOLLOWED` headings of ``ranked`` (chunk id, score, best
+    first) with their best chunk's score."""
+    found: dict[RecordKey, float] = {}
+    for cid, score in ranked:
+        row = rows.get(cid)
+        if row is None or row.key not in headings or row.key in found:
+            continue
+        found[row.key] = score
+        if len(found) == HEADINGS_FOLLOWED:
+            break
+    return found
+
+
+def carried(
+    ranked: Sequence[tuple[int, float]],
+    rows: Mapping[int, ChunkRow],
+    best: Mapping[RecordKey, float],
+    links: Mapping[RecordKey, list[tuple[RecordKey, int]]],
+    headings: set[RecordKey],
+    counts: Mapping[RecordKey, int] | None = None,
+) -> Carried:
+    """What the ``best`` headings (with their scores) give the records ``links`` names for
+    them: :data:`LINK_WEIGHT` of the score over the square root of how many records link to
+    the heading (``counts``, else the links given), so a heading that half the archive links
+    to says little about each; headings linked to headings give nothing."""
+    first_chunk: dict[RecordKey, int] = {}
+    for cid, _ in ranked:
+        row = rows.get(cid)
+        if row is not None:
+            first_chunk.setdefault(row.key, cid)
+    scores: dict[RecordKey, float] = {}
+    chunks: dict[RecordKey, int] = {}
+    for heading, score in best.items():
+        linked = sorted(
+            (pair for pair in links.get(heading, []) if pair[0] not in headings),
+            key=lambda pair: (pair[0] not in first_chunk, pair[0]),
+        )
+        many = (counts or {}).get(heading, len(links.get(heading, [])))
+        given = score * LINK_WEIGHT / math.sqrt(max(many, 1))
+        for key, chunk in linked[:LINKS_PER_HEADING]:
+            if given > scores.get(key, 0.0):
+                scores[key] = given
+                chunks[key] = first_chunk.get(key, chunk)
+    return Carried(scores, chunks)
+
+
+def raised(
+    ranked: list[tuple[int, float]], rows: Mapping[int, ChunkRow], carry: Carried
+) -> list[tuple[int, float]]:
+    """``ranked`` with each carried record's chunk at its carried score when that is better
+    (added when the record was not ranked), sorted again (ties keep their order)."""
+    if not carry.scores:
+        return ranked
+    by_chunk = {
+        carry.chunks[key]: score for key, score in carry.scores.items() if carry.chunks[key] in rows
+    }
+    out = [(cid, max(score, by_chunk.pop(cid, score))) for cid, score in ranked]
+    out.extend(by_chunk.items())
+    return sorted(out, key=lambda item: -item[1])
+
+
+def linked_sqlite(
+    conn: sqlite3.Connection, keys: set[RecordKey]
+) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
+    """The indexed records that link to each of ``keys``, with their first chunk's
+    id, read from a folder archive."""
+    if not keys:
+        return {}
+    ordered = sorted(keys)
+    marks = ", ".join(["(?, ?)"] * len(ordered))
+    args = [v for key in ordered for v in (key.section_tipo, key.section_id)]
+    pairs = conn.execute(
+        f"WITH h(t, i) AS (VALUES {marks}) "
+        "SELECT h.t, h.i, l.from_section, l.from_id FROM h "
+        "JOIN links l ON l.to_section = h.t AND l.to_id = h.i",
+        args,
+    ).fetchall()
+    others = sorted({RecordKey(str(r[2]), int(r[3])) for r in pairs})
+    first: dict[RecordKey, int] = {}
+    for start in range(0, len(others), 400):
+        part = others[start : start + 400]
+        rows = conn.execute(
+            "SELECT section_tipo, section_id, min(id) FROM index_chunks "
+            f"WHERE (section_tipo, section_id) IN (VALUES {', '.join(['(?, ?)'] * len(part))}) "
+            "GROUP BY section_tipo, section_id",
+            [v for key in part for v in (key.section_tipo, key.section_id)],
+        ).fetchall()
+        first.update({RecordKey(str(r[0]), int(r[1])): int(r[2]) for r in rows})
+    found = [(RecordKey(str(r[0]), int(r[1])), RecordKey(str(r[2]), int(r[3]))) for r in pairs]
+    return by_heading(found, first)
+
+
+def by_heading(
+    pairs: Iterable[tuple[RecordKey, RecordKey]], first: Mapping[RecordKey, int]
+) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
+    """``(heading, linked record)`` pairs grouped by heading, each linked record with its
+    first chunk (records with no chunk left out)."""
+    out: dict[RecordKey, list[tuple[RecordKey, int]]] = {}
+    for heading, other in pairs:
+        if other in first and other != heading:
+            out.setdefault(heading, []).append((other, first[other]))
+    return out
