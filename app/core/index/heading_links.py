@@ -3,8 +3,8 @@
 Some records say nothing but their title (:mod:`app.core.index.headings`): the subjects and
 names an import makes for its access points, and a finding aid's series with no note of its
 own. Records link to them: the OHMS interviews to the subject "Chemical warfare" they talk
-about, a UW finding aid to the subjects it is indexed under, the files of the UW series
-"Oregon State Correspondence" to the series ("part of"). An archivist who asks about the
+about, a UW finding aid to the subjects it is indexed under, the units of a series that says
+only its title to the series ("part of"). An archivist who asks about the
 subject wants those records; the heading only says that they exist. When the models see the
 heading and not the descriptions (a Catalan or Spanish question over English records:
 "Quines entrevistes parlen de Chemical Warfare?" gave ten subject headings and no interview),
@@ -124,34 +124,28 @@ def linked_sqlite(
     ordered = sorted(keys)
     marks = ", ".join(["(?, ?)"] * len(ordered))
     args = [v for key in ordered for v in (key.section_tipo, key.section_id)]
-    pairs = conn.execute(
-        f"WITH h(t, i) AS (VALUES {marks}) "
-        "SELECT h.t, h.i, l.from_section, l.from_id FROM h "
-        "JOIN links l ON l.to_section = h.t AND l.to_id = h.i",
-        args,
-    ).fetchall()
-    others = sorted({RecordKey(str(r[2]), int(r[3])) for r in pairs})
-    first: dict[RecordKey, int] = {}
-    for start in range(0, len(others), 400):
-        part = others[start : start + 400]
-        rows = conn.execute(
-            "SELECT section_tipo, section_id, min(id) FROM index_chunks "
-            f"WHERE (section_tipo, section_id) IN (VALUES {', '.join(['(?, ?)'] * len(part))}) "
-            "GROUP BY section_tipo, section_id",
-            [v for key in part for v in (key.section_tipo, key.section_id)],
-        ).fetchall()
-        first.update({RecordKey(str(r[0]), int(r[1])): int(r[2]) for r in rows})
-    found = [(RecordKey(str(r[0]), int(r[1])), RecordKey(str(r[2]), int(r[3]))) for r in pairs]
-    return by_heading(found, first)
+    rows = conn.execute(f"WITH h(t, i) AS (VALUES {marks}) {LINKED_SQL}", args).fetchall()
+    return by_heading(
+        (RecordKey(str(r[0]), int(r[1])), RecordKey(str(r[2]), int(r[3])), r[4]) for r in rows
+    )
+
+
+LINKED_SQL = (
+    "SELECT h.t, h.i, l.from_section, l.from_id, (SELECT min(c.id) FROM index_chunks c "
+    "WHERE c.section_tipo = l.from_section AND c.section_id = l.from_id) "
+    "FROM h JOIN links l ON l.to_section = h.t AND l.to_id = h.i"
+)
+"""The records that link to the headings of a table ``h(t, i)``, each with its first chunk's
+id (NULL when it has none), on either engine."""
 
 
 def by_heading(
-    pairs: Iterable[tuple[RecordKey, RecordKey]], first: Mapping[RecordKey, int]
+    rows: Iterable[tuple[RecordKey, RecordKey, object]],
 ) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
-    """``(heading, linked record)`` pairs grouped by heading, each linked record with its
-    first chunk (records with no chunk left out)."""
+    """``(heading, linked record, first chunk id)`` rows grouped by heading (records with no
+    chunk, and a heading linked to itself, left out)."""
     out: dict[RecordKey, list[tuple[RecordKey, int]]] = {}
-    for heading, other in pairs:
-        if other in first and other != heading:
-            out.setdefault(heading, []).append((other, first[other]))
+    for heading, other, chunk in rows:
+        if isinstance(chunk, int) and other != heading:
+            out.setdefault(heading, []).append((other, chunk))
     return out

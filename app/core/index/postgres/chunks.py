@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from app.core.archive.language import NEUTRAL
 from app.core.archive.model import RecordKey
 from app.core.archive.postgres.connect import Conn
-from app.core.index.heading_links import by_heading
+from app.core.index.heading_links import LINKED_SQL, by_heading
 from app.core.index.headings import MAX_CHUNKS, MAX_TEXT, headings_among, small_records_sql
 from app.core.index.postgres.values import as_int, as_str
 from app.core.index.ranking import MAIN_SHARE
@@ -118,27 +118,8 @@ def linked(conn: Conn, keys: Iterable[RecordKey]) -> dict[RecordKey, list[tuple[
     wanted = set(keys)
     if not wanted:
         return {}
-    pairs = conn.execute(
-        f"WITH h(t, i) AS {_KEYS} "
-        "SELECT h.t, h.i, l.from_section, l.from_id FROM h "
-        "JOIN links l ON l.to_section = h.t AND l.to_id = h.i",
-        _key_args(wanted),
-    ).fetchall()
-    found = [
-        (RecordKey(as_str(r[0]), as_int(r[1])), RecordKey(as_str(r[2]), as_int(r[3])))
-        for r in pairs
-    ]
-    others = {other for _, other in found}
-    first = (
-        {
-            RecordKey(as_str(r[0]), as_int(r[1])): as_int(r[2])
-            for r in conn.execute(
-                "SELECT section_tipo, section_id, min(id) FROM index_chunks "
-                f"WHERE (section_tipo, section_id) IN {_KEYS} GROUP BY section_tipo, section_id",
-                _key_args(others),
-            ).fetchall()
-        }
-        if others
-        else {}
+    rows = conn.execute(f"WITH h(t, i) AS {_KEYS} {LINKED_SQL}", _key_args(wanted)).fetchall()
+    return by_heading(
+        (RecordKey(as_str(r[0]), as_int(r[1])), RecordKey(as_str(r[2]), as_int(r[3])), r[4])
+        for r in rows
     )
-    return by_heading(found, first)
