@@ -4,10 +4,10 @@ Some records say nothing but their title (:mod:`app.core.index.headings`): the s
 names an import makes for its access points, and a finding aid's series with no note of its
 own. Records link to them: the OHMS interviews to the subject "Chemical warfare" they talk
 about, a UW finding aid to the subjects it is indexed under, the units of a series that says
-only its title to the series ("part of"). An archivist who asks about the
-subject wants those records; the heading only says that they exist. When the models see the
-heading and not the descriptions (a Catalan or Spanish question over English records:
-"Quines entrevistes parlen de Chemical Warfare?" gave ten subject headings and no interview),
+only its title to the series ("part of"). An archivist who asks about the subject wants those
+records; the heading only says that they exist. When the models see the heading and not the
+descriptions (a Catalan or Spanish question over English records: "Quines entrevistes parlen
+de Chemical Warfare?" gave eight subject headings as its first eight records, no interview),
 :func:`carried` gives each record that links to one of the best headings a score of
 :data:`LINK_WEIGHT` times the heading's own over the square root of how many records link to
 it (a heading of half the archive, "Labor Unions" in a labor archive, says little about
