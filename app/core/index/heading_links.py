@@ -13,8 +13,7 @@ de Chemical Warfare?" gave eight subject headings as its first eight records, no
 it (a heading of half the archive, "Labor Unions" in a labor archive, says little about
 each); a record already ranked keeps the better of its two scores. The records brought in
 are read through the same filters as the rest (sections, records, restricted ones left out
-of an egress-filtered search): :meth:`HybridSearch._carried
-<app.core.index.search.HybridSearch._carried>`.
+of an egress-filtered search): :func:`app.core.index.search._carried`.
 """
 
 from __future__ import annotations

@@ -69,6 +69,13 @@ class SearchFilter:
     records: tuple[RecordKey, ...] = ()
     exclude_restricted: bool = False
 
+    def lets_in(self, key: RecordKey) -> bool:
+        """Whether the sections and records let ``key`` in (restriction is read live, by
+        the engine)."""
+        if self.sections and key.section_tipo not in self.sections:
+            return False
+        return not self.records or key in self.records
+
 
 class Searcher(Protocol):
     """What the tools and the agent need from the index.

@@ -165,41 +165,16 @@ class HybridSearch:
             fused = names.boost(fused, rows, query)
         ranked = ranking.prefer_language(fused, rows, originals, prefer)
         keys = {rows[cid].key for cid, _ in ranked if cid in rows}
-        heads = self._title_only(keys) if keys else set()
-        if not heads:
+        if not keys:
             return ranked, rows, originals
-        best = heading_links.best_headings(ranked, rows, heads)
-        ranked = headings.lowered(ranked, rows, heads)
-        ranked, rows = self._carried(ranked, rows, heads, best, filter)
-        return ranked, rows, originals
-
-    def _carried(
-        self,
-        ranked: list[tuple[int, float]],
-        rows: dict[int, ChunkRow],
-        heads: set[RecordKey],
-        best: dict[RecordKey, float],
-        filter: SearchFilter,
-    ) -> tuple[list[tuple[int, float]], dict[int, ChunkRow]]:
-        """``ranked`` with the records linked to the ``best`` headings raised or added
-        (:mod:`app.core.index.heading_links`), inside ``filter``, and ``rows`` with their
-        chunks."""
-        if not best:
-            return ranked, rows
         with self._chunk_reads() as reads:
-            every = reads.linked(set(best))
-            links = {
-                heading: [pair for pair in pairs if _inside(pair[0], filter)]
-                for heading, pairs in every.items()
-            }
-            counts = {heading: len(pairs) for heading, pairs in every.items()}
-            carry = heading_links.carried(ranked, rows, best, links, heads, counts)
-            added = reads.chunks({cid for cid in carry.chunks.values() if cid not in rows})
-            if filter.exclude_restricted and added:
-                blocked = reads.restricted({row.key for row in added.values()})
-                added = {cid: row for cid, row in added.items() if row.key not in blocked}
-        rows = {**rows, **added}
-        return heading_links.raised(ranked, rows, carry), rows
+            heads = reads.title_only(keys)
+            if not heads:
+                return ranked, rows, originals
+            best = heading_links.best_headings(ranked, rows, heads)
+            ranked = headings.lowered(ranked, rows, heads)
+            ranked, rows = _carried(reads, ranked, rows, heads, best, filter)
+        return ranked, rows, originals
 
     def _fuse(
         self,
@@ -262,11 +237,6 @@ class HybridSearch:
             rows = {cid: row for cid, row in rows.items() if row.key not in blocked}
             originals = reads.languages({r.key for r in rows.values()}) if languages else {}
         return rows, originals
-
-    def _title_only(self, keys: set[RecordKey]) -> set[RecordKey]:
-        """Which of ``keys`` say nothing but their title (:mod:`app.core.index.headings`)."""
-        with self._chunk_reads() as reads:
-            return reads.title_only(keys)
 
     def _decorate(
         self, unlabelled: set[RecordKey], missing: set[RecordKey], lang: str | None
@@ -422,11 +392,32 @@ class SearchEngine(HybridSearch):
         return matrix.mask(sections=sections, restricted_sections=restricted, chunk_ids=chunk_ids)
 
 
-def _inside(key: RecordKey, filter: SearchFilter) -> bool:
-    """Whether ``filter``'s sections and records let ``key`` in (restriction is read live)."""
-    if filter.sections and key.section_tipo not in filter.sections:
-        return False
-    return not filter.records or key in filter.records
+def _carried(
+    reads: ChunkReads,
+    ranked: list[tuple[int, float]],
+    rows: dict[int, ChunkRow],
+    heads: set[RecordKey],
+    best: dict[RecordKey, float],
+    filter: SearchFilter,
+) -> tuple[list[tuple[int, float]], dict[int, ChunkRow]]:
+    """``ranked`` with the records linked to the ``best`` headings raised or added
+    (:mod:`app.core.index.heading_links`), inside ``filter``, and ``rows`` with their
+    chunks."""
+    if not best:
+        return ranked, rows
+    every = reads.linked(set(best))
+    links = {
+        heading: [pair for pair in pairs if filter.lets_in(pair[0])]
+        for heading, pairs in every.items()
+    }
+    counts = {heading: len(pairs) for heading, pairs in every.items()}
+    carry = heading_links.carried(ranked, rows, best, links, heads, counts)
+    added = reads.chunks({cid for cid in carry.chunks.values() if cid not in rows})
+    if filter.exclude_restricted and added:
+        blocked = reads.restricted({row.key for row in added.values()})
+        added = {cid: row for cid, row in added.items() if row.key not in blocked}
+    rows = {**rows, **added}
+    return heading_links.raised(ranked, rows, carry), rows
 
 
 def _record_chunks(conn: sqlite3.Connection, records: tuple[RecordKey, ...]) -> list[int]:

@@ -85,7 +85,8 @@ def test_which_records_are_headings_is_read_from_their_chunks(
     keys = {key for tipo in (INTERVIEWS, "subject1", "agent1") for key in _keys(archive, tipo)}
     engine = index.engine
     assert isinstance(engine, HybridSearch)  # either engine's read of the chunks
-    found = engine._title_only(keys)
+    with engine._chunk_reads() as reads:
+        found = reads.title_only(keys)
     assert {k.section_tipo for k in keys - found} == {INTERVIEWS}  # the six interviews
     assert {k.section_tipo for k in found} == {"subject1", "agent1"}
     assert len(keys - found) == 6
