@@ -132,9 +132,10 @@ def heading(query: str, hits: list[RecordHit], found: int) -> str:
 
 
 def format_record(hit: RecordHit) -> str:
-    """Two or three lines: rank, key, title (and the exact name), then the top of its
-    hierarchy (its fonds), date, languages, where the passage is, then the passage with the
-    query's words in brackets."""
+    """Two to four lines: rank, key, title (and the exact name), then the top of its
+    hierarchy (its fonds), date, languages, where the passage is, then the heading it was
+    found through (``Subjects: [Chemical] warfare``), then the passage with the query's words
+    in brackets."""
     head = f"{hit.rank:>3}. {hit.key}  {hit.title}"
     if hit.exact_name is not None:
         exact = f"  {cli_words.words().exact}"
@@ -148,6 +149,9 @@ def format_record(hit: RecordHit) -> str:
         details.append(f"p.{passage.page}")
     details.append(cli_words.score(hit.score))
     lines = [head, "     " + " · ".join(details)]
+    if hit.via is not None:
+        heading = _bracketed(hit.via.title, hit.via.title_marks)
+        lines.append(f"     {hit.via.field_label}: {heading}")
     if passage is not None:
         lines.append("     " + _bracketed(passage.text, passage.marks)[: PASSAGE_CHARS + 20])
     return "\n".join(lines)

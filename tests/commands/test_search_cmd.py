@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.commands.search_cmd import format_record
 from tests.commands.test_index_progress import BAR
 
 QUERIES = [
@@ -201,3 +202,18 @@ def _atom_catalogue(tmp_path: Path, capsys: pytest.CaptureFixture[str], more: st
     assert main(["import", "csv", str(path), "--archive", archive]) == 0
     capsys.readouterr()
     return archive
+
+
+def test_a_record_found_through_a_heading_names_it_under_its_details() -> None:
+    """``arxiu search`` prints the field and the heading a record was found through on a line
+    of its own, the query's words in brackets, before the passage."""
+    from app.core.archive import RecordKey
+    from app.core.index.hit_passages import HitPassage
+    from app.core.index.record_hits import RecordHit, ViaHeading
+
+    via = ViaHeading(RecordKey("subject1", 2), "Materias", "Chemical warfare", ((0, 8),))
+    passage = HitPassage("Appendix: Paris in wartime.", "ohms18", "lg-eng", 0.2, None, None, ())
+    hit = RecordHit(RecordKey("ohms1", 6), "Interview with Charles P. Smyth", "Entrevistas",
+                    0.25, 4, passages=(passage,), via=via)  # fmt: skip
+    lines = format_record(hit).splitlines()
+    assert lines[2:] == ["     Materias: [Chemical] warfare", "     Appendix: Paris in wartime."]

@@ -22,6 +22,7 @@ import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from app.core.archive.model import RecordKey
 from app.core.index.storage import ChunkRow
@@ -35,16 +36,28 @@ LINKS_PER_HEADING = 20
 """At most this many records per heading (those already ranked first, then by key)."""
 
 
+class Linked(NamedTuple):
+    """A record that links to a heading: its key, its first chunk's id and the field of the
+    link (an interview's "Subjects", a unit's "part of")."""
+
+    key: RecordKey
+    chunk: int
+    field_tipo: str
+
+
 @dataclass(frozen=True)
 class Carried:
     """Scores for records linked to the best headings.
 
     ``scores`` is the score each linked record is raised to; ``chunks`` is the chunk that
-    stands for each of them (one already ranked where there is one, else its first chunk).
+    stands for each of them (one already ranked where there is one, else its first chunk);
+    ``via`` names, for each record the heading's share ranks above its own best chunk, the
+    heading and the field that links to it (why the record is in the results).
     """
 
     scores: dict[RecordKey, float]
     chunks: dict[RecordKey, int]
+    via: dict[RecordKey, tuple[RecordKey, str]]
 
 
 def best_headings(
@@ -69,7 +82,7 @@ def carried(
     ranked: Sequence[tuple[int, float]],
     rows: Mapping[int, ChunkRow],
     best: Mapping[RecordKey, float],
-    links: Mapping[RecordKey, list[tuple[RecordKey, int]]],
+    links: Mapping[RecordKey, list[Linked]],
     headings: set[RecordKey],
     counts: Mapping[RecordKey, int] | None = None,
 ) -> Carried:
@@ -78,24 +91,29 @@ def carried(
     the heading (``counts``, else the links given), so a heading that half the archive links
     to says little about each; headings linked to headings give nothing."""
     first_chunk: dict[RecordKey, int] = {}
-    for cid, _ in ranked:
+    own: dict[RecordKey, float] = {}
+    for cid, score in ranked:
         row = rows.get(cid)
         if row is not None:
             first_chunk.setdefault(row.key, cid)
+            own[row.key] = max(own.get(row.key, score), score)
     scores: dict[RecordKey, float] = {}
     chunks: dict[RecordKey, int] = {}
+    via: dict[RecordKey, tuple[RecordKey, str]] = {}
     for heading, score in best.items():
         linked = sorted(
-            (pair for pair in links.get(heading, []) if pair[0] not in headings),
-            key=lambda pair: (pair[0] not in first_chunk, pair[0]),
+            (link for link in links.get(heading, []) if link.key not in headings),
+            key=lambda link: (link.key not in first_chunk, link.key),
         )
         many = (counts or {}).get(heading, len(links.get(heading, [])))
         given = score * LINK_WEIGHT / math.sqrt(max(many, 1))
-        for key, chunk in linked[:LINKS_PER_HEADING]:
+        for key, chunk, field_tipo in linked[:LINKS_PER_HEADING]:
             if given > scores.get(key, 0.0):
                 scores[key] = given
                 chunks[key] = first_chunk.get(key, chunk)
-    return Carried(scores, chunks)
+                if given > own.get(key, 0.0):
+                    via[key] = (heading, field_tipo)
+    return Carried(scores, chunks, via)
 
 
 def raised(
@@ -113,11 +131,9 @@ def raised(
     return sorted(out, key=lambda item: -item[1])
 
 
-def linked_sqlite(
-    conn: sqlite3.Connection, keys: set[RecordKey]
-) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
+def linked_sqlite(conn: sqlite3.Connection, keys: set[RecordKey]) -> dict[RecordKey, list[Linked]]:
     """The indexed records that link to each of ``keys``, with their first chunk's
-    id, read from a folder archive."""
+    id and the field of the link, read from a folder archive."""
     if not keys:
         return {}
     ordered = sorted(keys)
@@ -125,26 +141,30 @@ def linked_sqlite(
     args = [v for key in ordered for v in (key.section_tipo, key.section_id)]
     rows = conn.execute(f"WITH h(t, i) AS (VALUES {marks}) {LINKED_SQL}", args).fetchall()
     return by_heading(
-        (RecordKey(str(r[0]), int(r[1])), RecordKey(str(r[2]), int(r[3])), r[4]) for r in rows
+        (RecordKey(str(r[0]), int(r[1])), RecordKey(str(r[2]), int(r[3])), r[4], str(r[5]))
+        for r in rows
     )
 
 
 LINKED_SQL = (
     "SELECT h.t, h.i, l.from_section, l.from_id, (SELECT min(c.id) FROM index_chunks c "
-    "WHERE c.section_tipo = l.from_section AND c.section_id = l.from_id) "
+    "WHERE c.section_tipo = l.from_section AND c.section_id = l.from_id), l.field_tipo "
     "FROM h JOIN links l ON l.to_section = h.t AND l.to_id = h.i"
 )
 """The records that link to the headings of a table ``h(t, i)``, each with its first chunk's
-id (NULL when it has none), on either engine."""
+id (NULL when it has none) and the field of the link, on either engine."""
 
 
 def by_heading(
-    rows: Iterable[tuple[RecordKey, RecordKey, object]],
-) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
-    """``(heading, linked record, first chunk id)`` rows grouped by heading (records with no
-    chunk, and a heading linked to itself, left out)."""
-    out: dict[RecordKey, list[tuple[RecordKey, int]]] = {}
-    for heading, other, chunk in rows:
-        if isinstance(chunk, int) and other != heading:
-            out.setdefault(heading, []).append((other, chunk))
+    rows: Iterable[tuple[RecordKey, RecordKey, object, str]],
+) -> dict[RecordKey, list[Linked]]:
+    """``(heading, linked record, first chunk id, field)`` rows grouped by heading (records
+    with no chunk, and a heading linked to itself, left out; a record linked twice, by two
+    fields, once)."""
+    out: dict[RecordKey, list[Linked]] = {}
+    seen: set[tuple[RecordKey, RecordKey]] = set()
+    for heading, other, chunk, field_tipo in sorted(rows, key=lambda r: (r[0], r[1], r[3])):
+        if isinstance(chunk, int) and other != heading and (heading, other) not in seen:
+            seen.add((heading, other))
+            out.setdefault(heading, []).append(Linked(other, chunk, field_tipo))
     return out

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypedDict
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 from app.core.archive.model import RecordKey
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
+
+
+class ViaDict(TypedDict):
+    """:class:`Via`'s JSON form."""
+
+    section_tipo: str
+    section_id: int
+    label: str
+    field: str
 
 
 class HitDict(TypedDict):
@@ -23,6 +32,27 @@ class HitDict(TypedDict):
     score: float
     timecode: str | None
     page: str | None
+    via: NotRequired[ViaDict]
+
+
+@dataclass(frozen=True)
+class Via:
+    """The heading that brought a record into a search (:mod:`app.core.index.heading_links`):
+    the record links to ``key`` (a subject, a name, a series titled ``label``) in its field
+    ``field_tipo``, and the heading matched the query better than anything the record says."""
+
+    key: RecordKey
+    label: str
+    field_tipo: str
+
+    def to_dict(self) -> ViaDict:
+        """JSON form."""
+        return {
+            "section_tipo": self.key.section_tipo,
+            "section_id": self.key.section_id,
+            "label": self.label,
+            "field": self.field_tipo,
+        }
 
 
 @dataclass(frozen=True)
@@ -40,10 +70,12 @@ class SearchHit:
     chunk_id: int | None = None
     record_langs: tuple[str, ...] = ()
     """The languages the record is written in (most of its text), e.g. ``("lg-cat",)``."""
+    via: Via | None = None
+    """The heading the record was found through, when not through its own words."""
 
     def to_dict(self) -> HitDict:
-        """JSON form (CLI ``--json`` and tool results)."""
-        return {
+        """JSON form (CLI ``--json`` and tool results; ``via`` only when there is one)."""
+        out: HitDict = {
             "section_tipo": self.key.section_tipo,
             "section_id": self.key.section_id,
             "label": self.label,
@@ -55,6 +87,9 @@ class SearchHit:
             "timecode": self.timecode,
             "page": self.page,
         }
+        if self.via is not None:
+            out["via"] = self.via.to_dict()
+        return out
 
 
 @dataclass(frozen=True)

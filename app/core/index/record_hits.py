@@ -14,7 +14,10 @@ beneath it, and gives one :class:`RecordHit` per record:
   identifiers nor its title again, nor the trail its metadata chunk starts with (the titles
   above it, :mod:`app.core.index.chunk_context`: the row's ``within`` says where it sits);
 * title and section are in the person's language, the date is the record's first date field
-  (else a year-numbered field: a coin's "Date from", a concept's "Start year").
+  (else a year-numbered field: a coin's "Date from", a concept's "Start year");
+* a record found through a heading it links to rather than its own words
+  (:mod:`app.core.index.heading_links`) says which, and in what field (``via``: "Subjects:
+  Chemical warfare"), so that the row says why it is there.
 
 It reads the index through :func:`~app.core.index.record_reads.record_reads`, so a folder
 archive and a shared one (PostgreSQL) give the same list.
@@ -39,7 +42,7 @@ from app.core.archive.store import Archive
 from app.core.index.chunk_context import ELIDED, SEPARATOR, archive_trails
 from app.core.index.exact_names import exact_names, titles
 from app.core.index.hit_passages import HitPassage, Span, choose, marks, query_words
-from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode
+from app.core.index.hits import Searcher, SearchFilter, SearchHit, SearchMode, Via
 from app.core.index.record_reading import record_reads
 from app.core.index.record_reads import RecordReads
 from app.core.index.search import snippet
@@ -53,6 +56,27 @@ PASSAGES = 3
 """Passages kept per record, best first."""
 _YEAR = re.compile(r"^\s*(-?\d{1,4})(?!\d)")
 _YEAR_FIELD = re.compile(r"\b(year|date)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ViaHeading:
+    """The heading a record was found through, as its row says it: the record's field that
+    links to it (``field_label``, in the person's language) and the heading's ``title``, with
+    the query's words marked (``title_marks``)."""
+
+    key: RecordKey
+    field_label: str
+    title: str
+    title_marks: tuple[Span, ...] = ()
+
+    def to_dict(self) -> JsonObject:
+        """JSON form."""
+        return {
+            "section_tipo": self.key.section_tipo,
+            "section_id": self.key.section_id,
+            "field": self.field_label,
+            "label": self.title,
+        }
 
 
 @dataclass(frozen=True)
@@ -84,6 +108,9 @@ class RecordHit:
     """The label of the top record of the record's hierarchy (its fonds: ``572AP/1-572AP/122
     · Fonds Vitet``), for a record that is part of one; ``None`` for a top record or a record
     of a section that is not a hierarchy."""
+    via: ViaHeading | None = None
+    """The heading the record was found through (not its own words), when the row does not
+    already name it as where the record sits."""
 
     @property
     def exact(self) -> bool:
@@ -128,6 +155,7 @@ class RecordHit:
             "page": best.page if best else None,
             "title_marks": [list(span) for span in self.title_marks],
             "passages": [p.to_dict() for p in self.passages],
+            "via": self.via.to_dict() if self.via else None,
         }
 
 
@@ -186,6 +214,7 @@ def search_records(
                 per_record.get(key, []),
                 best[key].record_langs if key in best else tuple(sorted(langs.get(key, ()))),
                 exact.get(key),
+                best[key].via if key in best else None,
             )
             for rank, key in enumerate(order, start=1)
         ]
@@ -217,6 +246,7 @@ class _Builder:
         self.lang = lang
         self.prefer = prefer
         self._fields: dict[str, list[Field]] = {}
+        self._labels: dict[str, dict[str, str]] = {}
         self.shapes = SectionShapes(archive)
         self._tops: dict[RecordKey, RecordKey] = {}
         self.trails = archive_trails(self.shapes)
@@ -230,6 +260,7 @@ class _Builder:
         hits: list[SearchHit],
         langs: tuple[str, ...],
         exact_name: str | None,
+        via: Via | None = None,
     ) -> RecordHit | None:
         """The record's hit (``None``: the record was deleted since it was indexed)."""
         record = self.archive.find_record(key)
@@ -244,6 +275,7 @@ class _Builder:
         if not passages:
             more = [self._row_passage(row, lead) for row in reads.chunks_of(key)]
             passages = choose(more, names, self.query, self.words, self.prefer)
+        within, path = self.within(record), self.path(record)
         return RecordHit(
             key=key,
             title=title,
@@ -255,9 +287,26 @@ class _Builder:
             langs=langs,
             date=self.date(record),
             exact_name=exact_name,
-            within=self.within(record),
-            path=self.path(record),
+            within=within,
+            path=path,
+            via=self.via(key.section_tipo, via, (within, path)),
         )
+
+    def via(self, tipo: str, via: Via | None, where: tuple[str | None, ...]) -> ViaHeading | None:
+        """How the row of a record of section ``tipo`` names the heading ``via`` (``None``
+        when there is none, or when the row already names it as the record's fonds or
+        series)."""
+        if via is None:
+            return None
+        title = self.archive.record_label(via.key, self.lang)
+        if title == str(via.key):  # gone since it was indexed
+            title = via.label
+        if any(place.endswith(title) for place in where if place):
+            return None
+        if tipo not in self._labels:
+            self._labels[tipo] = {f.tipo: f.label(self.lang) for f in self.archive.fields(tipo)}
+        field = self._labels[tipo].get(via.field_tipo, via.field_tipo)
+        return ViaHeading(via.key, field, title, marks(title, self.words))
 
     def within(self, record: Record) -> str | None:
         """The label of the top of ``record``'s hierarchy (its fonds), ``None`` for a top record

@@ -35,7 +35,7 @@ from app.core.index import (
 )
 from app.core.index.dense import DenseMatrix, Mask, Vectors
 from app.core.index.embedders import Embedder
-from app.core.index.hits import SearchFilter, SearchHit, SearchMode
+from app.core.index.hits import SearchFilter, SearchHit, SearchMode, Via
 from app.core.index.storage import ChunkRow, read_chunks
 from app.core.phrases import Phrase
 
@@ -117,7 +117,9 @@ class HybridSearch:
         depth = max(CANDIDATES, k * (20 if group_by_record else 4))
         dense, lex = self._retrieve(query, depth, mode, filter, query_lang)
         prefer = query_lang if not ranking.multilingual(self.embedders) else None
-        ranked, rows, originals = self._rank(dense, lex, mode, model_lang, filter, prefer, query)
+        ranked, rows, originals, vias = self._rank(
+            dense, lex, mode, model_lang, filter, prefer, query
+        )
         if group_by_record:
             ranked = ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS)
             top = [rows[cid].key for cid, _ in ranked[: feedback.FEEDBACK_RECORDS]]
@@ -128,7 +130,7 @@ class HybridSearch:
                 and (mode == "dense" or feedback.corroborated(top, lex, rows))
             ):
                 dense = self._feedback(query, dense, top, depth, filter)
-                ranked, rows, originals = self._rank(
+                ranked, rows, originals, vias = self._rank(
                     dense, lex, mode, model_lang, filter, prefer, query
                 )
                 ranked = feedback.keep_first(
@@ -140,7 +142,14 @@ class HybridSearch:
         labels, more = self._decorate(unlabelled, missing, query_lang)
         originals = {**originals, **more}
         return [
-            _hit(row, score, query, labels.get(row.key), originals.get(row.key, frozenset()))
+            _hit(
+                row,
+                score,
+                query,
+                labels.get(row.key),
+                originals.get(row.key, frozenset()),
+                vias.get(row.key),
+            )
             for row, score in chosen
         ]
 
@@ -153,11 +162,17 @@ class HybridSearch:
         filter: SearchFilter,
         prefer: str | None,
         query: str = "",
-    ) -> tuple[list[tuple[int, float]], dict[int, ChunkRow], dict[RecordKey, frozenset[str]]]:
+    ) -> tuple[
+        list[tuple[int, float]],
+        dict[int, ChunkRow],
+        dict[RecordKey, frozenset[str]],
+        dict[RecordKey, Via],
+    ]:
         """The fused chunk ranking, with the chunks' rows (restricted ones dropped for an
-        egress-filtered search) and, when a language is preferred, the records' languages;
-        a hybrid ranking also moves up chunks whose label resembles ``query``
-        (:func:`app.core.index.names.boost`)."""
+        egress-filtered search), when a language is preferred the records' languages, and the
+        records a heading brought with that heading
+        (:mod:`app.core.index.heading_links`); a hybrid ranking also moves up chunks whose
+        label resembles ``query`` (:func:`app.core.index.names.boost`)."""
         found = {cid for _, ranked in dense for cid, _ in ranked} | {cid for cid, _ in lex}
         rows, originals = self._rows(found, filter, prefer is not None)
         fused = self._fuse(dense, lex, mode, model_lang)
@@ -166,15 +181,15 @@ class HybridSearch:
         ranked = ranking.prefer_language(fused, rows, originals, prefer)
         keys = {rows[cid].key for cid, _ in ranked if cid in rows}
         if not keys:
-            return ranked, rows, originals
+            return ranked, rows, originals, {}
         with self._chunk_reads() as reads:
             heads = reads.title_only(keys)
             if not heads:
-                return ranked, rows, originals
+                return ranked, rows, originals, {}
             best = heading_links.best_headings(ranked, rows, heads)
             ranked = headings.lowered(ranked, rows, heads)
-            ranked, rows = _carried(reads, ranked, rows, heads, best, filter)
-        return ranked, rows, originals
+            ranked, rows, vias = _carried(reads, ranked, rows, heads, best, filter)
+        return ranked, rows, originals, vias
 
     def _fuse(
         self,
@@ -270,9 +285,9 @@ class ChunkReads(Protocol):
         """Which of ``keys`` say nothing but their title (:mod:`app.core.index.headings`)."""
         ...
 
-    def linked(self, keys: set[RecordKey]) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
+    def linked(self, keys: set[RecordKey]) -> dict[RecordKey, list[heading_links.Linked]]:
         """The indexed records that link to each of ``keys``, with their first chunk's
-        id (:mod:`app.core.index.heading_links`)."""
+        id and the field of the link (:mod:`app.core.index.heading_links`)."""
         ...
 
 
@@ -295,7 +310,7 @@ class _SqliteChunkReads:
     def title_only(self, keys: set[RecordKey]) -> set[RecordKey]:
         return headings.title_only_sqlite(self.conn, keys)
 
-    def linked(self, keys: set[RecordKey]) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
+    def linked(self, keys: set[RecordKey]) -> dict[RecordKey, list[heading_links.Linked]]:
         return heading_links.linked_sqlite(self.conn, keys)
 
 
@@ -399,25 +414,30 @@ def _carried(
     heads: set[RecordKey],
     best: dict[RecordKey, float],
     filter: SearchFilter,
-) -> tuple[list[tuple[int, float]], dict[int, ChunkRow]]:
+) -> tuple[list[tuple[int, float]], dict[int, ChunkRow], dict[RecordKey, Via]]:
     """``ranked`` with the records linked to the ``best`` headings raised or added
-    (:mod:`app.core.index.heading_links`), inside ``filter``, and ``rows`` with their
-    chunks."""
+    (:mod:`app.core.index.heading_links`), inside ``filter``, ``rows`` with their chunks, and
+    the heading that brought each record it ranks above the record's own words."""
     if not best:
-        return ranked, rows
+        return ranked, rows, {}
     every = reads.linked(set(best))
     links = {
-        heading: [pair for pair in pairs if filter.lets_in(pair[0])]
-        for heading, pairs in every.items()
+        heading: [link for link in found if filter.lets_in(link.key)]
+        for heading, found in every.items()
     }
-    counts = {heading: len(pairs) for heading, pairs in every.items()}
+    counts = {heading: len(found) for heading, found in every.items()}
     carry = heading_links.carried(ranked, rows, best, links, heads, counts)
     added = reads.chunks({cid for cid in carry.chunks.values() if cid not in rows})
     if filter.exclude_restricted and added:
         blocked = reads.restricted({row.key for row in added.values()})
         added = {cid: row for cid, row in added.items() if row.key not in blocked}
     rows = {**rows, **added}
-    return heading_links.raised(ranked, rows, carry), rows
+    titles = {row.key: row.label or row.text for row in rows.values() if row.key in best}
+    vias = {
+        key: Via(heading, titles.get(heading, str(heading)), field_tipo)
+        for key, (heading, field_tipo) in carry.via.items()
+    }
+    return heading_links.raised(ranked, rows, carry), rows, vias
 
 
 def _record_chunks(conn: sqlite3.Connection, records: tuple[RecordKey, ...]) -> list[int]:
@@ -471,6 +491,7 @@ def _hit(
     query: str,
     label: str | None = None,
     langs: frozenset[str] = frozenset(),
+    via: Via | None = None,
 ) -> SearchHit:
     return SearchHit(
         key=row.key,
@@ -483,6 +504,7 @@ def _hit(
         page=row.page,
         chunk_id=row.id,
         record_langs=tuple(sorted(langs)),
+        via=via,
     )
 
 

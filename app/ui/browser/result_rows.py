@@ -4,7 +4,9 @@ delegate that paints them in the results list.
 A record's row is three short lines: its title (and, when the title shown is not the name that
 matched, that name: ``Barcelona «Barcino»``), then its section, the top of its hierarchy (its
 fonds), date, language badges and the passage's timecode or page in a muted line, then the
-passage with the query's words marked.
+passage with the query's words marked. A record found through a heading it links to says so
+in a line of its own before the passage, the field and the heading (``Subjects: Chemical
+warfare``).
 """
 
 from __future__ import annotations
@@ -126,6 +128,12 @@ def record_row_html(
         f"<div>{title}</div>",
         f"<div style='color:{colors.muted}; font-size:small'>{line}</div>",
     ]
+    if hit.via is not None:
+        heading = marked_html(hit.via.title, list(hit.via.title_marks), mark)
+        parts.append(
+            f"<div><span style='color:{colors.muted}'>{html.escape(hit.via.field_label)}:"
+            f"</span> {heading}</div>"
+        )
     if passage is not None:
         text, spans = excerpt(passage, chars)
         parts.append(f"<div>{marked_html(text, spans, mark)}</div>")

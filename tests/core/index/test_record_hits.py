@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from app.core.archive import Archive, open_archive
+from app.core.archive import Archive, RecordKey, open_archive
 from app.core.archive.hierarchy import breadcrumbs, child_keys
 from app.core.archive.importers import run_import
 from app.core.archive.importers.nomisma import concept_key
 from app.core.archive.postgres.transfer import copy_archive
 from app.core.index import ArchiveIndex, HashingEmbedder, open_index
 from app.core.index.hit_passages import HitPassage, choose, is_identifiers, marks, query_words
-from app.core.index.hits import SearchFilter, SearchMode
+from app.core.index.hits import SearchFilter, SearchHit, SearchMode, Via
 from app.core.index.record_hits import RecordHit, search_records
 from tests.conftest import ENGINES, shared_data
 from tests.postgres_server import PgServer, fresh_database
@@ -291,3 +291,42 @@ def test_real_text_is_chosen_over_identifiers_and_titles() -> None:
     assert choose([coded, title, text], titles, "Ludovic Vitet", words) == [text]
     coded_marked = HitPassage(coded.text, coded.field_tipo, coded.lang, 3.0, marks=((0, 8),))
     assert choose([text, coded_marked], titles, "572AP/14", ("572ap", "14"))[0] is coded_marked
+
+
+class _Through:
+    """A searcher that finds one record through a heading (as
+    :mod:`app.core.index.heading_links` reports it), whatever the query."""
+
+    def __init__(self, key: RecordKey, via: Via) -> None:
+        self.key, self.via = key, via
+
+    def search(self, query: str, **_: object) -> list[SearchHit]:
+        return [SearchHit(self.key, "", "", "csv2", "lg-cat", 0.5, via=self.via)]
+
+
+def test_a_row_does_not_name_again_the_series_it_says_it_is_in(tmp_path: Path) -> None:
+    """An item found through its series ("part of": a title-only series brings its units) is
+    shown in that series already (``path``), so its row does not name the series a second
+    time; found through a record it is not in, it does."""
+    table = tmp_path / "atom.csv"
+    table.write_text(
+        "legacyId,parentId,identifier,title\nF1,,ES-1,Fons Puig\n"
+        "S1,F1,ES-1.1,Correspondència\nI1,S1,ES-1.1.1,Carta a Gaudí\n"
+        "F2,,ES-2,Fons Gaudí\n",
+        encoding="utf-8",
+    )
+    archive = open_archive(tmp_path / "a", create=True)
+    [section] = [s for s in run_import(archive, "csv", table).sections if s.startswith("csv")]
+    item, series, other = (RecordKey(section, n) for n in (3, 2, 4))
+    parent = next(f.tipo for f in archive.fields(section) if f.target_section == section)
+
+    [shown] = search_records(
+        _Through(item, Via(series, "Correspondència", parent)), archive, "x", lang="lg-cat"
+    )
+    assert shown.path == "ES-1.1 · Correspondència" and shown.via is None
+
+    [shown] = search_records(
+        _Through(item, Via(other, "Fons Gaudí", parent)), archive, "x", lang="lg-cat"
+    )
+    assert shown.via is not None and shown.via.title == "ES-2 · Fons Gaudí"
+    archive.close()

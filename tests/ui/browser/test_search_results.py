@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,26 @@ def test_a_units_row_says_the_fonds_it_is_in(ui_lang: str) -> None:
     assert WITHIN[ui_lang] in unit.splitlines()[1]
     assert WITHIN[ui_lang] not in top
     assert f"{WITHIN[ui_lang]} › … › 572AP/2 · Correspondance active" in letter.splitlines()[1]
+
+
+def test_a_row_found_through_a_heading_names_it_before_the_passage() -> None:
+    """An interview found through the subject it is indexed under (its own words never say
+    it): the row's third line is the field and the subject, the query's words marked."""
+    from PySide6.QtGui import QTextDocument
+
+    from app.core.archive import RecordKey
+    from app.core.index.record_hits import RecordHit, ViaHeading
+    from app.ui.browser.record_html import Palette
+    from app.ui.browser.result_rows import RowWords, record_row_html
+
+    via = ViaHeading(RecordKey("subject1", 2), "Matèries", "Chemical warfare", ((0, 8), (9, 16)))
+    hit = RecordHit(RecordKey("ohms1", 1), "Interview with Hubert N. Alyea", "Entrevistes", 0.7,
+                    1, via=via)  # fmt: skip
+    html = record_row_html(hit, Palette(), "#fff0a6", RowWords())
+    document = QTextDocument()
+    document.setHtml(html)
+    lines = document.toPlainText().splitlines()
+    assert lines == ["Interview with Hubert N. Alyea", "Entrevistes", "Matèries: Chemical warfare"]
+    assert html.count("background-color:#fff0a6") == 2  # "Chemical", "warfare"
+    document.setHtml(record_row_html(replace(hit, via=None), Palette(), "#fff0a6", RowWords()))
+    assert document.toPlainText().splitlines() == lines[:2]  # found by its own words

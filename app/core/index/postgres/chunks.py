@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from app.core.archive.language import NEUTRAL
 from app.core.archive.model import RecordKey
 from app.core.archive.postgres.connect import Conn
-from app.core.index.heading_links import LINKED_SQL, by_heading
+from app.core.index.heading_links import LINKED_SQL, Linked, by_heading
 from app.core.index.headings import MAX_CHUNKS, MAX_TEXT, headings_among, small_records_sql
 from app.core.index.postgres.values import as_int, as_str
 from app.core.index.ranking import MAIN_SHARE
@@ -112,14 +112,19 @@ def title_only(conn: Conn, keys: Iterable[RecordKey]) -> set[RecordKey]:
     )
 
 
-def linked(conn: Conn, keys: Iterable[RecordKey]) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
-    """The indexed records that link to each of ``keys``, with their first chunk's id
-    (as :func:`app.core.index.heading_links.linked_sqlite`)."""
+def linked(conn: Conn, keys: Iterable[RecordKey]) -> dict[RecordKey, list[Linked]]:
+    """The indexed records that link to each of ``keys``, with their first chunk's id and the
+    field of the link (as :func:`app.core.index.heading_links.linked_sqlite`)."""
     wanted = set(keys)
     if not wanted:
         return {}
     rows = conn.execute(f"WITH h(t, i) AS {_KEYS} {LINKED_SQL}", _key_args(wanted)).fetchall()
     return by_heading(
-        (RecordKey(as_str(r[0]), as_int(r[1])), RecordKey(as_str(r[2]), as_int(r[3])), r[4])
+        (
+            RecordKey(as_str(r[0]), as_int(r[1])),
+            RecordKey(as_str(r[2]), as_int(r[3])),
+            r[4],
+            as_str(r[5]),
+        )
         for r in rows
     )

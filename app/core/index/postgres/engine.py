@@ -31,6 +31,7 @@ from app.core.archive.postgres.connect import Conn, open_pool, translate
 from app.core.errors import ArchiveError
 from app.core.index import feedback
 from app.core.index.embedders import Embedder
+from app.core.index.heading_links import Linked
 from app.core.index.hits import SearchFilter, SearchMode
 from app.core.index.postgres import ann, chunks, dense, lexical
 from app.core.index.search import ChunkReads, DenseLists, HybridSearch
@@ -225,7 +226,7 @@ class _PgChunkReads:
     def title_only(self, keys: set[RecordKey]) -> set[RecordKey]:
         return chunks.title_only(self.conn, keys)
 
-    def linked(self, keys: set[RecordKey]) -> dict[RecordKey, list[tuple[RecordKey, int]]]:
+    def linked(self, keys: set[RecordKey]) -> dict[RecordKey, list[Linked]]:
         return chunks.linked(self.conn, keys)
 
 
