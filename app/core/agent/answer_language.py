@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.core.agent.list_questions import list_noun
+from app.core.agent.list_questions import list_noun, noun_language
 from app.core.archive.language import detect
 from app.core.models.catalog import ModelEntry
 from app.core.models.model_languages import writes
@@ -42,9 +42,11 @@ class Composition:
     reason: Reason
 
 
-def question_language(question: str, fallback: str) -> str:
-    """The Dédalo code of ``question``'s language (``fallback`` when the words do not tell)."""
-    return detect(question) or fallback
+def question_language(question: str, fallback: str, noun: str | None = None) -> str:
+    """The Dédalo code of ``question``'s language: its words', else its records' ``noun``'s
+    when that is one language's (:func:`~app.core.agent.list_questions.noun_language`),
+    else ``fallback``."""
+    return detect(question) or noun_language(noun) or fallback
 
 
 def composition(
@@ -53,8 +55,8 @@ def composition(
     """How the run of ``question`` on ``entry`` is composed (``None``: the model answers)."""
     if mode == "write":
         return None
-    lang = question_language(question, fallback_lang)
     noun = list_noun(question)
+    lang = question_language(question, fallback_lang, noun)
     if not writes(entry, lang):
         return Composition(lang, noun, "language")
     if noun is not None and entry.bundled:

@@ -7,10 +7,11 @@ question on the bundled model (see :mod:`app.core.agent.answer_language`). No mo
    search_call`), to find its *lead sections* (:func:`~app.core.agent.sources.leading_sections`:
    those of the records scoring at least :data:`~app.core.agent.sources.STRONG` × the best,
    and the one where most of what it found is);
-2. it is searched again within those sections for :data:`~app.core.agent.relevance_cut.FLOOR_K`
-   records, and the first :data:`~app.core.agent.relevance_cut.LIST_K` records above the
-   measured cut (:mod:`app.core.agent.relevance_cut`) that
-   the egress gate let through are listed;
+2. it is searched again within those sections for :data:`~app.core.agent.relevance_cut.
+   FLOOR_K` records (within those of its sections the question's noun names instead, when it
+   names a kind of record: "¿Qué entrevistas…?", :mod:`app.core.agent.noun_sections`), and
+   the first :data:`~app.core.agent.relevance_cut.LIST_K` records above the measured cut
+   (:mod:`app.core.agent.relevance_cut`) that the egress gate let through are listed;
 3. the answer says how many it found, in the question's language (:mod:`app.core.agent.
    answer_phrases`), then lists them grouped by section with the count, in rank order: each
    with its label, date, language, the passage that matched and a citation
@@ -28,6 +29,7 @@ from app.core.agent.answer_phrases import Phrases, phrases
 from app.core.agent.composed_records import ListedRecord, Shapes, by_section, listed_record
 from app.core.agent.events import Event, FinalEvent, StopKind, TextEvent
 from app.core.agent.grounding import SEARCH_TOOL, no_sources_answer, search_call
+from app.core.agent.noun_sections import list_sections
 from app.core.agent.relevance_cut import FLOOR_K, LIST_K, relevant_hits
 from app.core.agent.sources import group_by_record, hits_of, leading_sections
 from app.core.agent.tool_calls import ToolCaller, ToolStep
@@ -84,6 +86,23 @@ def lead_sections(result: ToolResult) -> list[str]:
     return leading_sections(group_by_record(hits_of(result.data) if result.ok else []))
 
 
+def list_sections_of(result: ToolResult, archive: Archive, noun: str | None) -> list[str]:
+    """The sections the list search looks in: those of ``result`` (the first search) that the
+    question's ``noun`` names (:mod:`app.core.agent.noun_sections`: "¿Qué entrevistas…?"
+    looks in the interviews), else its lead sections."""
+    found = (
+        [source.section_tipo for source in group_by_record(hits_of(result.data))]
+        if result.ok
+        else []
+    )
+    labels = {
+        tipo: archive.section(tipo).labels.values()
+        for tipo in dict.fromkeys(found)
+        if archive.has_section(tipo)
+    }
+    return list_sections(lead_sections(result), found, labels, noun)
+
+
 async def composed_run(
     run: ComposingRun, composition: Composition, archive: Archive
 ) -> AsyncIterator[Event]:
@@ -93,7 +112,7 @@ async def composed_run(
     async for event in run.tools.step(first):
         yield event
     assert first.result is not None
-    result, sections = first.result, lead_sections(first.result)
+    result, sections = first.result, list_sections_of(first.result, archive, composition.noun)
     if sections and not run.stopped:
         listing = ToolStep(list_call(question, sections))
         async for event in run.tools.step(listing):

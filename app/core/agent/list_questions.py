@@ -19,11 +19,18 @@ def _words(text: str) -> frozenset[str]:
 
 QUESTION_WORDS = _words("which what quines quins quina quin què qué cuáles cuál")
 """Question words (not the bare relatives "que", "cual": "les famílies que…")."""
-RECORD_NOUNS = _words(
-    "interviews records documents files items photographs photos images letters testimonies "
-    "entrevistes registres documents fitxes fotografies imatges cartes testimonis "
-    "entrevistas registros documentos fichas fotografías fotos imágenes cartas testimonios"
-)
+NOUNS_BY_LANGUAGE = {
+    "lg-eng": _words(
+        "interviews records documents files items photographs photos images letters testimonies"
+    ),
+    "lg-cat": _words(
+        "entrevistes registres documents fitxes fotografies fotos imatges cartes testimonis"
+    ),
+    "lg-spa": _words(
+        "entrevistas registros documentos fichas fotografías fotos imágenes cartas testimonios"
+    ),
+}
+RECORD_NOUNS = frozenset().union(*NOUNS_BY_LANGUAGE.values())
 """Plural nouns only: "which interview is the oldest" asks for one record, not a list."""
 FILLERS = _words("of the all de les els las los d totes tots todas todos")
 """The words that may stand between the question word and the noun ("which of the
@@ -57,3 +64,13 @@ def list_noun(question: str) -> str | None:
 def is_list_question(question: str) -> bool:
     """Whether ``question`` asks for records (see :func:`list_noun`)."""
     return list_noun(question) is not None
+
+
+def noun_language(noun: str | None) -> str | None:
+    """The language (a Dédalo code) whose noun ``noun`` is, when it is only one's
+    ("entrevistes": Catalan; "documents", Catalan and English: ``None``). "Quines entrevistes
+    parlen de Chemical Warfare?" is half English by its words; its noun says it is Catalan."""
+    if noun is None:
+        return None
+    langs = [lang for lang, nouns in NOUNS_BY_LANGUAGE.items() if noun.lower() in nouns]
+    return langs[0] if len(langs) == 1 else None

@@ -10,7 +10,7 @@ from app.core.agent.citations import find_citations
 from app.core.agent.composed_answer import composed_text, lead_sections, list_call
 from app.core.agent.composed_records import ListedRecord
 from app.core.agent.events import FinalEvent, ToolUseEvent
-from app.core.agent.list_questions import list_noun
+from app.core.agent.list_questions import list_noun, noun_language
 from app.core.agent.relevance_cut import CUT, FLOOR_K, LIST_K, floor_score, relevant_hits
 from app.core.agent.request import ChatRequest
 from app.core.agent.sources import SourceHit
@@ -210,3 +210,29 @@ async def test_a_catalan_question_to_an_english_model_is_composed_without_the_mo
     assert isinstance(final, FinalEvent) and not final.composed
     assert final.answer.startswith("Joan left (oh1/1).") and "composed" not in final.to_dict()
     assert len(models["small"].calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("noun", "lang"),
+    [
+        ("entrevistes", "lg-cat"),
+        ("entrevistas", "lg-spa"),
+        ("interviews", "lg-eng"),
+        ("documents", None),  # Catalan and English
+        ("fotos", None),  # Catalan and Spanish
+        (None, None),
+    ],
+)
+def test_a_nouns_language_when_it_is_one_languages(noun: str | None, lang: str | None) -> None:
+    assert noun_language(noun) == lang
+
+
+def test_a_catalan_list_question_with_english_terms_is_answered_in_catalan() -> None:
+    """ "Quines entrevistes parlen de Chemical Warfare?": its words do not tell the language
+    (two of five are English); its noun does, so an English interface does not make the answer
+    "I found 5 entrevistes"."""
+    question = "Quines entrevistes parlen de Chemical Warfare?"
+    composed = composition(entry("m", languages=("de",)), question, "read", "lg-eng")
+    assert composed is not None and (composed.lang, composed.noun) == ("lg-cat", "entrevistes")
+    spanish = composition(entry("m", languages=("de",)), "¿Cuáles documentos?", "read", "lg-cat")
+    assert spanish is not None and spanish.lang == "lg-spa"
