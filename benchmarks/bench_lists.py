@@ -5,8 +5,9 @@ units) are imported into a fresh archive and indexed with the app's default mode
 USE; about 3 minutes here), or ``--archive DIR`` reuses one already indexed. Six topics are
 asked in each language: as a plain search (the ten best records, one hit per record), and as a
 list question ("Quins documents hi ha sobre vagues?") the way a composed answer runs it: the
-question searched for its lead sections (:func:`app.core.agent.composed_answer.lead_sections`),
-then again within them, the records above the cut (:mod:`app.core.agent.relevance_cut`) listed.
+question searched for the sections to list from
+(:func:`app.core.agent.composed_answer.list_sections_of`), then again within them, the
+records above the cut (:mod:`app.core.agent.relevance_cut`) listed.
 
 What counts as on the topic is derived, not judged by a person: a description (a unit of a
 finding aid, not a subject heading or a name the import made for its access points) whose title
@@ -37,8 +38,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.core.agent.composed_answer import lead_sections  # noqa: E402
+from app.core.agent.composed_answer import list_sections_of  # noqa: E402
 from app.core.agent.grounding import SEARCH_TOOL, search_call  # noqa: E402
+from app.core.agent.list_questions import list_noun  # noqa: E402
 from app.core.agent.relevance_cut import FLOOR_K, LIST_K, floor_score, relevant_hits  # noqa: E402
 from app.core.agent.sources import SourceHit, hits_of  # noqa: E402
 from app.core.archive import Archive, open_archive  # noqa: E402
@@ -91,7 +93,8 @@ class Lists:
     async def listed(self, question: str) -> tuple[list[SourceHit], list[SourceHit]]:
         """The list search's hits and the records a composed answer lists from them."""
         first = await self.registry.call(SEARCH_TOOL, search_call(question).arguments, self.context)
-        hits = await self.hits(question, FLOOR_K, lead_sections(first))
+        sections = list_sections_of(first, self.context.archive, list_noun(question))
+        hits = await self.hits(question, FLOOR_K, sections)
         return hits, relevant_hits(hits)[:LIST_K]
 
 

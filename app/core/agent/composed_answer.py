@@ -29,7 +29,7 @@ from app.core.agent.answer_phrases import Phrases, phrases
 from app.core.agent.composed_records import ListedRecord, Shapes, by_section, listed_record
 from app.core.agent.events import Event, FinalEvent, StopKind, TextEvent
 from app.core.agent.grounding import SEARCH_TOOL, no_sources_answer, search_call
-from app.core.agent.noun_sections import list_sections
+from app.core.agent.noun_sections import described, list_sections
 from app.core.agent.relevance_cut import FLOOR_K, LIST_K, relevant_hits
 from app.core.agent.sources import group_by_record, hits_of, leading_sections
 from app.core.agent.tool_calls import ToolCaller, ToolStep
@@ -89,18 +89,18 @@ def lead_sections(result: ToolResult) -> list[str]:
 def list_sections_of(result: ToolResult, archive: Archive, noun: str | None) -> list[str]:
     """The sections the list search looks in: those of ``result`` (the first search) that the
     question's ``noun`` names (:mod:`app.core.agent.noun_sections`: "¿Qué entrevistas…?"
-    looks in the interviews), else its lead sections."""
-    found = (
-        [source.section_tipo for source in group_by_record(hits_of(result.data))]
-        if result.ok
-        else []
-    )
+    looks in the interviews), else its lead sections; for a question that asks for records
+    (``noun``), the lead sections of the records that are not access points
+    (:func:`~app.core.agent.noun_sections.described`) when it found any."""
+    records = group_by_record(hits_of(result.data)) if result.ok else []
+    found = [source.section_tipo for source in records]
     labels = {
         tipo: archive.section(tipo).labels.values()
         for tipo in dict.fromkeys(found)
         if archive.has_section(tipo)
     }
-    return list_sections(lead_sections(result), found, labels, noun)
+    lead = leading_sections(described(records) if noun else records) or leading_sections(records)
+    return list_sections(lead, found, labels, noun)
 
 
 async def composed_run(

@@ -15,6 +15,12 @@ sections only, so what is counted is what the noun says. A generic noun (records
 files, items, registres, documentos…) names no kind and keeps the lead sections, as does a
 noun no section of the first search is labelled as. Only sections the first search returned
 are kept, so the list search asks for nothing the egress gate did not already let through.
+
+Any question that asks for records, generic noun included, asks for what describes its topic,
+not for the topic's heading: :func:`described` leaves out the access points an import made
+(names, places, subjects) before the lead sections are chosen, unless the first search found
+nothing else ("Quins documents hi ha sobre dones sindicalistes?" over the UW finding aids had
+led with the subjects and listed fourteen headings as "14 documents").
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from app.core.agent.sources import Source
+from app.core.archive.importers.authorities import AUTHORITY_SECTIONS
 from app.core.index.names import fold
 
 _INTERVIEWS = ("interview", "entrevist", "oral histor", "historia oral", "testimon")
@@ -47,6 +55,13 @@ def names_kind(labels: Iterable[str], noun: str) -> bool:
         if any(re.search(rf"\b{re.escape(stem)}", folded) for stem in stems):
             return True
     return False
+
+
+def described(records: Sequence[Source]) -> list[Source]:
+    """``records`` without the access points an import made (the names, places and subjects
+    of :data:`~app.core.archive.importers.authorities.AUTHORITY_SECTIONS`): a question that
+    asks for records asks for what describes the topic, not for its heading."""
+    return [record for record in records if record.section_tipo not in AUTHORITY_SECTIONS]
 
 
 def list_sections(

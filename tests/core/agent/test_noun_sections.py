@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.agent.composed_answer import lead_sections, list_sections_of
 from app.core.agent.events import FinalEvent, ToolUseEvent
 from app.core.agent.noun_sections import list_sections, names_kind
 from app.core.agent.request import ChatRequest
@@ -15,6 +16,7 @@ from app.core.archive import Archive, RecordKey, open_archive
 from app.core.archive.importers import run_import
 from app.core.models.catalog import Catalog
 from app.core.models.scripted import ScriptedModel
+from app.core.tools.base import ToolResult
 from app.core.tools.registry import build_registry
 from tests.conftest import shared_data
 from tests.core.agent.conftest import RecordingSearcher, collect, entry, session_factory
@@ -106,3 +108,27 @@ async def test_a_list_of_interviews_counts_interviews_only(
     assert cited and {key.section_tipo for key in cited} == {"ohms1"}
     assert all(c.verified for c in final.citations)
     assert final.answer.startswith(opening.format(n=len(cited)))
+
+
+def _result(*hits: tuple[str, int, float]) -> ToolResult:
+    found = [{"section_tipo": t, "section_id": i, "label": "", "score": s} for t, i, s in hits]
+    return ToolResult(ok=True, data={"hits": found})
+
+
+def test_a_question_for_records_lists_descriptions_not_their_headings(tmp_path: Path) -> None:
+    """ "Quins documents hi ha sobre dones sindicalistes?" over the UW finding aids: the first
+    search's best records were subject headings ("Labor Unions"…), so its lead section was the
+    subjects and the answer listed fourteen headings as "documents". A question that asks for
+    records looks for them among the descriptions the search found; a question that asks
+    for no records (a composed answer in another language) keeps the lead sections."""
+    archive = open_archive(tmp_path / "a", create=True)
+    result = _result(
+        ("subject1", 10, 1.0), ("subject1", 91, 0.9), ("ead1", 6895, 0.5), ("subject1", 6, 0.8),
+        ("ead1", 553, 0.45), ("agent1", 86, 0.4),
+    )  # fmt: skip
+    assert list_sections_of(result, archive, "documents") == ["ead1"]
+    assert list_sections_of(result, archive, None) == ["subject1"]
+    headings_only = _result(("subject1", 10, 1.0), ("agent1", 3, 0.9))
+    # nothing but headings found: their lead sections, as before
+    assert list_sections_of(headings_only, archive, "documents") == lead_sections(headings_only)
+    archive.close()
