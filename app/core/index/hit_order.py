@@ -5,8 +5,9 @@ RecordHit`), the same in the results view and in ``arxiu search``.
   within a range of years (a range leaves out the records without a date);
 * :func:`sort_hits` orders them by relevance (an exact title first, then the ranking) or by
   date, oldest or newest first (records without a date last);
-* :func:`by_section` groups them by section, each section where its first record is, keeping
-  the order inside each group.
+* :func:`by_section` groups them by section, each section where its first record is (the
+  access points an import made after the sections that describe), keeping the order inside
+  each group.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from app.core.archive.importers.authorities import AUTHORITY_SECTIONS
 from app.core.errors import IndexError_
 from app.core.index.record_hits import RecordHit
 from app.core.phrases import Phrase
@@ -101,11 +103,23 @@ class SectionGroup:
 
 
 def by_section(hits: Sequence[RecordHit]) -> list[SectionGroup]:
-    """``hits`` grouped by section: sections in the order of their first hit."""
+    """``hits`` grouped by section: sections in the order of their first hit, except that the
+    access points an import made (its names, places and subjects:
+    :data:`~app.core.archive.importers.authorities.AUTHORITY_SECTIONS`) come after the
+    sections that describe, unless one of them holds a record named as the query is. A
+    heading that matches outranks the descriptions it heads, even halved
+    (:mod:`app.core.index.headings`): "correspondencia sindical de Oregón" over the UW finding
+    aids showed seven subjects above the six Oregon State Correspondence files."""
     groups: dict[str, list[RecordHit]] = {}
     for hit in hits:
         groups.setdefault(hit.key.section_tipo, []).append(hit)
-    return [
+    found = [
         SectionGroup(tipo, members[0].section_label, tuple(members))
         for tipo, members in groups.items()
     ]
+    return sorted(found, key=_after_descriptions)
+
+
+def _after_descriptions(group: SectionGroup) -> bool:
+    """Whether ``group`` goes after the others (:func:`by_section`; the sort keeps order)."""
+    return group.section_tipo in AUTHORITY_SECTIONS and not any(hit.exact for hit in group.hits)

@@ -79,3 +79,24 @@ def test_groups_follow_their_first_record_and_keep_the_order_inside() -> None:
     assert _ids(list(groups[2].hits)) == ["oh1/7", "oh1/1", "oh1/4", "oh1/2"]
     keys = [h.key for g in by_section(HITS) for h in g.hits]
     assert sorted(keys) == sorted(h.key for h in HITS)  # every record once
+
+
+def test_the_access_points_an_import_made_follow_the_descriptions() -> None:
+    """The query "correspondencia sindical de Oregón" over the UW finding aids: seven subject headings
+    ranked above the Oregon State Correspondence files, so the Subjects group came first; the
+    descriptions now lead and the subjects (then names) follow in their own order, except
+    when a heading is named as the query is."""
+
+    def hit(tipo: str, sid: int, rank: int, exact: str | None = None) -> RecordHit:
+        return RecordHit(RecordKey(tipo, sid), f"{tipo}/{sid}", tipo, 1.0 / rank, rank,
+                         exact_name=exact)  # fmt: skip
+
+    ranked = [hit("subject1", 91, 1), hit("subject1", 6, 2), hit("agent1", 4, 3),
+              hit("ead1", 122, 4), hit("subject1", 10, 5), hit("ead1", 118, 6)]  # fmt: skip
+    groups = by_section(ranked)
+    assert [g.section_tipo for g in groups] == ["ead1", "subject1", "agent1"]
+    assert [h.rank for h in groups[0].hits] == [4, 6]
+    assert [h.rank for h in groups[1].hits] == [1, 2, 5]
+
+    named = [hit("subject1", 2, 1, exact="Chemical warfare"), hit("ohms1", 1, 2)]
+    assert [g.section_tipo for g in by_section(named)] == ["subject1", "ohms1"]
