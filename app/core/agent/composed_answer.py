@@ -8,8 +8,10 @@ question on the bundled model (see :mod:`app.core.agent.answer_language`). No mo
    those of the records scoring at least :data:`~app.core.agent.sources.STRONG` × the best,
    and the one where most of what it found is);
 2. it is searched again within those sections for :data:`~app.core.agent.relevance_cut.
-   FLOOR_K` records (within those of its sections the question's noun names instead, when it
-   names a kind of record: "¿Qué entrevistas…?", :mod:`app.core.agent.noun_sections`), and
+   FLOOR_K` records (:func:`list_sections_of`: for a question that asks for records, the lead
+   sections of what it found other than the access points an import made; within those of
+   its sections the question's noun names instead, when it names a kind of record: "¿Qué
+   entrevistas…?", :mod:`app.core.agent.noun_sections`), and
    the first :data:`~app.core.agent.relevance_cut.LIST_K` records above the measured cut
    (:mod:`app.core.agent.relevance_cut`) that the egress gate let through are listed;
 3. the answer says how many it found, in the question's language (:mod:`app.core.agent.
