@@ -82,9 +82,9 @@ def test_groups_follow_their_first_record_and_keep_the_order_inside() -> None:
 
 
 def test_the_access_points_an_import_made_follow_the_descriptions() -> None:
-    """The query "correspondencia sindical de Oregón" over the UW finding aids: seven subject headings
-    ranked above the Oregon State Correspondence files, so the Subjects group came first; the
-    descriptions now lead and the subjects (then names) follow in their own order, except
+    """The query "correspondencia sindical de Oregón" over the UW finding aids: seven subject
+    headings ranked above the Oregon State Correspondence files, so the Subjects group came
+    first; the descriptions now lead and the subjects (then names) follow in their own order, except
     when a heading is named as the query is."""
 
     def hit(tipo: str, sid: int, rank: int, exact: str | None = None) -> RecordHit:
