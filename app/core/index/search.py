@@ -137,6 +137,19 @@ class HybridSearch:
                     ranking.by_record(ranked, rows, ranking.AGREEMENT_WEIGHTS), top[:1], rows
                 )
         chosen = [(rows[cid], score) for cid, score in ranked if cid in rows][:k]
+        return self._hits(chosen, query, query_lang, originals, vias)
+
+    def _hits(
+        self,
+        chosen: list[tuple[ChunkRow, float]],
+        query: str,
+        query_lang: str | None,
+        originals: dict[RecordKey, frozenset[str]],
+        vias: dict[RecordKey, Via],
+    ) -> list[SearchHit]:
+        """The hits of the ``chosen`` chunks (with their scores): a label from another chunk
+        for those that carry none, the records' languages, the heading a record was found
+        through."""
         unlabelled = {row.key for row, _ in chosen if not row.label}
         missing = {row.key for row, _ in chosen} - set(originals)
         labels, more = self._decorate(unlabelled, missing, query_lang)
