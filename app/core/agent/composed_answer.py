@@ -101,7 +101,8 @@ def list_sections_of(result: ToolResult, archive: Archive, noun: str | None) -> 
         for tipo in dict.fromkeys(found)
         if archive.has_section(tipo)
     }
-    lead = leading_sections(described(records) if noun else records) or leading_sections(records)
+    of_descriptions = leading_sections(described(records)) if noun else []
+    lead = of_descriptions or leading_sections(records)
     return list_sections(lead, found, labels, noun)
 
 

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from app.core.agent.sources import Source
-from app.core.archive.importers.authorities import AUTHORITY_SECTIONS
+from app.core.archive.access_points import AUTHORITY_SECTIONS
 from app.core.index.names import fold
 
 _INTERVIEWS = ("interview", "entrevist", "oral histor", "historia oral", "testimon")
@@ -59,7 +59,7 @@ def names_kind(labels: Iterable[str], noun: str) -> bool:
 
 def described(records: Sequence[Source]) -> list[Source]:
     """``records`` without the access points an import made (the names, places and subjects
-    of :data:`~app.core.archive.importers.authorities.AUTHORITY_SECTIONS`): a question that
+    of :data:`~app.core.archive.access_points.AUTHORITY_SECTIONS`): a question that
     asks for records asks for what describes the topic, not for its heading."""
     return [record for record in records if record.section_tipo not in AUTHORITY_SECTIONS]
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from app.core.archive.importers.authorities import AUTHORITY_SECTIONS
+from app.core.archive.access_points import AUTHORITY_SECTIONS
 from app.core.errors import IndexError_
 from app.core.index.record_hits import RecordHit
 from app.core.phrases import Phrase
@@ -105,7 +105,7 @@ class SectionGroup:
 def by_section(hits: Sequence[RecordHit]) -> list[SectionGroup]:
     """``hits`` grouped by section: sections in the order of their first hit, except that the
     access points an import made (its names, places and subjects:
-    :data:`~app.core.archive.importers.authorities.AUTHORITY_SECTIONS`) come after the
+    :data:`~app.core.archive.access_points.AUTHORITY_SECTIONS`) come after the
     sections that describe, unless one of them holds a record named as the query is. A
     heading that matches outranks the descriptions it heads, even halved
     (:mod:`app.core.index.headings`): "correspondencia sindical de Oregón" over the UW finding

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.archive.access_points import AUTHORITY_SECTIONS
 from app.core.archive.exporters.base import (
     RESTRICTED_NOTICE,
     ExportRequest,
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
 FORMAT = "csv"
-AUTHORITY_SECTIONS = ("agent1", "place1", "subject1")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 BAR = "|"
 

@@ -63,6 +63,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.core.archive.access_points import AGENTS as AGENTS
+from app.core.archive.access_points import AUTHORITY_SECTIONS as AUTHORITY_SECTIONS
+from app.core.archive.access_points import PLACES as PLACES
+from app.core.archive.access_points import SUBJECTS as SUBJECTS
 from app.core.archive.bulk import NewRecord, UpsertResult
 from app.core.archive.importers.base import (
     ImportSummary,
@@ -80,12 +84,6 @@ if TYPE_CHECKING:
     from app.core.archive.store import Archive
 
 SOURCE = "authority"
-AGENTS = "agent1"
-PLACES = "place1"
-SUBJECTS = "subject1"
-AUTHORITY_SECTIONS = (AGENTS, PLACES, SUBJECTS)
-"""The sections whose stubs :func:`ensure_authorities` creates (counted in an import's
-summary with the records of its own sections)."""
 DESCRIPTIONS = "ead1"
 """The archival descriptions' section (fonds, series, files, items), made by the EAD importer."""
 
